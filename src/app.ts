@@ -1,0 +1,122 @@
+import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
+import type { Interceptor } from "@connectrpc/connect";
+import Fastify, { type FastifyInstance, type FastifyServerFactory } from "fastify";
+import { SandboxSourceLedgerService, SourceLedgerService } from "../gen/sourceledger/v2/source_ledger_pb.js";
+import { createAuthInterceptor, scopeForMethod } from "./auth/interceptor.js";
+import { createTokenVerifier, remoteKeys, type TokenVerifier } from "./auth/verifier.js";
+import { createDevIdentityProvider, type DevIdentityProvider } from "./auth/dev-provider.js";
+import type { Config } from "./config.js";
+import { createErrorShield } from "./http/error-shield.js";
+import { createInProcessCaller } from "./http/invoke.js";
+import { PROBLEM_CONTENT_TYPE, problem } from "./http/problem.js";
+import { MAX_BODY_BYTES, restRoutes } from "./http/rest.js";
+import { productionIds, sandboxIds } from "./ledger/ids.js";
+import { createLedgerService } from "./ledger/service.js";
+import type { SourceStore } from "./store/port.js";
+import { createSandboxStore } from "./store/sandbox/index.js";
+import { openProductionStore } from "./store/open.js";
+
+export interface AppOverrides {
+  /** A ready production store (tests); otherwise opened from the configuration. */
+  store?: SourceStore;
+  /** Pino options or false; defaults to the configured level. */
+  logger?: boolean | object;
+  serverFactory?: FastifyServerFactory;
+  /** Fastify's http2 flag, for a server factory that may hand it HTTP/2 requests. */
+  http2?: boolean;
+}
+
+export interface BuiltApp {
+  app: FastifyInstance;
+  /** Present when the development identity provider runs (AUTH_ISSUER unset). */
+  devIdentity: DevIdentityProvider | null;
+  /** Call after listen: the development issuer is `http://<host>:<port>/`. */
+  setListeningAddress(host: string, port: number): void;
+}
+
+/** Composes stores, the one service implementation, interceptors and the Fastify plugins. */
+export async function buildApp(config: Config, overrides: AppOverrides = {}): Promise<BuiltApp> {
+  const app = Fastify({
+    logger: overrides.logger ?? { level: config.logLevel },
+    bodyLimit: MAX_BODY_BYTES,
+    forceCloseConnections: false,
+    return503OnClosing: true,
+    ...(overrides.serverFactory ? { serverFactory: overrides.serverFactory } : {}),
+    ...(overrides.http2 ? { http2: true as const } : {}),
+  }) as unknown as FastifyInstance;
+
+  const devIdentity =
+    config.authIssuer === null
+      ? await createDevIdentityProvider({
+          audience: config.authAudience,
+          clientsFile: config.devClientsFile ?? undefined,
+          logger: app.log,
+        })
+      : null;
+  const verify: TokenVerifier = createTokenVerifier({
+    issuer: devIdentity ? () => devIdentity.issuer() : (config.authIssuer as string),
+    audience: config.authAudience,
+    keys: devIdentity ? devIdentity.keys : remoteKeys(config.authJwksUrl as string),
+  });
+  const interceptors: Interceptor[] = [
+    createErrorShield(app.log),
+    createAuthInterceptor({ verify, requiredScope: scopeForMethod }),
+  ];
+
+  const store = overrides.store ?? (await openProductionStore(config));
+  const sandboxStore = createSandboxStore({ ttlMs: config.sandboxTtlMs });
+  const production = createLedgerService({ environment: "production", store, newId: productionIds() });
+  const sandbox = createLedgerService({ environment: "sandbox", store: sandboxStore, newId: sandboxIds() });
+
+  await app.register(fastifyConnectPlugin, {
+    routes: (router) => {
+      router.service(SourceLedgerService, production);
+      router.service(SandboxSourceLedgerService, sandbox);
+    },
+    interceptors,
+    readMaxBytes: MAX_BODY_BYTES,
+  });
+  await app.register(restRoutes, {
+    prefix: "",
+    environment: "production",
+    call: createInProcessCaller(SourceLedgerService, production, interceptors),
+  });
+  await app.register(restRoutes, {
+    prefix: "/sandbox",
+    environment: "sandbox",
+    call: createInProcessCaller(SandboxSourceLedgerService, sandbox, interceptors),
+  });
+  if (devIdentity) await app.register(devIdentity.plugin);
+
+  app.get("/healthz", async () => ({ status: "ok" }));
+  app.get("/readyz", async (request, reply) => {
+    try {
+      await store.ping();
+      return { status: "ready" };
+    } catch (error) {
+      request.log.warn({ err: error }, "store not ready");
+      return reply
+        .code(503)
+        .type(PROBLEM_CONTENT_TYPE)
+        .send(problem(503, "unavailable", "the store is unreachable"));
+    }
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .code(404)
+      .type(PROBLEM_CONTENT_TYPE)
+      .send(problem(404, "not_found", `no route for ${request.method} ${request.url.split("?")[0]}`)),
+  );
+  app.addHook("onClose", async () => {
+    await sandboxStore.close();
+    await store.close();
+  });
+
+  return {
+    app,
+    devIdentity,
+    setListeningAddress(host, port) {
+      devIdentity?.setIssuer(`http://${host.includes(":") ? `[${host}]` : host}:${port}/`);
+    },
+  };
+}

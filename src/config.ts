@@ -1,0 +1,73 @@
+/** Environment → one typed Config (contract §1). The only module that reads process.env. */
+
+export interface Config {
+  port: number;
+  host: string;
+  store: "sqlite" | "mongodb";
+  sqlitePath: string;
+  mongodbUri: string | null;
+  mongodbDatabase: string;
+  /** Expected `iss`; null runs the built-in development identity provider. */
+  authIssuer: string | null;
+  authAudience: string;
+  authJwksUrl: string | null;
+  devClientsFile: string | null;
+  sandboxTtlMs: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const LOG_LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function text(env: NodeJS.ProcessEnv, name: string): string | null {
+  const raw = env[name];
+  return raw === undefined || raw.trim() === "" ? null : raw.trim();
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const store = text(env, "LEDGER_STORE") ?? "sqlite";
+  if (store !== "sqlite" && store !== "mongodb") {
+    throw new ConfigError(`LEDGER_STORE must be "sqlite" or "mongodb", got "${store}"`);
+  }
+  const mongodbUri = text(env, "MONGODB_URI");
+  if (store === "mongodb" && mongodbUri === null) {
+    throw new ConfigError("MONGODB_URI is required when LEDGER_STORE=mongodb");
+  }
+  const authIssuer = text(env, "AUTH_ISSUER");
+  const logLevel = text(env, "LOG_LEVEL") ?? "info";
+  if (!LOG_LEVELS.has(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${[...LOG_LEVELS].join(", ")}, got "${logLevel}"`);
+  }
+  const jwksUrl = text(env, "AUTH_JWKS_URL");
+  return {
+    port: integer(env, "PORT", 8080, 0, 65535),
+    host: text(env, "HOST") ?? "127.0.0.1",
+    store,
+    sqlitePath: text(env, "SQLITE_PATH") ?? "data/ledger.sqlite",
+    mongodbUri,
+    mongodbDatabase: text(env, "MONGODB_DATABASE") ?? "source_ledger",
+    authIssuer,
+    authAudience: text(env, "AUTH_AUDIENCE") ?? "https://source-ledger.local",
+    authJwksUrl: jwksUrl ?? (authIssuer === null ? null : defaultJwksUrl(authIssuer)),
+    devClientsFile: text(env, "DEV_CLIENTS_FILE"),
+    sandboxTtlMs: integer(env, "SANDBOX_TTL_S", 3600, 1, 365 * 24 * 3600) * 1000,
+    logLevel,
+  };
+}
+
+/** `<AUTH_ISSUER>.well-known/jwks.json`, tolerating an issuer without its trailing slash. */
+function defaultJwksUrl(issuer: string): string {
+  return `${issuer.endsWith("/") ? issuer : `${issuer}/`}.well-known/jwks.json`;
+}

@@ -1,0 +1,69 @@
+import { create } from "@bufbuild/protobuf";
+import {
+  GeometrySchema,
+  type Geometry,
+  type Polygon,
+} from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import type { PolygonCoordinates, Position, SourceGeometry } from "./types.js";
+
+/** A packing problem found while unpacking a proto geometry; `path` as in GeometryIssue. */
+export interface PackingIssue {
+  path: number[];
+  detail: string;
+}
+
+function unpackPolygon(polygon: Polygon, prefix: number[], issues: PackingIssue[]): PolygonCoordinates {
+  return polygon.rings.map((ring, r) => {
+    const flat = ring.coordinates;
+    if (flat.length % 2 !== 0) {
+      issues.push({
+        path: [...prefix, r],
+        detail: `ring has an odd number of coordinates (${flat.length}); expected packed longitude, latitude pairs`,
+      });
+    }
+    const positions: Position[] = new Array(flat.length >> 1);
+    for (let i = 0; i < positions.length; i++) positions[i] = [flat[2 * i], flat[2 * i + 1]];
+    return positions;
+  });
+}
+
+/** Proto geometry → GeoJSON form; null when no kind is set. */
+export function geometryFromProto(g: Geometry | undefined): { geometry: SourceGeometry | null; issues: PackingIssue[] } {
+  const issues: PackingIssue[] = [];
+  switch (g?.kind.case) {
+    case "polygon":
+      return { geometry: { type: "Polygon", coordinates: unpackPolygon(g.kind.value, [], issues) }, issues };
+    case "multiPolygon":
+      return {
+        geometry: {
+          type: "MultiPolygon",
+          coordinates: g.kind.value.polygons.map((p, i) => unpackPolygon(p, [i], issues)),
+        },
+        issues,
+      };
+    default:
+      return { geometry: null, issues };
+  }
+}
+
+function packPolygon(rings: PolygonCoordinates): { rings: { coordinates: number[] }[] } {
+  return {
+    rings: rings.map((ring) => {
+      const flat = new Array<number>(ring.length * 2);
+      for (let i = 0; i < ring.length; i++) {
+        flat[2 * i] = ring[i][0];
+        flat[2 * i + 1] = ring[i][1];
+      }
+      return { coordinates: flat };
+    }),
+  };
+}
+
+/** GeoJSON form → proto geometry. */
+export function geometryToProto(g: SourceGeometry): Geometry {
+  return g.type === "Polygon"
+    ? create(GeometrySchema, { kind: { case: "polygon", value: packPolygon(g.coordinates) } })
+    : create(GeometrySchema, {
+        kind: { case: "multiPolygon", value: { polygons: g.coordinates.map(packPolygon) } },
+      });
+}

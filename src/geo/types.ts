@@ -1,0 +1,25 @@
+/** A position as stored and returned: longitude, latitude (WGS 84 degrees). Altitudes are dropped on input. */
+export type Position = [number, number];
+/** Rings of one polygon: the exterior ring first, then its holes. Each ring is closed. */
+export type PolygonCoordinates = Position[][];
+
+export interface PolygonGeometry {
+  type: "Polygon";
+  coordinates: PolygonCoordinates;
+}
+
+export interface MultiPolygonGeometry {
+  type: "MultiPolygon";
+  coordinates: PolygonCoordinates[];
+}
+
+/** A source's area, in GeoJSON form, exactly as submitted (less altitudes). */
+export type SourceGeometry = PolygonGeometry | MultiPolygonGeometry;
+
+/** Axis-aligned bounding box in degrees. */
+export interface BoundingBox {
+  minX: number;
+  minY: number;
+  maxX: number;
+  maxY: number;
+}

@@ -1,0 +1,26 @@
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+
+export interface ErrorLogger {
+  error(details: object, message: string): void;
+}
+
+/**
+ * The outermost interceptor: whatever escapes a handler that is not a deliberate ConnectError
+ * (a bug, a driver error) is logged here and leaves as a bare `internal`, so no protocol ever
+ * carries a stack trace or a driver message to a client.
+ */
+export function createErrorShield(logger: ErrorLogger): Interceptor {
+  return (next) => async (req) => {
+    try {
+      return await next(req);
+    } catch (error) {
+      if (error instanceof ConnectError && error.code === Code.Unavailable) {
+        logger.error({ err: error.cause, procedure: `${req.service.typeName}/${req.method.name}` }, "store unavailable");
+        throw error;
+      }
+      if (error instanceof ConnectError && error.code !== Code.Internal && error.code !== Code.Unknown) throw error;
+      logger.error({ err: error, procedure: `${req.service.typeName}/${req.method.name}` }, "unexpected error in handler");
+      throw new ConnectError("internal error", Code.Internal);
+    }
+  };
+}

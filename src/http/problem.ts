@@ -1,0 +1,62 @@
+import { STATUS_CODES } from "node:http";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
+
+/** RFC 9457 problem details, with the Connect code and field-level errors (contract §6). */
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors: { pointer: string; detail: string }[];
+}
+
+/** Connect code → HTTP status; validation failures are 422 (contract §4–§6). */
+const STATUS: Record<Code, number> = {
+  [Code.Canceled]: 499,
+  [Code.Unknown]: 500,
+  [Code.InvalidArgument]: 422,
+  [Code.DeadlineExceeded]: 504,
+  [Code.NotFound]: 404,
+  [Code.AlreadyExists]: 409,
+  [Code.PermissionDenied]: 403,
+  [Code.ResourceExhausted]: 429,
+  [Code.FailedPrecondition]: 412,
+  [Code.Aborted]: 409,
+  [Code.OutOfRange]: 400,
+  [Code.Unimplemented]: 501,
+  [Code.Internal]: 500,
+  [Code.Unavailable]: 503,
+  [Code.DataLoss]: 500,
+  [Code.Unauthenticated]: 401,
+};
+
+export function httpStatusOf(code: Code): number {
+  return STATUS[code];
+}
+
+export function problem(
+  status: number,
+  code: string,
+  detail: string,
+  errors: { pointer: string; detail: string }[] = [],
+): ProblemDetails {
+  return { type: "about:blank", title: STATUS_CODES[status] ?? "Error", status, detail, code, errors };
+}
+
+/**
+ * A ConnectError as problem details. 5xx details are fixed texts: whatever caused them (a stack,
+ * a driver message) stays in the server log.
+ */
+export function problemFromConnectError(
+  error: ConnectError,
+  errors: { pointer: string; detail: string }[] = [],
+): ProblemDetails {
+  const status = httpStatusOf(error.code);
+  const detail =
+    status >= 500 && error.code !== Code.Unavailable ? "an internal error occurred; it has been logged" : error.rawMessage;
+  return problem(status, codeToString(error.code), detail, errors);
+}
+
+export const PROBLEM_CONTENT_TYPE = "application/problem+json";

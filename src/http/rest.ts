@@ -1,0 +1,243 @@
+import { create } from "@bufbuild/protobuf";
+import { ConnectError, createContextValues } from "@connectrpc/connect";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import {
+  DeleteSourceRequestSchema,
+  GetSourceRequestSchema,
+  ListSourcesRequestSchema,
+  SourceLedgerService,
+} from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { FieldViolationsError } from "../ledger/errors.js";
+import { decodeViolationsKey } from "../ledger/service.js";
+import type { Violation } from "../ledger/violation.js";
+import { attributeTypes, geometrySources, sourceTypes } from "../ledger/vocabulary.js";
+import type { InProcessCaller } from "./invoke.js";
+import { PROBLEM_CONTENT_TYPE, problem, problemFromConnectError } from "./problem.js";
+import { decodeCreateBody, type CreateBodyMap } from "./rest-decode.js";
+import { QueryReader } from "./rest-query.js";
+import { renderSource } from "./rest-render.js";
+
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+export interface RestRoutesOptions {
+  /** "" for production, "/sandbox" for the sandbox. */
+  prefix: string;
+  environment: "production" | "sandbox";
+  /** Calls the environment's service through the shared interceptor chain. */
+  call: InProcessCaller;
+}
+
+// Both services share their methods' shapes; the production descriptors serve the sandbox caller too.
+const methods = SourceLedgerService.method;
+
+const LIST_FILTERS = [
+  "methodology",
+  "steward_id",
+  "project_id",
+  "outcome_reporting_year",
+  "source_type",
+  "attribute_type",
+  "geometry_source",
+  "limit",
+  "offset",
+  "account_id",
+] as const;
+
+/** A JSON body that did not parse: kept so the error is reported after authentication. */
+class UnparseableBody {
+  constructor(readonly reason: string) {}
+}
+
+function headersOf(request: FastifyRequest): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (name.startsWith(":") || value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  }
+  return headers;
+}
+
+function pointerOf(v: Violation, body: CreateBodyMap | null): string {
+  if (v.pointer !== undefined) return v.pointer;
+  if (v.source === undefined) return v.field === "sources" && body ? body.sourcesPointer : `/query/${v.field}`;
+  const fields = body?.fields[v.source];
+  let pointer = fields?.get(v.field) ?? `${body?.sourcesPointer ?? ""}/${v.source}/${v.field}`;
+  if (v.index !== undefined) pointer += `/${v.index}`;
+  if (v.coordinates) pointer += ["/coordinates", ...v.coordinates].join("/");
+  return pointer;
+}
+
+function sendError(reply: FastifyReply, error: unknown, body: CreateBodyMap | null): FastifyReply {
+  const connectError = ConnectError.from(error);
+  const errors =
+    error instanceof FieldViolationsError
+      ? error.violations.map((v) => ({ pointer: pointerOf(v, body), detail: v.detail }))
+      : [];
+  const details = problemFromConnectError(connectError, errors);
+  const authenticate = connectError.metadata.get("www-authenticate");
+  if (authenticate) reply.header("www-authenticate", authenticate);
+  if (details.status >= 500) reply.log.error({ err: error }, "request failed");
+  return reply.code(details.status).type(PROBLEM_CONTENT_TYPE).send(details);
+}
+
+/**
+ * The REST adapter (contract §4): JSON in and out, translated to the same request messages the
+ * Connect routes take, and run through the same interceptors in-process.
+ */
+export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) => {
+  const { prefix, call, environment } = options;
+  const base = `${prefix}/sources`;
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "string", bodyLimit: MAX_BODY_BYTES }, (_req, text, done) => {
+    if (text === "") return done(null, new UnparseableBody("the body is empty; send a JSON object"));
+    try {
+      done(null, JSON.parse(text as string));
+    } catch (error) {
+      done(null, new UnparseableBody(`the body is not valid JSON: ${(error as Error).message}`));
+    }
+  });
+
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+    if (error instanceof ConnectError) return sendError(reply, error, null);
+    const status = error.statusCode ?? 500;
+    if (status === 413) {
+      return reply
+        .code(413)
+        .type(PROBLEM_CONTENT_TYPE)
+        .send(problem(413, "resource_exhausted", `the body exceeds ${MAX_BODY_BYTES} bytes (10 MiB)`));
+    }
+    if (status === 415) {
+      return reply
+        .code(415)
+        .type(PROBLEM_CONTENT_TYPE)
+        .send(problem(415, "invalid_argument", "Content-Type must be application/json"));
+    }
+    if (status >= 400 && status < 500) {
+      return reply.code(status).type(PROBLEM_CONTENT_TYPE).send(problem(status, "invalid_argument", error.message));
+    }
+    request.log.error({ err: error }, "request failed");
+    return reply.code(500).type(PROBLEM_CONTENT_TYPE).send(problem(500, "internal", "an internal error occurred; it has been logged"));
+  });
+
+  function callOptions(request: FastifyRequest, violations: Violation[] = []) {
+    const values = createContextValues();
+    values.set(decodeViolationsKey, violations);
+    return {
+      headers: headersOf(request),
+      url: request.url,
+      requestMethod: request.method,
+      signal: undefined,
+      values,
+    };
+  }
+
+  app.post(base, async (request, reply) => {
+    const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
+    const accountId = query.text("account_id");
+    let decoded: ReturnType<typeof decodeCreateBody> | null = null;
+    try {
+      if (request.body === undefined) {
+        return reply
+          .code(415)
+          .type(PROBLEM_CONTENT_TYPE)
+          .send(problem(415, "invalid_argument", "Content-Type must be application/json"));
+      }
+      const bodyViolations: Violation[] = [];
+      if (request.body instanceof UnparseableBody) {
+        bodyViolations.push({ field: "sources", pointer: "", detail: request.body.reason });
+        decoded = decodeCreateBody({ type: "FeatureCollection", features: [] });
+      } else {
+        decoded = decodeCreateBody(request.body);
+      }
+      const message = decoded.request;
+      message.accountId = accountId;
+      const response = await call(
+        methods.createSources,
+        message,
+        callOptions(request, [...query.violations, ...bodyViolations, ...decoded.violations]),
+      );
+      return reply.code(201).send(response.sources.map(renderSource));
+    } catch (error) {
+      return sendError(reply, error, decoded?.map ?? null);
+    }
+  });
+
+  app.get(base, async (request, reply) => {
+    const allowed = environment === "sandbox" ? [...LIST_FILTERS, "id", "alt_id"] : LIST_FILTERS;
+    const query = new QueryReader(request.query as Record<string, string>, allowed);
+    const message = create(ListSourcesRequestSchema, {
+      methodology: query.text("methodology"),
+      stewardId: query.text("steward_id"),
+      projectId: query.text("project_id"),
+      outcomeReportingYear: query.integer("outcome_reporting_year"),
+      sourceType: query.enumValue("source_type", sourceTypes),
+      attributeType: query.enumValues("attribute_type", attributeTypes),
+      geometrySource: query.enumValue("geometry_source", geometrySources),
+      limit: query.integer("limit"),
+      offset: query.integer("offset"),
+      accountId: query.text("account_id"),
+      id: query.text("id"),
+      altId: query.text("alt_id"),
+    });
+    try {
+      const response = await call(methods.listSources, message, callOptions(request, query.violations));
+      return reply.code(200).send(response.sources.map(renderSource));
+    } catch (error) {
+      return sendError(reply, error, null);
+    }
+  });
+
+  app.get<{ Params: { id: string } }>(`${base}/:id`, async (request, reply) => {
+    const query = new QueryReader(request.query as Record<string, string>, []);
+    const message = create(GetSourceRequestSchema, { id: request.params.id });
+    try {
+      const response = await call(methods.getSource, message, callOptions(request, query.violations));
+      return reply.code(200).send(response.source ? renderSource(response.source) : null);
+    } catch (error) {
+      return sendError(reply, error, null);
+    }
+  });
+
+  app.delete<{ Params: { id: string } }>(`${base}/:id`, async (request, reply) => {
+    const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
+    const message = create(DeleteSourceRequestSchema, {
+      key: { case: "id", value: request.params.id },
+      accountId: query.text("account_id"),
+    });
+    try {
+      await call(methods.deleteSource, message, callOptions(request, query.violations));
+      return reply.code(204).send();
+    } catch (error) {
+      return sendError(reply, error, null);
+    }
+  });
+
+  app.delete(base, async (request, reply) => {
+    const query = new QueryReader(request.query as Record<string, string>, ["alt_id", "account_id"]);
+    const altId = query.text("alt_id");
+    const violations = [...query.violations];
+    if (altId === undefined) {
+      violations.push({ field: "alt_id", pointer: "/query/alt_id", detail: "alt_id is required to delete without an id in the path" });
+    }
+    const message = create(DeleteSourceRequestSchema, {
+      key: { case: "altId", value: altId ?? "" },
+      accountId: query.text("account_id"),
+    });
+    try {
+      await call(methods.deleteSource, message, callOptions(request, violations));
+      return reply.code(204).send();
+    } catch (error) {
+      return sendError(reply, error, null);
+    }
+  });
+
+  const notAllowed = (allow: string) => async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply
+      .code(405)
+      .header("allow", allow)
+      .type(PROBLEM_CONTENT_TYPE)
+      .send(problem(405, "unimplemented", `method not allowed; allowed: ${allow}`));
+  app.route({ method: ["PUT", "PATCH"], url: base, handler: notAllowed("GET, POST, DELETE") });
+  app.route({ method: ["PUT", "PATCH", "POST"], url: `${base}/:id`, handler: notAllowed("GET, DELETE") });
+};

@@ -1,0 +1,40 @@
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+
+// RFC 3339 §5.6 date-time; the time zone offset is mandatory, `T`/`Z` may be lower case.
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9})\d*)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+/** An RFC 3339 date-time with an offset → Timestamp fields, or null when malformed or impossible. */
+export function parseRfc3339(text: string): { seconds: bigint; nanos: number } | null {
+  const m = DATE_TIME.exec(text);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  // Leap seconds (:60) cannot be represented by Timestamp or by epoch time.
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  let offsetMinutes = 0;
+  if (!m[8]) {
+    const offsetHours = Number(m[10]);
+    const offsetMins = Number(m[11]);
+    if (offsetHours > 23 || offsetMins > 59) return null;
+    offsetMinutes = (m[9] === "-" ? -1 : 1) * (offsetHours * 60 + offsetMins);
+  }
+  const utc = new Date(0);
+  utc.setUTCFullYear(year, month - 1, day);
+  utc.setUTCHours(hour, minute, second, 0);
+  const seconds = BigInt(utc.getTime() / 1000 - offsetMinutes * 60);
+  const nanos = m[7] ? Number(m[7].padEnd(9, "0")) : 0;
+  return { seconds, nanos };
+}
+
+/** Epoch milliseconds → `2024-01-01T00:00:00.000Z`. */
+export function formatRfc3339(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export function timestampToMs(ts: Timestamp): number {
+  return Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1_000_000);
+}

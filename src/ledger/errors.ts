@@ -1,0 +1,46 @@
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { BadRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { violationFieldPath, type Violation } from "./violation.js";
+
+/**
+ * A request rejected for reasons tied to its fields. Over Connect and gRPC the violations travel
+ * as a BadRequest detail; the in-process REST adapter reads `violations` to point into its body.
+ */
+export class FieldViolationsError extends ConnectError {
+  override name = "FieldViolationsError";
+
+  constructor(
+    readonly violations: Violation[],
+    code: Code = Code.InvalidArgument,
+    message = summarise(violations),
+  ) {
+    super(message, code, undefined, [
+      {
+        desc: BadRequestSchema,
+        value: create(BadRequestSchema, {
+          fieldViolations: violations.map((v) => {
+            const field = violationFieldPath(v);
+            return { field, description: v.detail, pointer: fieldPathToPointer(field) };
+          }),
+        }),
+      },
+    ]);
+  }
+}
+
+function summarise(violations: Violation[]): string {
+  const first = violations[0];
+  if (!first) return "request is invalid";
+  const more = violations.length > 1 ? ` (and ${violations.length - 1} more)` : "";
+  return `${violationFieldPath(first)}: ${first.detail}${more}`;
+}
+
+/** `sources[3].geometry.polygon.rings[0]` → `/sources/3/geometry/polygon/rings/0`. */
+function fieldPathToPointer(field: string): string {
+  return `/${field.replace(/\[(\d+)\]/g, ".$1").split(".").join("/")}`;
+}
+
+export function notFound(what: string): ConnectError {
+  return new ConnectError(`${what} not found`, Code.NotFound);
+}

@@ -1,0 +1,104 @@
+import type { BoundingBox, SourceGeometry } from "../geo/types.js";
+
+/** Protected-area overlap of a source, as contract §8 shapes it. */
+export interface UnepOverlapRecord {
+  dataset: string;
+  overlaps: boolean;
+  areaM2: number;
+  fraction: number;
+  areas: { id: string; name: string; designation: string; iucnCategory: string; areaM2: number }[];
+}
+
+/** What the service hands a store to insert. Enum-like fields hold the contract's upper-case names. */
+export interface NewSourceRecord {
+  id: string;
+  accountId: string;
+  altId: string;
+  methodology: string | null;
+  tags: string[];
+  stewardId: string | null;
+  projectId: string | null;
+  outcomeReportingYear: number | null;
+  sourceType: string | null;
+  attributeType: string[];
+  geometrySource: string | null;
+  geometry: SourceGeometry;
+  /** Bounding box of `geometry`, kept in the store's spatial index. */
+  bbox: BoundingBox;
+  /** Epoch milliseconds. */
+  startAt: number;
+  endAt: number;
+  createdBy: string;
+  updatedBy: string;
+  createdAt: number;
+  updatedAt: number;
+  conflict: boolean;
+  unepOverlap: UnepOverlapRecord | null;
+}
+
+/** A stored source. */
+export type SourceRecord = Omit<NewSourceRecord, "bbox">;
+
+/** A list query. `accountId: null` spans every account (admins only; the service decides). */
+export interface ListQuery {
+  accountId: string | null;
+  methodology?: string;
+  stewardId?: string;
+  projectId?: string;
+  outcomeReportingYear?: number;
+  sourceType?: string;
+  /** Matches a source having ANY of these; empty means no filter. */
+  attributeTypes: string[];
+  geometrySource?: string;
+  id?: string;
+  altId?: string;
+  limit: number;
+  offset: number;
+}
+
+/** Thrown by `insertMany` when alt_ids are already taken in their account; nothing was stored. */
+export class AltIdTakenError extends Error {
+  constructor(
+    readonly accountId: string,
+    readonly altIds: string[],
+  ) {
+    super(`alt_id already in use: ${altIds.join(", ")}`);
+    this.name = "AltIdTakenError";
+  }
+}
+
+/** Thrown when a store would exceed a capacity bound (the sandbox's per-session cap); nothing was stored. */
+export class CapacityExceededError extends Error {
+  constructor(readonly limit: number) {
+    super(`capacity of ${limit} sources exceeded`);
+    this.name = "CapacityExceededError";
+  }
+}
+
+/** Thrown when the store cannot be reached; the message is safe to log, never sent to clients. */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StoreUnavailableError";
+  }
+}
+
+/**
+ * The storage port. Every store (embedded SQLite, MongoDB, the sandbox's memory) implements it
+ * and passes the same contract suite (test/contract/).
+ *
+ * Account scoping: `accountId: string` restricts to that account; `null` means any account.
+ */
+export interface SourceStore {
+  /** Inserts all records in one transaction, or none (AltIdTakenError, CapacityExceededError). */
+  insertMany(records: NewSourceRecord[]): Promise<SourceRecord[]>;
+  /** Records matching the query, ordered by createdAt then id. */
+  list(query: ListQuery): Promise<SourceRecord[]>;
+  get(id: string, accountId: string | null): Promise<SourceRecord | null>;
+  /** True when a record was deleted. */
+  deleteById(id: string, accountId: string | null): Promise<boolean>;
+  deleteByAltId(altId: string, accountId: string): Promise<boolean>;
+  /** Resolves when the store can serve requests; rejects with StoreUnavailableError otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

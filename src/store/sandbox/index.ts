@@ -1,0 +1,1 @@
+export { createSandboxStore, SandboxSourceStore, type SandboxStoreOptions } from "./store.js";

@@ -1,0 +1,1 @@
+export { openSqliteStore, SqliteSourceStore, type SqliteStoreOptions } from "./store.js";

@@ -1,0 +1,73 @@
+import type { Migration } from "./migrations.js";
+
+/** Applied in order, each once; never edit a released migration, add a new one. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "sources, attribute types, bounding boxes",
+    sql: `
+      -- An explicit INTEGER PRIMARY KEY, because VACUUM may renumber an implicit rowid and the
+      -- R*Tree and attribute rows are keyed by it.
+      CREATE TABLE sources (
+        seq                    INTEGER PRIMARY KEY,
+        id                     TEXT    NOT NULL UNIQUE,
+        account_id             TEXT    NOT NULL,
+        alt_id                 TEXT    NOT NULL,
+        methodology            TEXT,
+        tags                   TEXT    NOT NULL,
+        steward_id             TEXT,
+        project_id             TEXT,
+        outcome_reporting_year INTEGER,
+        source_type            TEXT,
+        attribute_type         TEXT    NOT NULL,
+        geometry_source        TEXT,
+        geometry               TEXT    NOT NULL,
+        start_at               INTEGER NOT NULL,
+        end_at                 INTEGER NOT NULL,
+        created_by             TEXT    NOT NULL,
+        updated_by             TEXT    NOT NULL,
+        created_at             INTEGER NOT NULL,
+        updated_at             INTEGER NOT NULL,
+        conflict               INTEGER NOT NULL CHECK (conflict IN (0, 1)),
+        unep_overlap           TEXT
+      ) STRICT;
+
+      -- Deletes are hard deletes, so every row is live and deleting frees the alt_id.
+      CREATE UNIQUE INDEX sources_account_alt_id ON sources (account_id, alt_id);
+      CREATE INDEX sources_alt_id ON sources (alt_id, created_at, id);
+      CREATE INDEX sources_account_created ON sources (account_id, created_at, id);
+      CREATE INDEX sources_created ON sources (created_at, id);
+      -- Every list filter, for one account and across accounts (admins), ends in the list order:
+      -- a page is read in order and stops at LIMIT instead of sorting every match.
+      CREATE INDEX sources_account_methodology ON sources (account_id, methodology, created_at, id);
+      CREATE INDEX sources_methodology ON sources (methodology, created_at, id);
+      CREATE INDEX sources_account_steward_id ON sources (account_id, steward_id, created_at, id);
+      CREATE INDEX sources_steward_id ON sources (steward_id, created_at, id);
+      CREATE INDEX sources_account_project_id ON sources (account_id, project_id, created_at, id);
+      CREATE INDEX sources_project_id ON sources (project_id, created_at, id);
+      CREATE INDEX sources_account_outcome_reporting_year ON sources (account_id, outcome_reporting_year, created_at, id);
+      CREATE INDEX sources_outcome_reporting_year ON sources (outcome_reporting_year, created_at, id);
+      CREATE INDEX sources_account_source_type ON sources (account_id, source_type, created_at, id);
+      CREATE INDEX sources_source_type ON sources (source_type, created_at, id);
+      CREATE INDEX sources_account_geometry_source ON sources (account_id, geometry_source, created_at, id);
+      CREATE INDEX sources_geometry_source ON sources (geometry_source, created_at, id);
+
+      -- attribute_type is also kept as JSON on the row; this copy lets the ANY filter use an index.
+      CREATE TABLE source_attribute_types (
+        source_seq     INTEGER NOT NULL REFERENCES sources (seq) ON DELETE CASCADE,
+        attribute_type TEXT    NOT NULL,
+        PRIMARY KEY (source_seq, attribute_type)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX source_attribute_types_by_type
+        ON source_attribute_types (attribute_type, source_seq);
+
+      CREATE VIRTUAL TABLE source_bbox USING rtree (seq, min_x, max_x, min_y, max_y);
+
+      -- A virtual table cannot take a foreign key; the trigger keeps every delete path atomic with it.
+      CREATE TRIGGER sources_delete_bbox AFTER DELETE ON sources
+      BEGIN
+        DELETE FROM source_bbox WHERE seq = old.seq;
+      END;
+    `,
+  },
+];

@@ -1,0 +1,201 @@
+import type Database from "better-sqlite3";
+import type { BoundingBox } from "../../geo/types.js";
+import {
+  AltIdTakenError,
+  StoreUnavailableError,
+  type ListQuery,
+  type NewSourceRecord,
+  type SourceRecord,
+  type SourceStore,
+} from "../port.js";
+import { openConnection } from "./connection.js";
+import { toStoreError } from "./errors.js";
+import { buildListStatement } from "./list-query.js";
+import { runMigrations } from "./migrations.js";
+import { COLUMNS, fromRow, selectList, toRow, type SourceRow } from "./rows.js";
+import { MIGRATIONS } from "./schema.js";
+
+export interface SqliteStoreOptions {
+  /** A file path, or ':memory:'. */
+  path: string;
+  /** How long a write waits for another connection's lock before failing as unavailable. */
+  busyTimeoutMs?: number;
+}
+
+const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
+
+type Statement<P extends unknown[], R = unknown> = Database.Statement<P, R>;
+
+function altIdsByAccount(records: readonly NewSourceRecord[]): Map<string, string[]> {
+  const byAccount = new Map<string, string[]>();
+  for (const { accountId, altId } of records) {
+    const altIds = byAccount.get(accountId);
+    if (altIds === undefined) byAccount.set(accountId, [altId]);
+    else altIds.push(altId);
+  }
+  return byAccount;
+}
+
+export class SqliteSourceStore implements SourceStore {
+  private closed = false;
+  private readonly listStatements = new Map<string, Statement<(string | number)[], SourceRow>>();
+  private readonly insertTransaction: Database.Transaction<(records: NewSourceRecord[]) => SourceRecord[]>;
+  private readonly statements: {
+    takenAltIds: Statement<[string, string], { alt_id: string }>;
+    insertSource: Statement<[SourceRow]>;
+    insertBbox: Statement<[number | bigint, number, number, number, number]>;
+    insertAttributeType: Statement<[number | bigint, string]>;
+    getInAccount: Statement<[string, string], SourceRow>;
+    getAnywhere: Statement<[string], SourceRow>;
+    deleteInAccount: Statement<[string, string]>;
+    deleteAnywhere: Statement<[string]>;
+    deleteByAltId: Statement<[string, string]>;
+    bboxCandidates: Statement<[number, number, number, number], SourceRow>;
+    ping: Statement<[], unknown>;
+  };
+
+  constructor(private readonly db: Database.Database) {
+    const columns = selectList("s");
+    this.statements = {
+      takenAltIds: db.prepare(
+        `SELECT alt_id FROM sources
+         WHERE account_id = ? AND alt_id IN (SELECT value FROM json_each(?))`,
+      ),
+      insertSource: db.prepare(
+        `INSERT INTO sources (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((c) => `@${c}`).join(", ")})`,
+      ),
+      insertBbox: db.prepare("INSERT INTO source_bbox (seq, min_x, max_x, min_y, max_y) VALUES (?, ?, ?, ?, ?)"),
+      insertAttributeType: db.prepare(
+        "INSERT OR IGNORE INTO source_attribute_types (source_seq, attribute_type) VALUES (?, ?)",
+      ),
+      getInAccount: db.prepare(`SELECT ${columns} FROM sources s WHERE s.id = ? AND s.account_id = ?`),
+      getAnywhere: db.prepare(`SELECT ${columns} FROM sources s WHERE s.id = ?`),
+      deleteInAccount: db.prepare("DELETE FROM sources WHERE id = ? AND account_id = ?"),
+      deleteAnywhere: db.prepare("DELETE FROM sources WHERE id = ?"),
+      deleteByAltId: db.prepare("DELETE FROM sources WHERE alt_id = ? AND account_id = ?"),
+      bboxCandidates: db.prepare(
+        `SELECT ${columns} FROM source_bbox b JOIN sources s ON s.seq = b.seq
+         WHERE b.min_x <= ? AND b.max_x >= ? AND b.min_y <= ? AND b.max_y >= ?
+         ORDER BY s.created_at, s.id`,
+      ),
+      ping: db.prepare("SELECT 1"),
+    };
+    this.insertTransaction = db.transaction((records: NewSourceRecord[]) => {
+      this.assertAltIdsFree(records);
+      return records.map((r) => this.insertOne(r));
+    });
+  }
+
+  async insertMany(records: NewSourceRecord[]): Promise<SourceRecord[]> {
+    if (records.length === 0) return [];
+    // IMMEDIATE takes the write lock before the alt_id check, so no other writer can slip in
+    // between the check and the inserts.
+    return this.runSync("insert", () => this.insertTransaction.immediate(records));
+  }
+
+  async list(query: ListQuery): Promise<SourceRecord[]> {
+    return this.runSync("list", () => {
+      const { key, sql, params } = buildListStatement(query);
+      let statement = this.listStatements.get(key);
+      if (statement === undefined) {
+        statement = this.db.prepare<(string | number)[], SourceRow>(sql);
+        this.listStatements.set(key, statement);
+      }
+      return statement.all(...params).map(fromRow);
+    });
+  }
+
+  async get(id: string, accountId: string | null): Promise<SourceRecord | null> {
+    return this.runSync("get", () => {
+      const row =
+        accountId === null ? this.statements.getAnywhere.get(id) : this.statements.getInAccount.get(id, accountId);
+      return row === undefined ? null : fromRow(row);
+    });
+  }
+
+  async deleteById(id: string, accountId: string | null): Promise<boolean> {
+    return this.runSync("delete", () => {
+      const result =
+        accountId === null ? this.statements.deleteAnywhere.run(id) : this.statements.deleteInAccount.run(id, accountId);
+      return result.changes > 0;
+    });
+  }
+
+  async deleteByAltId(altId: string, accountId: string): Promise<boolean> {
+    return this.runSync("delete", () => this.statements.deleteByAltId.run(altId, accountId).changes > 0);
+  }
+
+  /**
+   * Sources of every account whose bounding box meets `bbox` (touching counts), ordered by
+   * createdAt then id. Only candidates: the caller decides overlap on the exact geometry.
+   * Synchronous so it can run inside the same transaction as the insert it guards.
+   */
+  findBboxCandidates(bbox: BoundingBox): SourceRecord[] {
+    return this.runSync("bbox search", () =>
+      this.statements.bboxCandidates.all(bbox.maxX, bbox.minX, bbox.maxY, bbox.minY).map(fromRow),
+    );
+  }
+
+  async ping(): Promise<void> {
+    this.runSync("ping", () => this.statements.ping.get());
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+  }
+
+  private assertAltIdsFree(records: readonly NewSourceRecord[]): void {
+    for (const [accountId, altIds] of altIdsByAccount(records)) {
+      const taken = new Set(
+        this.statements.takenAltIds.all(accountId, JSON.stringify(altIds)).map((r) => r.alt_id),
+      );
+      const seen = new Set<string>();
+      for (const altId of altIds) {
+        if (seen.has(altId)) taken.add(altId);
+        seen.add(altId);
+      }
+      if (taken.size > 0) {
+        // In request order, so the caller can point at the offending features.
+        throw new AltIdTakenError(accountId, [...seen].filter((altId) => taken.has(altId)));
+      }
+    }
+  }
+
+  private insertOne(record: NewSourceRecord): SourceRecord {
+    const row = toRow(record);
+    const { lastInsertRowid: seq } = this.statements.insertSource.run(row);
+    const { minX, maxX, minY, maxY } = record.bbox;
+    this.statements.insertBbox.run(seq, minX, maxX, minY, maxY);
+    for (const attributeType of record.attributeType) this.statements.insertAttributeType.run(seq, attributeType);
+    // Read back through the same mapping as get(), so the response equals what a later read returns.
+    return fromRow(row);
+  }
+
+  private runSync<T>(action: string, work: () => T): T {
+    if (this.closed) throw new StoreUnavailableError(`sqlite ${action} failed: store is closed`);
+    try {
+      return work();
+    } catch (error) {
+      throw toStoreError(error, action);
+    }
+  }
+}
+
+/** Opens (creating if needed) and migrates the embedded store. */
+export function openSqliteStore(options: SqliteStoreOptions): SqliteSourceStore {
+  let db: Database.Database | undefined;
+  try {
+    db = openConnection({ path: options.path, busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
+    runMigrations(db, MIGRATIONS);
+    return new SqliteSourceStore(db);
+  } catch (error) {
+    db?.close();
+    // Whatever stops the file from opening (a missing permission, a non-directory parent, a
+    // corrupt file, a failed migration), the service cannot serve until someone intervenes.
+    if (error instanceof StoreUnavailableError) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new StoreUnavailableError(`sqlite open of ${options.path} failed: ${reason}`, { cause: error });
+  }
+}

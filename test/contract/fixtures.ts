@@ -1,0 +1,147 @@
+import type { BoundingBox, MultiPolygonGeometry, PolygonGeometry, Position, SourceGeometry } from "../../src/geo/types.js";
+import type { ListQuery, NewSourceRecord, SourceRecord, UnepOverlapRecord } from "../../src/store/port.js";
+
+/** 2024-01-01T00:00:00.000Z; fixtures count up from here so insertion order is created order. */
+export const BASE_TIME = Date.UTC(2024, 0, 1);
+
+let sequence = 0;
+
+function allPositions(geometry: SourceGeometry): Position[] {
+  const polygons = geometry.type === "Polygon" ? [geometry.coordinates] : geometry.coordinates;
+  return polygons.flat(2);
+}
+
+export function bboxOf(geometry: SourceGeometry): BoundingBox {
+  const xs = allPositions(geometry).map(([x]) => x);
+  const ys = allPositions(geometry).map(([, y]) => y);
+  return { minX: Math.min(...xs), minY: Math.min(...ys), maxX: Math.max(...xs), maxY: Math.max(...ys) };
+}
+
+/** A closed, counter-clockwise square with its south-west corner at (x, y). */
+export function square(x: number, y: number, size = 1): PolygonGeometry {
+  return {
+    type: "Polygon",
+    coordinates: [
+      [
+        [x, y],
+        [x + size, y],
+        [x + size, y + size],
+        [x, y + size],
+        [x, y],
+      ],
+    ],
+  };
+}
+
+/**
+ * Two parts, the first with a hole, full-precision decimals and a consecutive duplicate position:
+ * everything a store might be tempted to normalise.
+ */
+export const detailedMultiPolygon: MultiPolygonGeometry = {
+  type: "MultiPolygon",
+  coordinates: [
+    [
+      [
+        [-73.98765432109876, 40.12345678901234],
+        [-73.5, 40.12345678901234],
+        [-73.5, 40.12345678901234],
+        [-73.5, 40.9],
+        [-73.98765432109876, 40.9],
+        [-73.98765432109876, 40.12345678901234],
+      ],
+      [
+        [-73.8, 40.3],
+        [-73.8, 40.6],
+        [-73.6, 40.6],
+        [-73.6, 40.3],
+        [-73.8, 40.3],
+      ],
+    ],
+    [
+      [
+        [179.5, -89.5],
+        [180, -89.5],
+        [180, -89],
+        [179.5, -89],
+        [179.5, -89.5],
+      ],
+    ],
+  ],
+};
+
+export const sampleUnepOverlap: UnepOverlapRecord = {
+  dataset: "WDPA_Jan2024",
+  overlaps: true,
+  areaM2: 1234567.891,
+  fraction: 0.125,
+  areas: [
+    { id: "555", name: "Reserva Río Ñandú", designation: "National Park", iucnCategory: "II", areaM2: 1000000.5 },
+    { id: "777", name: "Marsh", designation: "Ramsar Site", iucnCategory: "Not Reported", areaM2: 234567.391 },
+  ],
+};
+
+/**
+ * A valid record with unique id and alt_id and a created time after every earlier fixture's. Every
+ * optional field is null or empty unless overridden; `bbox` follows the final `geometry`.
+ */
+export function makeRecord(overrides: Partial<NewSourceRecord> = {}): NewSourceRecord {
+  sequence += 1;
+  const geometry = overrides.geometry ?? square(sequence % 170, sequence % 80);
+  const createdAt = overrides.createdAt ?? BASE_TIME + sequence;
+  return {
+    id: `src_${String(sequence).padStart(26, "0")}`,
+    accountId: "acct_a",
+    altId: `alt-${sequence}`,
+    methodology: null,
+    tags: [],
+    stewardId: null,
+    projectId: null,
+    outcomeReportingYear: null,
+    sourceType: null,
+    attributeType: [],
+    geometrySource: null,
+    startAt: Date.UTC(2024, 0, 1),
+    endAt: Date.UTC(2025, 0, 1),
+    createdBy: "fixture-client",
+    updatedBy: "fixture-client",
+    updatedAt: createdAt,
+    conflict: false,
+    unepOverlap: null,
+    ...overrides,
+    geometry,
+    createdAt,
+    bbox: overrides.bbox ?? bboxOf(geometry),
+  };
+}
+
+/** A record with every optional field set. */
+export function makeFullRecord(overrides: Partial<NewSourceRecord> = {}): NewSourceRecord {
+  return makeRecord({
+    methodology: "VM0042",
+    tags: ["pilot", "north field", "ünïcode ✓"],
+    stewardId: "steward-17",
+    projectId: "project-3",
+    outcomeReportingYear: 2025,
+    sourceType: "FIELD",
+    attributeType: ["CARBON_REMOVAL", "BIODIVERSITY"],
+    geometrySource: "CUSTODIAN_DRAWN",
+    geometry: detailedMultiPolygon,
+    startAt: Date.UTC(2024, 2, 1, 12, 30, 15, 123),
+    endAt: Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+    createdBy: "creator-app",
+    updatedBy: "updater-app",
+    conflict: true,
+    unepOverlap: sampleUnepOverlap,
+    ...overrides,
+  });
+}
+
+/** What a store returns for `record`. */
+export function stored({ bbox: _bbox, ...record }: NewSourceRecord): SourceRecord {
+  return record;
+}
+
+/** A list query with no filters and a page large enough for any fixture set. */
+export function listQuery(accountId: string | null, filters: Partial<ListQuery> = {}): ListQuery {
+  return { accountId, attributeTypes: [], limit: 1000, offset: 0, ...filters };
+}
