@@ -1,21 +1,11 @@
-import type { BoundingBox, MultiPolygonGeometry, PolygonGeometry, Position, SourceGeometry } from "../../src/geo/types.js";
+import { boundingBox } from "../../src/geo/bbox.js";
+import type { MultiPolygonGeometry, PolygonGeometry } from "../../src/geo/types.js";
 import type { ListQuery, NewSourceRecord, SourceRecord, UnepOverlapRecord } from "../../src/store/port.js";
 
 /** 2024-01-01T00:00:00.000Z; fixtures count up from here so insertion order is created order. */
 export const BASE_TIME = Date.UTC(2024, 0, 1);
 
 let sequence = 0;
-
-function allPositions(geometry: SourceGeometry): Position[] {
-  const polygons = geometry.type === "Polygon" ? [geometry.coordinates] : geometry.coordinates;
-  return polygons.flat(2);
-}
-
-export function bboxOf(geometry: SourceGeometry): BoundingBox {
-  const xs = allPositions(geometry).map(([x]) => x);
-  const ys = allPositions(geometry).map(([, y]) => y);
-  return { minX: Math.min(...xs), minY: Math.min(...ys), maxX: Math.max(...xs), maxY: Math.max(...ys) };
-}
 
 /** A closed, counter-clockwise square with its south-west corner at (x, y). */
 export function square(x: number, y: number, size = 1): PolygonGeometry {
@@ -110,7 +100,7 @@ export function makeRecord(overrides: Partial<NewSourceRecord> = {}): NewSourceR
     ...overrides,
     geometry,
     createdAt,
-    bbox: overrides.bbox ?? bboxOf(geometry),
+    bbox: overrides.bbox ?? boundingBox(geometry),
   };
 }
 
@@ -125,13 +115,13 @@ export function makeFullRecord(overrides: Partial<NewSourceRecord> = {}): NewSou
     sourceType: "FIELD",
     attributeType: ["CARBON_REMOVAL", "BIODIVERSITY"],
     geometrySource: "CUSTODIAN_DRAWN",
-    geometry: detailedMultiPolygon,
+    geometry: structuredClone(detailedMultiPolygon),
     startAt: Date.UTC(2024, 2, 1, 12, 30, 15, 123),
     endAt: Date.UTC(9999, 11, 31, 23, 59, 59, 999),
     createdBy: "creator-app",
     updatedBy: "updater-app",
     conflict: true,
-    unepOverlap: sampleUnepOverlap,
+    unepOverlap: structuredClone(sampleUnepOverlap),
     ...overrides,
   });
 }

@@ -57,7 +57,7 @@ export class SandboxSourceStore implements SourceStore {
     this.sweepTimer.unref();
   }
 
-  /** Live sessions held in memory, for tests and metrics. */
+  /** Sessions held in memory (an expired one counts until swept or touched), for tests and metrics. */
   sessionCount(): number {
     return this.sessions.size;
   }

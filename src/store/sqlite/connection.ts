@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { StoreUnavailableError } from "../port.js";
 
-export const MEMORY_PATH = ":memory:";
+const MEMORY_PATH = ":memory:";
 
 export interface ConnectionOptions {
   path: string;

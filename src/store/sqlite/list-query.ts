@@ -46,10 +46,12 @@ export function buildListStatement(query: ListQuery): ListStatement {
     keyParts.push(filter);
   }
   if (query.attributeTypes.length > 0) {
-    // IN rather than a join: a source having several of the values still comes back once.
+    // IN rather than a join, so a source having several of the values still comes back once. The
+    // set is read from the attribute index; the unary + keeps the planner from driving the query
+    // by it, which would lose the list order and sort every match before LIMIT applies.
     conditions.push(
-      `s.seq IN (SELECT a.source_seq FROM source_attribute_types a
-                 WHERE a.attribute_type IN (SELECT value FROM json_each(?)))`,
+      `+s.seq IN (SELECT a.source_seq FROM source_attribute_types a
+                  WHERE a.attribute_type IN (SELECT value FROM json_each(?)))`,
     );
     params.push(JSON.stringify(query.attributeTypes));
     keyParts.push("attributeTypes");

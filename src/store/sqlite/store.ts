@@ -128,7 +128,8 @@ export class SqliteSourceStore implements SourceStore {
   /**
    * Sources of every account whose bounding box meets `bbox` (touching counts), ordered by
    * createdAt then id. Only candidates: the caller decides overlap on the exact geometry.
-   * Synchronous so it can run inside the same transaction as the insert it guards.
+   * Synchronous, so a check-then-insert can run it inside the insert's transaction. The R*Tree
+   * keeps 32-bit floats rounded outwards, so the set can only grow by near-touching boxes.
    */
   findBboxCandidates(bbox: BoundingBox): SourceRecord[] {
     return this.runSync("bbox search", () =>
