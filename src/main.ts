@@ -1,12 +1,9 @@
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
+import { isLoopbackHost } from "./auth/loopback.js";
 import { createOnePortServerFactory } from "./http/listen.js";
 
 const SHUTDOWN_GRACE_MS = 10_000;
-
-function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || host.startsWith("127.");
-}
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -22,9 +19,9 @@ async function main(): Promise<void> {
   app.log.info({ port, host: config.host, store: config.store }, `listening on http://${config.host}:${port} (HTTP/1.1 and h2c)`);
 
   if (devIdentity) {
-    if (!isLoopback(config.host)) {
+    if (!isLoopbackHost(config.host)) {
       app.log.warn(
-        "DEVELOPMENT IDENTITY PROVIDER IS ON AND THE SERVICE LISTENS BEYOND LOOPBACK: anyone who can reach it can mint tokens. Set AUTH_ISSUER for any real deployment.",
+        "DEVELOPMENT IDENTITY PROVIDER IS ON AND THE SERVICE LISTENS BEYOND LOOPBACK: its demo credentials and signing key are for local use only. Set AUTH_ISSUER for any real deployment.",
       );
     }
     const demo = devIdentity.demoClient;

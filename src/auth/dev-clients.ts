@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import { ConfigError } from "../config.js";
 import { ADMIN_ROLE } from "./claims.js";
 import type { Scope } from "./principal.js";
 import { ALL_SCOPES, isScope } from "./scopes.js";
@@ -16,8 +17,11 @@ export interface DevClient {
   scopes: readonly Scope[];
 }
 
-/** DEV_CLIENTS_FILE cannot be used. The message never quotes file content, which holds secrets. */
-export class DevClientsFileError extends Error {
+/**
+ * DEV_CLIENTS_FILE cannot be used. A ConfigError, so start-up reports it as configuration rather
+ * than a crash. The message never quotes file content, which holds secrets.
+ */
+export class DevClientsFileError extends ConfigError {
   override name = "DevClientsFileError";
 }
 

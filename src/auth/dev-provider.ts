@@ -1,4 +1,3 @@
-import { isIP } from "node:net";
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type JWK, type JWTVerifyGetKey } from "jose";
 import { claimNamespace } from "./claims.js";
@@ -17,7 +16,6 @@ const TOKEN_BODY_LIMIT = 16 * 1024;
 
 export interface DevProviderLogger {
   info(message: string): void;
-  warn(message: string): void;
 }
 
 export interface DevIdentityProviderOptions {
@@ -42,7 +40,7 @@ export interface DevIdentityProvider {
   plugin: FastifyPluginAsync;
   /** The provider's public key, for createTokenVerifier. */
   keys: JWTVerifyGetKey;
-  /** `http://<host>:<port>/`; warns loudly when the host is not loopback. */
+  /** `http://<host>:<port>/`, once the server listens. */
   setIssuer(issuer: string): void;
   /** Throws until setIssuer has been called: tokens must never carry a placeholder issuer. */
   issuer(): string;
@@ -83,14 +81,19 @@ export async function createDevIdentityProvider(options: DevIdentityProviderOpti
   };
 
   const plugin: FastifyPluginAsync = async (app) => {
-    // Own parsers: Fastify's JSON parser error quotes the body, i.e. the client secret, into logs.
+    // Raw bodies only: every malformed body then gets an RFC 6749 error from the handler, and no
+    // parser error carrying the body (with its client secret) can reach an error handler or a log.
     app.removeAllContentTypeParsers();
     app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: TOKEN_BODY_LIMIT }, (_req, body, done) => {
       done(null, body);
     });
-    app.setErrorHandler((error, _req, reply) => {
+    app.setErrorHandler((error, req, reply) => {
       const status = statusOf(error);
-      if (status >= 500) return sendJson(reply, 500, { error: "server_error" });
+      if (status >= 500) {
+        // Request-independent failures only (signing); the request body is never part of the error.
+        req.log.error({ err: error }, "token endpoint failed");
+        return sendJson(reply, 500, { error: "server_error" });
+      }
       return sendJson(reply, 400, { error: "invalid_request", error_description: describeStatus(status) });
     });
 
@@ -119,13 +122,8 @@ export async function createDevIdentityProvider(options: DevIdentityProviderOpti
     plugin,
     keys: localKeys({ keys: [signer.jwk] }),
     setIssuer(value: string) {
-      const url = new URL(value);
-      if (!isLoopbackHost(url.hostname)) {
-        logger.warn(
-          `DEVELOPMENT IDENTITY PROVIDER IS REACHABLE ON ${url.host}: anyone who can reach it can mint tokens. ` +
-            "Set AUTH_ISSUER to use a real identity provider outside local development.",
-        );
-      }
+      // Parsed so a malformed issuer fails at start, not in every token request.
+      new URL(value);
       issuer = value;
     },
     issuer() {
@@ -190,12 +188,4 @@ function describeStatus(status: number): string {
   if (status === 413) return "request body too large";
   if (status === 415) return "unsupported content type";
   return "malformed request";
-}
-
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (host === "localhost" || host.endsWith(".localhost")) return true;
-  if (isIP(host) === 4) return host.startsWith("127.");
-  if (isIP(host) === 6) return host === "::1" || /^::ffff:127\./.test(host);
-  return false;
 }

@@ -55,12 +55,10 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     const flightKey = `${issuer} ${token}`;
     const pending = inFlight.get(flightKey);
     if (pending !== undefined) return pending;
-    const verification = verifyUncached(token, issuer).then(
-      (principal) => {
-        cache.set(token, issuer, principal);
-        return principal;
-      },
-    );
+    const verification = verifyUncached(token, issuer).then((principal) => {
+      cache.set(token, issuer, principal);
+      return principal;
+    });
     inFlight.set(flightKey, verification);
     try {
       return await verification;

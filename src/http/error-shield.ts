@@ -15,7 +15,7 @@ export function createErrorShield(logger: ErrorLogger): Interceptor {
       return await next(req);
     } catch (error) {
       if (error instanceof ConnectError && error.code === Code.Unavailable) {
-        logger.error({ err: error.cause, procedure: `${req.service.typeName}/${req.method.name}` }, "store unavailable");
+        logger.error({ err: error.cause, procedure: `${req.service.typeName}/${req.method.name}` }, "dependency unavailable");
         throw error;
       }
       if (error instanceof ConnectError && error.code !== Code.Internal && error.code !== Code.Unknown) throw error;
