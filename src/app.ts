@@ -21,9 +21,8 @@ export interface AppOverrides {
   store?: SourceStore;
   /** Pino options or false; defaults to the configured level. */
   logger?: boolean | object;
+  /** The one-port HTTP/1.1 + h2c server (src/http/listen.ts); Fastify's own server otherwise. */
   serverFactory?: FastifyServerFactory;
-  /** Fastify's http2 flag, for a server factory that may hand it HTTP/2 requests. */
-  http2?: boolean;
 }
 
 export interface BuiltApp {
@@ -42,8 +41,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     forceCloseConnections: false,
     return503OnClosing: true,
     ...(overrides.serverFactory ? { serverFactory: overrides.serverFactory } : {}),
-    ...(overrides.http2 ? { http2: true as const } : {}),
-  }) as unknown as FastifyInstance;
+  });
 
   const devIdentity =
     config.authIssuer === null

@@ -7,11 +7,8 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const onePort = createOnePortServerFactory();
-  const { app, devIdentity, setListeningAddress } = await buildApp(config, {
-    serverFactory: onePort.serverFactory,
-    http2: true,
-  });
+  const onePort = createOnePortServerFactory({ graceMs: SHUTDOWN_GRACE_MS });
+  const { app, devIdentity, setListeningAddress } = await buildApp(config, { serverFactory: onePort.serverFactory });
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
@@ -42,7 +39,8 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, "shutting down");
-    Promise.all([app.close(), onePort.shutdown(SHUTDOWN_GRACE_MS)])
+    app
+      .close()
       .then(() => process.exit(0))
       .catch((error: unknown) => {
         app.log.error({ err: error }, "shutdown failed");
