@@ -74,6 +74,11 @@ function sendError(reply: FastifyReply, error: unknown, body: CreateBodyMap | nu
       ? error.violations.map((v) => ({ pointer: pointerOf(v, body), detail: v.detail }))
       : [];
   const details = problemFromConnectError(connectError, errors);
+  if (errors.length > 0) {
+    // The Connect message names proto paths; a REST client is better served by its own pointers.
+    const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : "";
+    details.detail = `${errors[0].pointer || "/"}: ${errors[0].detail}${more}`;
+  }
   const authenticate = connectError.metadata.get("www-authenticate");
   if (authenticate) reply.header("www-authenticate", authenticate);
   if (details.status >= 500) reply.log.error({ err: error }, "request failed");

@@ -8,7 +8,11 @@ import { violationFieldPath, type Violation } from "./violation.js";
  * as a BadRequest detail; the in-process REST adapter reads `violations` to point into its body.
  */
 export class FieldViolationsError extends ConnectError {
-  override name = "FieldViolationsError";
+  // ConnectError recognises its instances by shape and by the name "ConnectError" (kept as is);
+  // this class is recognised by its own prototype chain only.
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return Function.prototype[Symbol.hasInstance].call(this, value);
+  }
 
   constructor(
     readonly violations: Violation[],

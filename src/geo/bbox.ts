@@ -1,0 +1,26 @@
+import { polygonsOf } from "./parts.js";
+import type { BoundingBox, SourceGeometry } from "./types.js";
+
+/** Holes lie inside their exterior ring, so only exterior rings are scanned. */
+export function boundingBox(g: SourceGeometry): BoundingBox {
+  let minX = Infinity;
+  let minY = Infinity;
+  let maxX = -Infinity;
+  let maxY = -Infinity;
+  for (const rings of polygonsOf(g)) {
+    const exterior = rings[0];
+    if (exterior === undefined) continue;
+    for (const [x, y] of exterior) {
+      if (x < minX) minX = x;
+      if (x > maxX) maxX = x;
+      if (y < minY) minY = y;
+      if (y > maxY) maxY = y;
+    }
+  }
+  if (minX > maxX) throw new RangeError("cannot compute the bounding box of a geometry without positions");
+  return { minX, minY, maxX, maxY };
+}
+
+export function boxesIntersect(a: BoundingBox, b: BoundingBox): boolean {
+  return a.minX <= b.maxX && b.minX <= a.maxX && a.minY <= b.maxY && b.minY <= a.maxY;
+}

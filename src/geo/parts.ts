@@ -1,0 +1,13 @@
+import type { PolygonCoordinates, SourceGeometry } from "./types.js";
+
+/** Treats a Polygon as a one-part MultiPolygon so callers handle both shapes with one loop. */
+export function polygonsOf(g: SourceGeometry): PolygonCoordinates[] {
+  return g.type === "Polygon" ? [g.coordinates] : g.coordinates;
+}
+
+/** The smallest geometry type that holds `polygons`, or null when there are none. */
+export function geometryFromPolygons(polygons: PolygonCoordinates[]): SourceGeometry | null {
+  if (polygons.length === 0) return null;
+  if (polygons.length === 1) return { type: "Polygon", coordinates: polygons[0] };
+  return { type: "MultiPolygon", coordinates: polygons };
+}

@@ -1,0 +1,49 @@
+import { boxesNear } from "./box-pairs.js";
+import { segmentsMayTouch, TOUCH_TOLERANCE_DEG } from "./planar.js";
+import type { RingIndex } from "./ring-index.js";
+import type { BoundingBox } from "./types.js";
+
+/**
+ * Conservative: false only if no edge of p comes near an edge of q. Only edges inside the
+ * overlap of the two boxes can meet, and the ring indexes find those without a full scan.
+ */
+export function ringsMayTouch(p: RingIndex, q: RingIndex): boolean {
+  if (!boxesNear(p.box, q.box)) return false;
+  const t = TOUCH_TOLERANCE_DEG;
+  const window: BoundingBox = {
+    minX: Math.max(p.box.minX, q.box.minX) - t,
+    minY: Math.max(p.box.minY, q.box.minY) - t,
+    maxX: Math.min(p.box.maxX, q.box.maxX) + t,
+    maxY: Math.min(p.box.maxY, q.box.maxY) + t,
+  };
+  const fromP = p.segmentsNear(window);
+  const fromQ = q.segmentsNear(window);
+  if (fromP.length === 0 || fromQ.length === 0) return false;
+
+  // Sweep both edge lists along x; each edge is tested only against the other ring's edges
+  // whose x-range it overlaps.
+  const minX = (ring: RingIndex, i: number) => Math.min(ring.ring[i][0], ring.ring[i + 1][0]);
+  const maxX = (ring: RingIndex, i: number) => Math.max(ring.ring[i][0], ring.ring[i + 1][0]);
+  const events = [...fromP.map((i) => ({ ring: p, i, other: q })), ...fromQ.map((i) => ({ ring: q, i, other: p }))].sort(
+    (a, b) => minX(a.ring, a.i) - minX(b.ring, b.i),
+  );
+  const active = new Map<RingIndex, number[]>([
+    [p, []],
+    [q, []],
+  ]);
+  for (const { ring, i, other } of events) {
+    const start = minX(ring, i);
+    const candidates = active.get(other) ?? [];
+    for (let k = candidates.length - 1; k >= 0; k--) {
+      const j = candidates[k];
+      if (maxX(other, j) + t < start) {
+        candidates[k] = candidates[candidates.length - 1];
+        candidates.pop();
+      } else if (segmentsMayTouch(ring.ring[i], ring.ring[i + 1], other.ring[j], other.ring[j + 1])) {
+        return true;
+      }
+    }
+    active.get(ring)?.push(i);
+  }
+  return false;
+}

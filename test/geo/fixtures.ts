@@ -1,0 +1,35 @@
+import type { MultiPolygonGeometry, PolygonCoordinates, PolygonGeometry, Position } from "../../src/geo/types.js";
+
+/** Closed counter-clockwise square ring with its lower-left corner at (x, y). */
+export function squareRing(x: number, y: number, size = 1): Position[] {
+  return [
+    [x, y],
+    [x + size, y],
+    [x + size, y + size],
+    [x, y + size],
+    [x, y],
+  ];
+}
+
+/** Closed ring approximating a circle with `vertices` distinct vertices. */
+export function circleRing(cx: number, cy: number, radius: number, vertices: number): Position[] {
+  const ring: Position[] = [];
+  for (let i = 0; i < vertices; i++) {
+    const angle = (2 * Math.PI * i) / vertices;
+    ring.push([cx + radius * Math.cos(angle), cy + radius * Math.sin(angle)]);
+  }
+  ring.push(ring[0]);
+  return ring;
+}
+
+export function polygon(...rings: Position[][]): PolygonGeometry {
+  return { type: "Polygon", coordinates: rings };
+}
+
+export function multiPolygon(...polygons: PolygonCoordinates[]): MultiPolygonGeometry {
+  return { type: "MultiPolygon", coordinates: polygons };
+}
+
+export function square(x: number, y: number, size = 1): PolygonGeometry {
+  return polygon(squareRing(x, y, size));
+}
