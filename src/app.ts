@@ -75,12 +75,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     readMaxBytes: MAX_BODY_BYTES,
   });
   await app.register(restRoutes, {
-    prefix: "",
+    pathPrefix: "",
     environment: "production",
     call: createInProcessCaller(SourceLedgerService, production, interceptors),
   });
   await app.register(restRoutes, {
-    prefix: "/sandbox",
+    pathPrefix: "/sandbox",
     environment: "sandbox",
     call: createInProcessCaller(SandboxSourceLedgerService, sandbox, interceptors),
   });

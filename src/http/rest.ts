@@ -20,8 +20,8 @@ import { renderSource } from "./rest-render.js";
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 export interface RestRoutesOptions {
-  /** "" for production, "/sandbox" for the sandbox. */
-  prefix: string;
+  /** "" for production, "/sandbox" for the sandbox. (Not `prefix`: Fastify would apply that itself.) */
+  pathPrefix: string;
   environment: "production" | "sandbox";
   /** Calls the environment's service through the shared interceptor chain. */
   call: InProcessCaller;
@@ -90,8 +90,8 @@ function sendError(reply: FastifyReply, error: unknown, body: CreateBodyMap | nu
  * Connect routes take, and run through the same interceptors in-process.
  */
 export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) => {
-  const { prefix, call, environment } = options;
-  const base = `${prefix}/sources`;
+  const { pathPrefix, call, environment } = options;
+  const base = `${pathPrefix}/sources`;
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string", bodyLimit: MAX_BODY_BYTES }, (_req, text, done) => {
