@@ -73,6 +73,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     },
     interceptors,
     readMaxBytes: MAX_BODY_BYTES,
+    // Connect's default ignores unknown JSON fields, and with them unknown enum names: a client
+    // sending "FIELD" instead of "SOURCE_TYPE_FIELD" would have it silently dropped.
+    jsonOptions: { ignoreUnknownFields: false },
   });
   await app.register(restRoutes, {
     pathPrefix: "",

@@ -19,7 +19,7 @@ export interface OverlayEngine {
   union(inputs: PolygonCoordinates[][]): PolygonCoordinates[];
 }
 
-/** Fast and exact on well-separated input, but its sweep line can throw on near-degenerate edges. */
+/** Fast on ordinary input, but its sweep line can throw ("Unable to complete output ring") on near-duplicate edges. */
 export const polyclipEngine: OverlayEngine = {
   name: "polyclip-ts",
   intersection: (a, b) => polyclip.intersection(a, b),

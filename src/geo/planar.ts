@@ -35,7 +35,7 @@ export function distanceToSegment(p: Position, a: Position, b: Position): number
 }
 
 /** How many of the ring's segments pass within TOUCH_TOLERANCE_DEG of p. */
-export function segmentsNear(p: Position, ring: Position[]): number {
+export function countSegmentsNear(p: Position, ring: Position[]): number {
   let count = 0;
   for (let i = 1; i < ring.length; i++) {
     if (distanceToSegment(p, ring[i - 1], ring[i]) <= TOUCH_TOLERANCE_DEG) count++;
@@ -43,7 +43,7 @@ export function segmentsNear(p: Position, ring: Position[]): number {
   return count;
 }
 
-/** Even-odd ray crossing; callers only ask about points known not to lie on the ring. */
+/** Even-odd ray crossing; a point on the ring itself may count either way. */
 export function pointInRing(p: Position, ring: Position[]): boolean {
   const [x, y] = p;
   let inside = false;
@@ -53,13 +53,6 @@ export function pointInRing(p: Position, ring: Position[]): boolean {
     if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
   }
   return inside;
-}
-
-/** Inside the exterior ring and outside every hole. */
-export function pointInPolygon(p: Position, rings: Position[][]): boolean {
-  if (rings.length === 0 || !pointInRing(p, rings[0])) return false;
-  for (let h = 1; h < rings.length; h++) if (pointInRing(p, rings[h])) return false;
-  return true;
 }
 
 /**

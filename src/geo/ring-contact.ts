@@ -22,28 +22,28 @@ export function ringsMayTouch(p: RingIndex, q: RingIndex): boolean {
 
   // Sweep both edge lists along x; each edge is tested only against the other ring's edges
   // whose x-range it overlaps.
-  const minX = (ring: RingIndex, i: number) => Math.min(ring.ring[i][0], ring.ring[i + 1][0]);
-  const maxX = (ring: RingIndex, i: number) => Math.max(ring.ring[i][0], ring.ring[i + 1][0]);
-  const events = [...fromP.map((i) => ({ ring: p, i, other: q })), ...fromQ.map((i) => ({ ring: q, i, other: p }))].sort(
-    (a, b) => minX(a.ring, a.i) - minX(b.ring, b.i),
+  const rings = [p, q];
+  const minX = (owner: number, i: number) => Math.min(rings[owner].ring[i][0], rings[owner].ring[i + 1][0]);
+  const maxX = (owner: number, i: number) => Math.max(rings[owner].ring[i][0], rings[owner].ring[i + 1][0]);
+  const events = [...fromP.map((i) => ({ owner: 0, i })), ...fromQ.map((i) => ({ owner: 1, i }))].sort(
+    (a, b) => minX(a.owner, a.i) - minX(b.owner, b.i),
   );
-  const active = new Map<RingIndex, number[]>([
-    [p, []],
-    [q, []],
-  ]);
-  for (const { ring, i, other } of events) {
-    const start = minX(ring, i);
-    const candidates = active.get(other) ?? [];
+  const active: number[][] = [[], []];
+  for (const { owner, i } of events) {
+    const other = 1 - owner;
+    const candidates = active[other];
+    const start = minX(owner, i);
+    const [a, b] = [rings[owner].ring[i], rings[owner].ring[i + 1]];
     for (let k = candidates.length - 1; k >= 0; k--) {
       const j = candidates[k];
       if (maxX(other, j) + t < start) {
         candidates[k] = candidates[candidates.length - 1];
         candidates.pop();
-      } else if (segmentsMayTouch(ring.ring[i], ring.ring[i + 1], other.ring[j], other.ring[j + 1])) {
+      } else if (segmentsMayTouch(a, b, rings[other].ring[j], rings[other].ring[j + 1])) {
         return true;
       }
     }
-    active.get(ring)?.push(i);
+    active[owner].push(i);
   }
   return false;
 }

@@ -1,5 +1,5 @@
 import TopologyValidationError from "jsts/org/locationtech/jts/operation/valid/TopologyValidationError.js";
-import { isCollinear, pointInRing, segmentsNear } from "./planar.js";
+import { isCollinear, pointInRing, countSegmentsNear } from "./planar.js";
 import type { PolygonCoordinates, Position, SourceGeometry } from "./types.js";
 import type { GeometryIssue } from "./validity.js";
 import { formatLocation, partLabel, partPath, ringLabel, ringPath } from "./validity-labels.js";
@@ -18,7 +18,7 @@ export function describePartError(
 ): GeometryIssue {
   const at = errorLocation(error, rings);
   const near = formatLocation(at[0], at[1]);
-  const through = rings.flatMap((ring, index) => (segmentsNear(at, ring) > 0 ? [index] : []));
+  const through = rings.flatMap((ring, index) => (countSegmentsNear(at, ring) > 0 ? [index] : []));
   const holes = through.filter((index) => index > 0);
   const label = (ring: number) => ringLabel(g, part, ring);
   const issue = (ring: number | undefined, detail: string): GeometryIssue => ({
@@ -44,7 +44,7 @@ export function describePartError(
     }
     case TopologyValidationError.RING_SELF_INTERSECTION: {
       // A ring merely passing through a vertex has two segments there; touching itself adds more.
-      const ring = through.find((index) => segmentsNear(at, rings[index]) > 2) ?? through[0];
+      const ring = through.find((index) => countSegmentsNear(at, rings[index]) > 2) ?? through[0];
       if (ring === undefined) return issue(undefined, `a ring of ${partLabel(g, part)} touches itself at ${near}`);
       return issue(ring, `${label(ring)} touches itself at ${near}; a ring must not pass through the same point twice`);
     }
@@ -88,7 +88,7 @@ export function describePairError(
   const near = formatLocation(at[0], at[1]);
   if (error.getErrorType() === TopologyValidationError.NESTED_SHELLS) {
     // JTS reports a point of the inner polygon's exterior ring.
-    const inner = segmentsNear(at, parts[second][0]) > 0 ? second : first;
+    const inner = countSegmentsNear(at, parts[second][0]) > 0 ? second : first;
     return nestedPartsIssue(first, second, inner, at);
   }
   if (

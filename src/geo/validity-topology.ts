@@ -2,7 +2,7 @@ import type Polygon from "jsts/org/locationtech/jts/geom/Polygon.js";
 import IsValidOp from "jsts/org/locationtech/jts/operation/valid/IsValidOp.js";
 import { jstsFactory, polygonToJsts } from "./jsts-convert.js";
 import { polygonsOf } from "./parts.js";
-import { isClearlySimpleRing } from "./ring-simplicity.js";
+import { isClearlyValidPolygon } from "./polygon-fast-path.js";
 import type { SourceGeometry } from "./types.js";
 import type { GeometryIssue } from "./validity.js";
 import { describePairError, describePartError } from "./validity-messages.js";
@@ -15,16 +15,27 @@ import { findPartInteraction } from "./validity-pairs.js";
  * shells is quadratic), which takes seconds for thousands of parts. The OGC rules for a
  * MultiPolygon are each polygon valid plus conditions on pairs of polygons (interiors disjoint,
  * boundaries meeting at finitely many points), so the same verdict comes from IsValidOp on each
- * part alone and on the few pairs of parts that could interact.
+ * part alone and on the few pairs of parts that could interact. Parts that are certainly
+ * valid (see isClearlyValidPolygon) skip IsValidOp altogether.
  */
 export function checkTopology(g: SourceGeometry): GeometryIssue | null {
+  try {
+    return findTopologyIssue(g);
+  } catch (error) {
+    // IsValidOp has internal assertions; if one fires, refuse the geometry rather than fail the
+    // request or store something no one could check.
+    const reason = error instanceof Error ? error.message : String(error);
+    return { path: [], detail: `geometry could not be checked for OGC validity (${reason})` };
+  }
+}
+
+function findTopologyIssue(g: SourceGeometry): GeometryIssue | null {
   const parts = polygonsOf(g);
   const jsts: (Polygon | undefined)[] = [];
   const jstsPart = (index: number): Polygon => (jsts[index] ??= polygonToJsts(parts[index]));
 
   for (let index = 0; index < parts.length; index++) {
-    // Hole-free parts are the norm, and a certainly simple ring needs no topology graph.
-    if (parts[index].length === 1 && isClearlySimpleRing(parts[index][0])) continue;
+    if (isClearlyValidPolygon(parts[index])) continue;
     const error = new IsValidOp(jstsPart(index)).getValidationError();
     if (error !== null) return describePartError(g, index, parts[index], error);
   }

@@ -6,6 +6,7 @@ import type {
   SourceLedgerService,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { principalKey, type Principal } from "../auth/principal.js";
+import { geodesicAreaM2 } from "../geo/area.js";
 import { boundingBox } from "../geo/bbox.js";
 import {
   AltIdTakenError,
@@ -96,6 +97,14 @@ function listQueryOf(
   if (environment === "production") {
     if (req.id !== undefined) violations.push({ field: "id", detail: "the id filter exists only in the sandbox" });
     if (req.altId !== undefined) violations.push({ field: "alt_id", detail: "the alt_id filter exists only in the sandbox" });
+  } else {
+    for (const [field, value] of [
+      ["id", req.id],
+      ["alt_id", req.altId],
+    ] as const) {
+      const problem = value === undefined ? null : checkIdentifierText(value, field);
+      if (problem) violations.push({ field, detail: problem });
+    }
   }
   const limit = req.limit ?? DEFAULT_LIST_LIMIT;
   if (limit < 1 || limit > MAX_LIST_LIMIT) {
@@ -173,6 +182,7 @@ export function createLedgerService(options: LedgerServiceOptions): ServiceImpl<
         id: newId(),
         accountId: owner as string,
         bbox: boundingBox(source.geometry),
+        areaM2: geodesicAreaM2(source.geometry),
         createdBy: principal.actor,
         updatedBy: principal.actor,
         createdAt,
@@ -236,8 +246,11 @@ export function createLedgerService(options: LedgerServiceOptions): ServiceImpl<
       const violations: Violation[] = [];
       const named = requestedAccount(principal, req.accountId, violations);
       const key = req.key;
-      if (key.case === undefined || key.value === "") {
-        violations.push({ field: key.case === "altId" ? "alt_id" : "id", detail: "id or alt_id is required" });
+      if (key.case === undefined) {
+        violations.push({ field: "id", detail: "id or alt_id is required" });
+      } else if (key.value === "") {
+        const field = key.case === "altId" ? "alt_id" : "id";
+        violations.push({ field, detail: `${field} must not be empty` });
       }
       if (key.case === "altId" && principal.isAdmin && named === undefined) {
         violations.push({ field: "account_id", detail: "admin tokens must name the account with account_id to delete by alt_id" });

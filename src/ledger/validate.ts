@@ -158,7 +158,7 @@ export function validateSourceInput(input: SourceInput, source: number): { valid
   const startAt = timestampMs(input.startAt, "start_at", issues, source);
   const endAt = timestampMs(input.endAt, "end_at", issues, source);
   if (startAt !== null && endAt !== null && endAt <= startAt) {
-    issues.push({ source, field: "end_at", detail: "end_at must be after start_at" });
+    issues.push({ source, field: "end_at", detail: "end_at must be after start_at (times are kept to the millisecond)" });
   }
   if (issues.length > 0 || geometry === null || startAt === null || endAt === null) {
     return { valid: null, violations: issues };

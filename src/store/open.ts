@@ -1,4 +1,5 @@
 import { ConfigError, type Config } from "../config.js";
+import { conflictPolicy } from "../ledger/conflict.js";
 import type { SourceStore } from "./port.js";
 import { openSqliteStore } from "./sqlite/index.js";
 
@@ -8,5 +9,5 @@ export async function openProductionStore(config: Config): Promise<SourceStore> 
     // Tracked by the MongoDB store issue; refusing to start beats silently using another store.
     throw new ConfigError("LEDGER_STORE=mongodb is not available in this version; use LEDGER_STORE=sqlite");
   }
-  return openSqliteStore({ path: config.sqlitePath });
+  return openSqliteStore({ path: config.sqlitePath, conflictPolicy });
 }

@@ -25,6 +25,8 @@ export interface NewSourceRecord {
   geometry: SourceGeometry;
   /** Bounding box of `geometry`, kept in the store's spatial index. */
   bbox: BoundingBox;
+  /** Geodesic area of `geometry` in square metres, kept for conflict decisions. */
+  areaM2: number;
   /** Epoch milliseconds. */
   startAt: number;
   endAt: number;
@@ -37,7 +39,26 @@ export interface NewSourceRecord {
 }
 
 /** A stored source. */
-export type SourceRecord = Omit<NewSourceRecord, "bbox">;
+export type SourceRecord = Omit<NewSourceRecord, "bbox" | "areaM2">;
+
+/** What a conflict decision needs to know of a source (contract §8). */
+export interface SpatialSubject {
+  geometry: SourceGeometry;
+  bbox: BoundingBox;
+  areaM2: number;
+  startAt: number;
+  endAt: number;
+  attributeType: readonly string[];
+}
+
+/**
+ * Decides whether two sources conflict. Stores that do spatial analysis apply it to the
+ * candidates their spatial index finds, inside the write's transaction; ledger/conflict.ts
+ * implements it so every store applies the same rule.
+ */
+export interface ConflictPolicy {
+  conflicts(a: SpatialSubject, b: SpatialSubject): boolean;
+}
 
 /** A list query. `accountId: null` spans every account (admins only; the service decides). */
 export interface ListQuery {

@@ -1,3 +1,4 @@
+import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import type { MultiPolygonGeometry, PolygonGeometry } from "../../src/geo/types.js";
 import type { ListQuery, NewSourceRecord, SourceRecord, UnepOverlapRecord } from "../../src/store/port.js";
@@ -101,6 +102,7 @@ export function makeRecord(overrides: Partial<NewSourceRecord> = {}): NewSourceR
     geometry,
     createdAt,
     bbox: overrides.bbox ?? boundingBox(geometry),
+    areaM2: overrides.areaM2 ?? geodesicAreaM2(geometry),
   };
 }
 
@@ -127,7 +129,7 @@ export function makeFullRecord(overrides: Partial<NewSourceRecord> = {}): NewSou
 }
 
 /** What a store returns for `record`. */
-export function stored({ bbox: _bbox, ...record }: NewSourceRecord): SourceRecord {
+export function stored({ bbox: _bbox, areaM2: _areaM2, ...record }: NewSourceRecord): SourceRecord {
   return record;
 }
 

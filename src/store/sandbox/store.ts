@@ -25,7 +25,7 @@ export interface SandboxStoreOptions {
 const DEFAULT_MAX_PER_SESSION = 10_000;
 const MAX_SWEEP_INTERVAL_MS = 60_000;
 
-function toStored({ bbox: _bbox, ...record }: NewSourceRecord): SourceRecord {
+function toStored({ bbox: _bbox, areaM2: _areaM2, ...record }: NewSourceRecord): SourceRecord {
   // A copy, so neither the caller's later edits nor a reader's change the stored source.
   return structuredClone(record);
 }

@@ -21,6 +21,7 @@ export interface SourceRow {
   updated_by: string;
   created_at: number;
   updated_at: number;
+  area_m2: number;
   conflict: number;
   unep_overlap: string | null;
 }
@@ -47,6 +48,7 @@ export const COLUMNS: readonly Column[] = [
   "updated_by",
   "created_at",
   "updated_at",
+  "area_m2",
   "conflict",
   "unep_overlap",
 ];
@@ -77,6 +79,7 @@ export function toRow(r: NewSourceRecord): SourceRow {
     updated_by: r.updatedBy,
     created_at: r.createdAt,
     updated_at: r.updatedAt,
+    area_m2: r.areaM2,
     conflict: r.conflict ? 1 : 0,
     unep_overlap: r.unepOverlap === null ? null : JSON.stringify(r.unepOverlap),
   };

@@ -28,6 +28,8 @@ export const MIGRATIONS: readonly Migration[] = [
         updated_by             TEXT    NOT NULL,
         created_at             INTEGER NOT NULL,
         updated_at             INTEGER NOT NULL,
+        -- Geodesic m², kept so a conflict check does not re-measure every candidate.
+        area_m2                REAL    NOT NULL,
         conflict               INTEGER NOT NULL CHECK (conflict IN (0, 1)),
         unep_overlap           TEXT
       ) STRICT;

@@ -3,6 +3,7 @@ import type { BoundingBox } from "../../geo/types.js";
 import {
   AltIdTakenError,
   StoreUnavailableError,
+  type ConflictPolicy,
   type ListQuery,
   type NewSourceRecord,
   type SourceRecord,
@@ -14,10 +15,13 @@ import { buildListStatement } from "./list-query.js";
 import { runMigrations } from "./migrations.js";
 import { COLUMNS, fromRow, selectList, toRow, type SourceRow } from "./rows.js";
 import { MIGRATIONS } from "./schema.js";
+import { ConflictScanner } from "./spatial.js";
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:'. */
   path: string;
+  /** Applied on every create and delete (contract §8); without it `conflict` stays false. */
+  conflictPolicy?: ConflictPolicy;
   /** How long a write waits for another connection's lock before failing as unavailable. */
   busyTimeoutMs?: number;
 }
@@ -40,6 +44,8 @@ export class SqliteSourceStore implements SourceStore {
   private closed = false;
   private readonly listStatements = new Map<string, Statement<(string | number)[], SourceRow>>();
   private readonly insertTransaction: Database.Transaction<(records: NewSourceRecord[]) => SourceRecord[]>;
+  private readonly deleteTransaction: Database.Transaction<(lookup: () => { seq: number } | undefined) => boolean>;
+  private readonly conflicts: ConflictScanner | null;
   private readonly statements: {
     takenAltIds: Statement<[string, string], { alt_id: string }>;
     insertSource: Statement<[SourceRow]>;
@@ -47,14 +53,18 @@ export class SqliteSourceStore implements SourceStore {
     insertAttributeType: Statement<[number | bigint, string]>;
     getInAccount: Statement<[string, string], SourceRow>;
     getAnywhere: Statement<[string], SourceRow>;
-    deleteInAccount: Statement<[string, string]>;
-    deleteAnywhere: Statement<[string]>;
-    deleteByAltId: Statement<[string, string]>;
+    seqInAccount: Statement<[string, string], { seq: number }>;
+    seqAnywhere: Statement<[string], { seq: number }>;
+    seqByAltId: Statement<[string, string], { seq: number }>;
+    deleteBySeq: Statement<[number]>;
     bboxCandidates: Statement<[number, number, number, number], SourceRow>;
     ping: Statement<[], unknown>;
   };
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    conflictPolicy?: ConflictPolicy,
+  ) {
     const columns = selectList("s");
     this.statements = {
       takenAltIds: db.prepare(
@@ -70,9 +80,10 @@ export class SqliteSourceStore implements SourceStore {
       ),
       getInAccount: db.prepare(`SELECT ${columns} FROM sources s WHERE s.id = ? AND s.account_id = ?`),
       getAnywhere: db.prepare(`SELECT ${columns} FROM sources s WHERE s.id = ?`),
-      deleteInAccount: db.prepare("DELETE FROM sources WHERE id = ? AND account_id = ?"),
-      deleteAnywhere: db.prepare("DELETE FROM sources WHERE id = ?"),
-      deleteByAltId: db.prepare("DELETE FROM sources WHERE alt_id = ? AND account_id = ?"),
+      seqInAccount: db.prepare("SELECT seq FROM sources WHERE id = ? AND account_id = ?"),
+      seqAnywhere: db.prepare("SELECT seq FROM sources WHERE id = ?"),
+      seqByAltId: db.prepare("SELECT seq FROM sources WHERE alt_id = ? AND account_id = ?"),
+      deleteBySeq: db.prepare("DELETE FROM sources WHERE seq = ?"),
       bboxCandidates: db.prepare(
         `SELECT ${columns} FROM source_bbox b JOIN sources s ON s.seq = b.seq
          WHERE b.min_x <= ? AND b.max_x >= ? AND b.min_y <= ? AND b.max_y >= ?
@@ -80,9 +91,35 @@ export class SqliteSourceStore implements SourceStore {
       ),
       ping: db.prepare("SELECT 1"),
     };
+    this.conflicts = conflictPolicy ? new ConflictScanner(db, conflictPolicy) : null;
     this.insertTransaction = db.transaction((records: NewSourceRecord[]) => {
       this.assertAltIdsFree(records);
-      return records.map((r) => this.insertOne(r));
+      const inserted: SourceRecord[] = [];
+      const positionOf = new Map<string, number>();
+      for (const record of records) {
+        // Without a policy the store keeps what it is given (the contract suite relies on it).
+        let conflict = record.conflict;
+        if (this.conflicts) {
+          const admitted = this.conflicts.admit(record);
+          conflict = admitted.conflict;
+          // A later source of the batch may flag an earlier one that is already in `inserted`.
+          for (const id of admitted.flagged) {
+            const position = positionOf.get(id);
+            if (position !== undefined) inserted[position] = { ...inserted[position], conflict: true };
+          }
+        }
+        positionOf.set(record.id, inserted.length);
+        inserted.push(this.insertOne({ ...record, conflict }));
+      }
+      return inserted;
+    });
+    this.deleteTransaction = db.transaction((lookup: () => { seq: number } | undefined) => {
+      const seq = lookup()?.seq;
+      if (seq === undefined) return false;
+      const removed = this.conflicts?.subjectOf(seq) ?? null;
+      this.statements.deleteBySeq.run(seq);
+      if (removed && removed.conflict) this.conflicts?.release(removed);
+      return true;
     });
   }
 
@@ -114,15 +151,15 @@ export class SqliteSourceStore implements SourceStore {
   }
 
   async deleteById(id: string, accountId: string | null): Promise<boolean> {
-    return this.runSync("delete", () => {
-      const result =
-        accountId === null ? this.statements.deleteAnywhere.run(id) : this.statements.deleteInAccount.run(id, accountId);
-      return result.changes > 0;
-    });
+    return this.runSync("delete", () =>
+      this.deleteTransaction.immediate(() =>
+        accountId === null ? this.statements.seqAnywhere.get(id) : this.statements.seqInAccount.get(id, accountId),
+      ),
+    );
   }
 
   async deleteByAltId(altId: string, accountId: string): Promise<boolean> {
-    return this.runSync("delete", () => this.statements.deleteByAltId.run(altId, accountId).changes > 0);
+    return this.runSync("delete", () => this.deleteTransaction.immediate(() => this.statements.seqByAltId.get(altId, accountId)));
   }
 
   /**
@@ -190,7 +227,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteSourceStore 
   try {
     db = openConnection({ path: options.path, busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
     runMigrations(db, MIGRATIONS);
-    return new SqliteSourceStore(db);
+    return new SqliteSourceStore(db, options.conflictPolicy);
   } catch (error) {
     db?.close();
     // Whatever stops the file from opening (a missing permission, a non-directory parent, a

@@ -1,0 +1,45 @@
+import { boxesIntersect } from "../geo/bbox.js";
+import { intersectionAreaM2, OverlayFailedError } from "../geo/overlap.js";
+import type { ConflictPolicy, SpatialSubject } from "../store/port.js";
+
+/** Contract §8: an overlap counts from 1% of the smaller source's area. */
+export const MIN_OVERLAP_FRACTION = 0.01;
+
+/** `[start_at, end_at)` periods overlap: half-open, so one ending when the other starts does not. */
+export function periodsOverlap(a: SpatialSubject, b: SpatialSubject): boolean {
+  return a.startAt < b.endAt && b.startAt < a.endAt;
+}
+
+/** They share an attribute type, or either has none (an untyped claim may cover any attribute). */
+export function attributesCompatible(a: SpatialSubject, b: SpatialSubject): boolean {
+  if (a.attributeType.length === 0 || b.attributeType.length === 0) return true;
+  return a.attributeType.some((type) => b.attributeType.includes(type));
+}
+
+export type OverlapArea = (a: SpatialSubject["geometry"], b: SpatialSubject["geometry"]) => number;
+
+/**
+ * The conflict decision of contract §8 for two sources, made on their exact geometry. The cheap
+ * tests (period, attribute types, bounding boxes) run first so the overlay runs only for real
+ * candidates.
+ *
+ * When every overlay engine fails on a pair whose boxes, periods and attribute types already
+ * coincide, the pair is taken as conflicting: for a ledger that must not sell an acre twice, a
+ * flag to review is the safe error, and an exception here would fail the whole create.
+ */
+export function sourcesConflict(a: SpatialSubject, b: SpatialSubject, overlapArea: OverlapArea = intersectionAreaM2): boolean {
+  if (!periodsOverlap(a, b) || !attributesCompatible(a, b) || !boxesIntersect(a.bbox, b.bbox)) return false;
+  const smaller = Math.min(a.areaM2, b.areaM2);
+  if (!(smaller > 0)) return false;
+  let overlap: number;
+  try {
+    overlap = overlapArea(a.geometry, b.geometry);
+  } catch (error) {
+    if (error instanceof OverlayFailedError) return true;
+    throw error;
+  }
+  return overlap > 0 && overlap >= MIN_OVERLAP_FRACTION * smaller;
+}
+
+/** The policy the production stores apply. */
+export const conflictPolicy: ConflictPolicy = { conflicts: (a, b) => sourcesConflict(a, b) };

@@ -1,0 +1,318 @@
+import { describe, expect, it } from "vitest";
+import { EARTH_RADIUS_M, geodesicAreaM2 } from "../../src/geo/area.js";
+import { boundingBox } from "../../src/geo/bbox.js";
+import {
+  DEFAULT_ENGINES,
+  intersection,
+  intersectionAreaM2,
+  jstsEngine,
+  OverlayFailedError,
+  polyclipEngine,
+  snappedJstsEngine,
+  unionOf,
+  type OverlayEngine,
+} from "../../src/geo/overlap.js";
+import type { Position, SourceGeometry } from "../../src/geo/types.js";
+import { checkGeometry } from "../../src/geo/validity.js";
+import { multiPolygon, polygon, square, squareRing } from "./fixtures.js";
+
+const RAD = Math.PI / 180;
+
+/** Exact area of the lon/lat cell [lon1, lon2] × [lat1, lat2] on our sphere. */
+function cellArea(lon1: number, lat1: number, lon2: number, lat2: number): number {
+  return EARTH_RADIUS_M ** 2 * (lon2 - lon1) * RAD * (Math.sin(lat2 * RAD) - Math.sin(lat1 * RAD));
+}
+
+function cell(lon1: number, lat1: number, lon2: number, lat2: number): Position[] {
+  return [
+    [lon1, lat1],
+    [lon2, lat1],
+    [lon2, lat2],
+    [lon1, lat2],
+    [lon1, lat1],
+  ];
+}
+
+const throwing = (name: string): OverlayEngine => ({
+  name,
+  intersection: () => {
+    throw new Error(`${name} gave up`);
+  },
+  union: () => {
+    throw new Error(`${name} gave up`);
+  },
+});
+
+/** Records which engines ran, to show where a result came from. */
+function spying(engine: OverlayEngine, calls: string[]): OverlayEngine {
+  return {
+    name: engine.name,
+    intersection: (a, b) => {
+      calls.push(engine.name);
+      return engine.intersection(a, b);
+    },
+    union: (inputs) => {
+      calls.push(engine.name);
+      return engine.union(inputs);
+    },
+  };
+}
+
+// Fields of about 100 m near 50° N.
+const FIELD = 0.001;
+const fieldA = polygon(cell(10, 50, 10 + FIELD, 50 + FIELD));
+
+describe("intersectionAreaM2", () => {
+  it("gives half a unit square for two unit squares overlapping by half", () => {
+    expect(intersectionAreaM2(square(0, 0), square(0.5, 0))).toBeCloseTo(cellArea(0.5, 0, 1, 1), 0);
+  });
+
+  it("gives the overlap of two fields overlapping by half", () => {
+    const b = polygon(cell(10 + FIELD / 2, 50, 10 + 1.5 * FIELD, 50 + FIELD));
+    const expected = cellArea(10 + FIELD / 2, 50, 10 + FIELD, 50 + FIELD);
+    expect(intersectionAreaM2(fieldA, b)).toBeCloseTo(expected, 3);
+    expect(intersectionAreaM2(fieldA, b) / geodesicAreaM2(fieldA)).toBeCloseTo(0.5, 9);
+  });
+
+  it("is 0 for squares that only share an edge or a corner, or lie apart", () => {
+    expect(intersectionAreaM2(square(0, 0), square(1, 0))).toBe(0);
+    expect(intersectionAreaM2(square(0, 0), square(1, 1))).toBe(0);
+    expect(intersectionAreaM2(square(0, 0), square(5, 5))).toBe(0);
+  });
+
+  it("is the smaller polygon's area when one contains the other", () => {
+    const inner = polygon(cell(10.0002, 50.0002, 10.0005, 50.0007));
+    expect(intersectionAreaM2(fieldA, inner)).toBeCloseTo(geodesicAreaM2(inner), 3);
+    expect(intersectionAreaM2(inner, fieldA)).toBeCloseTo(geodesicAreaM2(inner), 3);
+    expect(intersectionAreaM2(fieldA, fieldA)).toBeCloseTo(geodesicAreaM2(fieldA), 3);
+  });
+
+  it("leaves out holes", () => {
+    const withHole = polygon(squareRing(0, 0, 10), squareRing(2, 2, 4));
+    expect(intersectionAreaM2(withHole, square(3, 3))).toBe(0);
+    expect(intersectionAreaM2(square(3, 3), withHole)).toBe(0);
+    // Half of this square lies in the hole.
+    expect(intersectionAreaM2(withHole, polygon(cell(5, 3, 7, 4)))).toBeCloseTo(cellArea(6, 3, 7, 4), -1);
+    // Covering the whole holed polygon leaves exactly its area.
+    expect(intersectionAreaM2(withHole, square(-1, -1, 12))).toBeCloseTo(geodesicAreaM2(withHole), -1);
+  });
+
+  it("sums over MultiPolygon parts", () => {
+    const parts = multiPolygon([cell(0, 0, 1, 1)], [cell(2, 0, 3, 1)], [cell(10, 10, 11, 11)]);
+    const across = polygon(cell(0.5, 0.25, 2.5, 0.75));
+    const expected = cellArea(0.5, 0.25, 1, 0.75) + cellArea(2, 0.25, 2.5, 0.75);
+    expect(intersectionAreaM2(parts, across)).toBeCloseTo(expected, -1);
+    expect(intersectionAreaM2(across, parts)).toBeCloseTo(expected, -1);
+  });
+
+  it("is about 0, without throwing, for neighbours whose shared boundary was digitised twice", () => {
+    // The second field's western edge wobbles by 1e-12° (~0.1 µm) around the first field's eastern edge.
+    const e = 1e-12;
+    const east = 10 + FIELD;
+    const b = polygon([
+      [east + e, 50],
+      [east + FIELD, 50],
+      [east + FIELD, 50 + FIELD],
+      [east - e, 50 + FIELD],
+      [east + e, 50 + FIELD / 2],
+      [east - e, 50 + FIELD / 4],
+      [east + e, 50],
+    ]);
+    expect(checkGeometry(b)).toEqual([]);
+    for (const engines of [DEFAULT_ENGINES, [jstsEngine], [snappedJstsEngine]]) {
+      const area = intersectionAreaM2(fieldA, b, engines);
+      expect(area).toBeGreaterThanOrEqual(0);
+      expect(area).toBeLessThan(1e-3);
+    }
+  });
+
+  it("measures slivers, which conflict detection then ignores by their share of the area", () => {
+    // Overlap 1e-7° (~1 cm) wide along a 100 m boundary: ~0.7 m².
+    const b = polygon(cell(10 + FIELD - 1e-7, 50, 10 + 2 * FIELD, 50 + FIELD));
+    const area = intersectionAreaM2(fieldA, b);
+    expect(area).toBeCloseTo(cellArea(10 + FIELD - 1e-7, 50, 10 + FIELD, 50 + FIELD), 3);
+    expect(area / geodesicAreaM2(fieldA)).toBeLessThan(1e-3);
+  });
+
+  it("handles polygons at the antimeridian", () => {
+    const a = polygon(cell(179.9, -16.1, 180, -16));
+    const b = polygon(cell(179.95, -16.05, 180, -15.9));
+    expect(intersectionAreaM2(a, b)).toBeCloseTo(cellArea(179.95, -16.05, 180, -16), -1);
+    // Planar lon/lat: a field just across the antimeridian is far away, not adjacent.
+    expect(intersectionAreaM2(a, polygon(cell(-180, -16.1, -179.9, -16)))).toBe(0);
+    expect(intersectionAreaM2(a, polygon(cell(179.99, -16.1, 180, -16)))).toBeCloseTo(geodesicAreaM2(polygon(cell(179.99, -16.1, 180, -16))), -1);
+  });
+});
+
+describe("intersection", () => {
+  it("returns the overlap as a Polygon", () => {
+    const result = intersection(square(0, 0), square(0.5, 0.25));
+    expect(result?.type).toBe("Polygon");
+    expect(result && boundingBox(result)).toEqual({ minX: 0.5, minY: 0.25, maxX: 1, maxY: 1 });
+    expect(result && checkGeometry(result)).toEqual([]);
+  });
+
+  it("returns a MultiPolygon when the overlap has several parts", () => {
+    // A strip across a polygon with a hole in the middle comes out in two pieces.
+    const result = intersection(polygon(cell(0, 0, 3, 1), cell(1, 0.2, 2, 0.8)), polygon(cell(0.5, 0.4, 2.5, 0.6)));
+    expect(result?.type).toBe("MultiPolygon");
+    expect(result?.coordinates).toHaveLength(2);
+  });
+
+  it("returns null for no overlap, touching edges and far-apart boxes", () => {
+    expect(intersection(square(0, 0), square(1, 0))).toBeNull();
+    expect(intersection(square(0, 0), square(1, 1))).toBeNull();
+    expect(intersection(square(0, 0), square(3, 0))).toBeNull();
+  });
+});
+
+describe("unionOf", () => {
+  it("returns null for no geometries", () => {
+    expect(unionOf([])).toBeNull();
+  });
+
+  it("returns one polygon equal in area to its input", () => {
+    const result = unionOf([fieldA]);
+    expect(result?.type).toBe("Polygon");
+    expect(result && geodesicAreaM2(result)).toBeCloseTo(geodesicAreaM2(fieldA), 3);
+  });
+
+  it("dissolves overlapping and edge-sharing polygons into one", () => {
+    const overlapping = unionOf([square(0, 0), square(0.5, 0)]);
+    expect(overlapping?.type).toBe("Polygon");
+    expect(overlapping && geodesicAreaM2(overlapping)).toBeCloseTo(cellArea(0, 0, 1.5, 1), -1);
+
+    const sharing = unionOf([square(0, 0), square(1, 0), square(2, 0)]);
+    expect(sharing?.type).toBe("Polygon");
+    expect(sharing && boundingBox(sharing)).toEqual({ minX: 0, minY: 0, maxX: 3, maxY: 1 });
+    expect(sharing && checkGeometry(sharing)).toEqual([]);
+  });
+
+  it("keeps separate polygons apart in a MultiPolygon and unions MultiPolygon inputs", () => {
+    const result = unionOf([square(0, 0), multiPolygon([squareRing(5, 5)], [squareRing(0.5, 0)])]);
+    expect(result?.type).toBe("MultiPolygon");
+    expect(result?.coordinates).toHaveLength(2);
+    expect(result && geodesicAreaM2(result)).toBeCloseTo(cellArea(0, 0, 1.5, 1) + cellArea(5, 5, 6, 6), -1);
+  });
+
+  it("keeps a hole that no input covers", () => {
+    const ringAround = polygon(squareRing(0, 0, 3), squareRing(1, 1));
+    const result = unionOf([ringAround, square(10, 10)]);
+    expect(result && geodesicAreaM2(result)).toBeCloseTo(geodesicAreaM2(ringAround) + cellArea(10, 10, 11, 11), -1);
+    const filled = unionOf([ringAround, square(1, 1)]);
+    expect(filled && geodesicAreaM2(filled)).toBeCloseTo(cellArea(0, 0, 3, 3), -1);
+  });
+});
+
+describe("overlay engines and fallback", () => {
+  const a = polygon(cell(10, 50, 10.001, 50.001));
+  const b = polygon(cell(10.0005, 50.0002, 10.0015, 50.0012));
+  const expectedOverlap = cellArea(10.0005, 50.0002, 10.001, 50.001);
+  const expectedUnion = geodesicAreaM2(a) + geodesicAreaM2(b) - expectedOverlap;
+
+  it("runs polyclip-ts first and stops there when it succeeds", () => {
+    const calls: string[] = [];
+    const engines = DEFAULT_ENGINES.map((engine) => spying(engine, calls));
+    expect(intersectionAreaM2(a, b, engines)).toBeCloseTo(expectedOverlap, 3);
+    expect(calls).toEqual(["polyclip-ts"]);
+    expect(DEFAULT_ENGINES.map((engine) => engine.name)).toEqual(["polyclip-ts", "jsts", "jsts-snapped"]);
+  });
+
+  for (const engine of [polyclipEngine, jstsEngine, snappedJstsEngine]) {
+    it(`${engine.name} computes the same intersection and union`, () => {
+      expect(intersectionAreaM2(a, b, [engine])).toBeCloseTo(expectedOverlap, engine === snappedJstsEngine ? 0 : 3);
+      const union = unionOf([a, b], [engine]);
+      expect(union?.type).toBe("Polygon");
+      expect(union && geodesicAreaM2(union)).toBeCloseTo(expectedUnion, engine === snappedJstsEngine ? 0 : 3);
+      expect(intersection(square(0, 0), square(1, 0), [engine])).toBeNull();
+    });
+  }
+
+  it("falls back to jsts when polyclip-ts throws", () => {
+    const calls: string[] = [];
+    const engines = [spying(throwing("polyclip-ts"), calls), spying(jstsEngine, calls), spying(snappedJstsEngine, calls)];
+    expect(intersectionAreaM2(a, b, engines)).toBeCloseTo(expectedOverlap, 3);
+    expect(unionOf([a, b], engines)?.type).toBe("Polygon");
+    expect(calls).toEqual(["polyclip-ts", "jsts", "polyclip-ts", "jsts"]);
+  });
+
+  it("falls back to the snapped jsts overlay when both others throw", () => {
+    const calls: string[] = [];
+    const engines = [spying(throwing("polyclip-ts"), calls), spying(throwing("jsts"), calls), spying(snappedJstsEngine, calls)];
+    expect(intersectionAreaM2(a, b, engines)).toBeCloseTo(expectedOverlap, 0);
+    const union = unionOf([a, b], engines);
+    expect(union && geodesicAreaM2(union)).toBeCloseTo(expectedUnion, 0);
+    expect(calls).toEqual(["polyclip-ts", "jsts", "jsts-snapped", "polyclip-ts", "jsts", "jsts-snapped"]);
+  });
+
+  it("throws OverlayFailedError with every engine's error when all throw", () => {
+    const engines = [throwing("first"), throwing("second"), throwing("third")];
+    let caught: unknown;
+    try {
+      intersection(a, b, engines);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(OverlayFailedError);
+    const failure = caught as OverlayFailedError;
+    expect(failure.name).toBe("OverlayFailedError");
+    expect(failure.operation).toBe("intersection");
+    expect(failure.attempts.map((attempt) => attempt.engine)).toEqual(["first", "second", "third"]);
+    expect(failure.message).toBe(
+      "polygon intersection failed in every overlay engine (first: first gave up; second: second gave up; third: third gave up)",
+    );
+    expect(() => unionOf([a], engines)).toThrow(OverlayFailedError);
+  });
+
+  it("survives near-duplicate polygons near the antimeridian, some of which defeat polyclip-ts", () => {
+    // A polygon and a copy turned by up to 1e-10 rad and jittered by up to 1e-10°, the classic
+    // way to break a sweep-line clipper. With this seed polyclip-ts 0.16.8 throws on case 146.
+    let seed = 7;
+    const next = () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const calls: string[] = [];
+    const engines = DEFAULT_ENGINES.map((engine) => spying(engine, calls));
+    for (let n = 0; n < 150; n++) {
+      const cx = 179.9 + next() * 0.05;
+      const cy = -16 + next();
+      const vertices = 5 + Math.floor(next() * 60);
+      const ring: Position[] = [];
+      for (let i = 0; i < vertices; i++) {
+        const angle = (2 * Math.PI * i) / vertices;
+        const r = 0.001 * (0.5 + next());
+        ring.push([Math.min(180, cx + r * Math.cos(angle)), cy + r * Math.sin(angle)]);
+      }
+      ring.push(ring[0]);
+      const eps = 10 ** (-10 - Math.floor(next() * 6));
+      const turn = (next() - 0.5) * eps;
+      const copy = ring.map(([x, y]): Position => [
+        Math.min(180, cx + (x - cx) * Math.cos(turn) - (y - cy) * Math.sin(turn) + eps * (next() - 0.5)),
+        cy + (x - cx) * Math.sin(turn) + (y - cy) * Math.cos(turn),
+      ]);
+      copy[copy.length - 1] = copy[0];
+      const area = intersectionAreaM2(polygon(ring), polygon(copy), engines);
+      expect(Math.abs(area / geodesicAreaM2(polygon(ring)) - 1)).toBeLessThan(1e-4);
+    }
+    expect(calls.filter((name) => name === "jsts").length).toBeGreaterThan(0);
+    expect(calls.filter((name) => name === "jsts-snapped")).toEqual([]);
+  });
+
+  it("does not call any engine for geometries whose boxes are apart", () => {
+    expect(intersectionAreaM2(a, square(0, 0), [throwing("unused")])).toBe(0);
+  });
+
+  it("does not modify its inputs", () => {
+    const first: SourceGeometry = multiPolygon([cell(0, 0, 2, 2), [...cell(0.5, 0.5, 1, 1)].reverse()], [cell(3, 3, 4, 4)]);
+    const second: SourceGeometry = square(1.5, 1.5, 2);
+    const before = JSON.stringify([first, second]);
+    for (const engine of [polyclipEngine, jstsEngine, snappedJstsEngine]) {
+      intersection(first, second, [engine]);
+      unionOf([first, second], [engine]);
+    }
+    expect(JSON.stringify([first, second])).toBe(before);
+  });
+});
