@@ -45,6 +45,7 @@ function isObject(value: unknown): value is Json {
 }
 
 function describe(value: unknown): string {
+  if (value === undefined) return "nothing (the member is missing)";
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
@@ -137,13 +138,7 @@ class SourceDecoder {
     const value = this.at(field, raw, pointer);
     if (value === undefined) return;
     const parsed = typeof value === "string" ? parseRfc3339(value) : null;
-    if (!parsed) {
-      return this.fail(
-        field,
-        pointer,
-        `${field} must be an RFC 3339 date-time with a time zone offset, like 2024-01-01T00:00:00Z; got ${JSON.stringify(value)}`,
-      );
-    }
+    if (!parsed) return this.fail(field, pointer, dateTimeProblem(field, value));
     const ts = create(TimestampSchema, parsed);
     if (field === "start_at") this.input.startAt = ts;
     else this.input.endAt = ts;
@@ -185,6 +180,21 @@ class SourceDecoder {
       }
     }
   }
+}
+
+// The shape of an RFC 3339 date-time, with the offset optional so a missing one can be named.
+const DATE_TIME_SHAPE = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?<offset>[Zz]|[+-]\d{2}:\d{2})?$/;
+
+/** Why `value` is not an RFC 3339 date-time with an offset, in terms a client can act on. */
+function dateTimeProblem(field: string, value: unknown): string {
+  const expected = `${field} must be an RFC 3339 date-time with a time zone offset, like 2024-01-01T00:00:00Z`;
+  if (typeof value !== "string") return `${expected}; got ${JSON.stringify(value)}`;
+  const shape = DATE_TIME_SHAPE.exec(value);
+  if (shape && shape.groups?.offset === undefined) {
+    return `${expected}; ${JSON.stringify(value)} has no offset (add Z for UTC or +hh:mm)`;
+  }
+  if (shape) return `${field} ${JSON.stringify(value)} is not a real date and time (check the day of the month, hours, minutes and offset)`;
+  return `${expected}; got ${JSON.stringify(value)}`;
 }
 
 type Report = (pointer: string, detail: string) => void;

@@ -92,9 +92,13 @@ function sendError(reply: FastifyReply, error: unknown, body: CreateBodyMap | nu
 export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) => {
   const { pathPrefix, call, environment } = options;
   const base = `${pathPrefix}/sources`;
+  // A non-empty id: `/sources/` names no source (404 like any unknown path), not a missing field.
+  const byId = `${base}/:id(^.+$)`;
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "string", bodyLimit: MAX_BODY_BYTES }, (_req, text, done) => {
+  // GeoJSON's own media type (RFC 7946 §12) is JSON too; create bodies are GeoJSON.
+  const jsonTypes = ["application/json", "application/geo+json"];
+  app.addContentTypeParser(jsonTypes, { parseAs: "string", bodyLimit: MAX_BODY_BYTES }, (_req, text, done) => {
     if (text === "") return done(null, new UnparseableBody("the body is empty; send a JSON object"));
     try {
       done(null, JSON.parse(text as string));
@@ -116,7 +120,7 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
       return reply
         .code(415)
         .type(PROBLEM_CONTENT_TYPE)
-        .send(problem(415, "invalid_argument", "Content-Type must be application/json"));
+        .send(problem(415, "invalid_argument", "Content-Type must be application/json (or application/geo+json)"));
     }
     if (status >= 400 && status < 500) {
       return reply.code(status).type(PROBLEM_CONTENT_TYPE).send(problem(status, "invalid_argument", error.message));
@@ -146,7 +150,7 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
         return reply
           .code(415)
           .type(PROBLEM_CONTENT_TYPE)
-          .send(problem(415, "invalid_argument", "Content-Type must be application/json"));
+          .send(problem(415, "invalid_argument", "Content-Type must be application/json (or application/geo+json)"));
       }
       const bodyViolations: Violation[] = [];
       if (request.body instanceof UnparseableBody) {
@@ -193,7 +197,7 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     }
   });
 
-  app.get<{ Params: { id: string } }>(`${base}/:id`, async (request, reply) => {
+  app.get<{ Params: { id: string } }>(byId, async (request, reply) => {
     const query = new QueryReader(request.query as Record<string, string>, []);
     const message = create(GetSourceRequestSchema, { id: request.params.id });
     try {
@@ -204,7 +208,7 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     }
   });
 
-  app.delete<{ Params: { id: string } }>(`${base}/:id`, async (request, reply) => {
+  app.delete<{ Params: { id: string } }>(byId, async (request, reply) => {
     const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
     const message = create(DeleteSourceRequestSchema, {
       key: { case: "id", value: request.params.id },
@@ -244,5 +248,5 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
       .type(PROBLEM_CONTENT_TYPE)
       .send(problem(405, "unimplemented", `method not allowed; allowed: ${allow}`));
   app.route({ method: ["PUT", "PATCH"], url: base, handler: notAllowed("GET, POST, DELETE") });
-  app.route({ method: ["PUT", "PATCH", "POST"], url: `${base}/:id`, handler: notAllowed("GET, DELETE") });
+  app.route({ method: ["PUT", "PATCH", "POST"], url: byId, handler: notAllowed("GET, DELETE") });
 };
