@@ -28,10 +28,15 @@ const SUBJECT_COLUMNS = `s.seq, s.id, s.geometry, s.area_m2, s.start_at, s.end_a
   b.min_x, b.max_x, b.min_y, b.max_y`;
 
 function fromSubjectRow(row: SubjectRow): StoredSubject {
+  let geometry: SourceGeometry | undefined;
   return {
     seq: row.seq,
     id: row.id,
-    geometry: JSON.parse(row.geometry) as SourceGeometry,
+    // Parsed only when the policy gets past its cheap tests: most candidates never need it.
+    get geometry(): SourceGeometry {
+      geometry ??= JSON.parse(row.geometry) as SourceGeometry;
+      return geometry;
+    },
     areaM2: row.area_m2,
     startAt: row.start_at,
     endAt: row.end_at,
@@ -79,6 +84,9 @@ export class ConflictScanner {
     const flagged: string[] = [];
     let conflict = false;
     for (const other of this.neighbours(record)) {
+      // Once both sides are known to be flagged, this pair cannot change anything: skip the
+      // overlay (a batch of n mutually overlapping sources would otherwise cost n²/2 of them).
+      if (conflict && other.conflict) continue;
       if (!this.policy.conflicts(record, other)) continue;
       conflict = true;
       if (!other.conflict) {

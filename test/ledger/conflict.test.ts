@@ -1,0 +1,382 @@
+/**
+ * The pure conflict policy of contract §8 (src/ledger/conflict.ts), on hand-built cases whose
+ * answers are known analytically: overlap ≥ 1% of the smaller source's geodesic area, overlapping
+ * half-open periods, and a shared attribute type (or none on either side).
+ */
+import { describe, expect, it } from "vitest";
+import { EARTH_RADIUS_M, geodesicAreaM2 } from "../../src/geo/area.js";
+import { boundingBox } from "../../src/geo/bbox.js";
+import { intersectionAreaM2, OverlayFailedError, polyclipEngine } from "../../src/geo/overlap.js";
+import type { MultiPolygonGeometry, PolygonGeometry, Position, SourceGeometry } from "../../src/geo/types.js";
+import { checkGeometry } from "../../src/geo/validity.js";
+import {
+  attributesCompatible,
+  conflictPolicy,
+  MIN_OVERLAP_FRACTION,
+  periodsOverlap,
+  sourcesConflict,
+  type OverlapArea,
+} from "../../src/ledger/conflict.js";
+import type { SpatialSubject } from "../../src/store/port.js";
+
+const RAD = Math.PI / 180;
+const Y2024 = Date.UTC(2024, 0, 1);
+const Y2025 = Date.UTC(2025, 0, 1);
+const Y2026 = Date.UTC(2026, 0, 1);
+
+/** Closed counter-clockwise lon/lat cell [lon1, lon2] × [lat1, lat2]. */
+function cellRing(lon1: number, lat1: number, lon2: number, lat2: number): Position[] {
+  return [
+    [lon1, lat1],
+    [lon2, lat1],
+    [lon2, lat2],
+    [lon1, lat2],
+    [lon1, lat1],
+  ];
+}
+
+function cell(lon1: number, lat1: number, lon2: number, lat2: number): PolygonGeometry {
+  return { type: "Polygon", coordinates: [cellRing(lon1, lat1, lon2, lat2)] };
+}
+
+/** Exact area of a lon/lat cell on the sphere of contract §8: R²·Δλ·(sin φ₂ − sin φ₁). */
+function cellArea(lon1: number, lat1: number, lon2: number, lat2: number): number {
+  return EARTH_RADIUS_M ** 2 * (lon2 - lon1) * RAD * (Math.sin(lat2 * RAD) - Math.sin(lat1 * RAD));
+}
+
+interface SubjectOptions {
+  start?: number;
+  end?: number;
+  attributeType?: string[];
+}
+
+/** A source as the policy sees it, with bbox and area derived from the geometry as the service does. */
+function subject(geometry: SourceGeometry, { start = Y2024, end = Y2025, attributeType = [] }: SubjectOptions = {}): SpatialSubject {
+  return { geometry, bbox: boundingBox(geometry), areaM2: geodesicAreaM2(geometry), startAt: start, endAt: end, attributeType };
+}
+
+/** The decision, checked to be the same in both argument orders and through the exported policy. */
+function conflicts(a: SpatialSubject, b: SpatialSubject): boolean {
+  const forward = sourcesConflict(a, b);
+  expect(sourcesConflict(b, a), "the decision is symmetric").toBe(forward);
+  expect(conflictPolicy.conflicts(a, b), "conflictPolicy applies sourcesConflict").toBe(forward);
+  return forward;
+}
+
+const unit = cell(0, 0, 1, 1);
+
+/** mulberry32. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Two square fields of side `s` sharing the boundary x = x0 + s, each digitising it on its own:
+ * k vertices along it, jittered by up to `eps` (1e-9° to 1e-15°), as two surveys of one fence.
+ */
+function digitisedTwice(x0: number, y0: number, s: number, random: () => number): [PolygonGeometry, PolygonGeometry] {
+  const k = 3 + Math.floor(random() * 20);
+  const eps = 10 ** (-9 - Math.floor(random() * 7));
+  const west: Position[] = [];
+  const east: Position[] = [];
+  for (let i = 0; i <= k; i++) {
+    const inner = i !== 0 && i !== k;
+    const y = y0 + (s * i) / k;
+    west.push([x0 + s + (inner ? (random() - 0.5) * eps : 0), y]);
+    east.push([x0 + s + (random() - 0.5) * eps, y + (inner ? (random() - 0.5) * eps : 0)]);
+  }
+  return [
+    { type: "Polygon", coordinates: [[[x0, y0], ...west, [x0, y0 + s], [x0, y0]]] },
+    { type: "Polygon", coordinates: [[east[0], [x0 + 2 * s, y0], [x0 + 2 * s, y0 + s], ...[...east].reverse()]] },
+  ];
+}
+
+/** polyclip-ts's sweep line throws on this pair. */
+function defeatsPolyclip(a: PolygonGeometry, b: PolygonGeometry): boolean {
+  try {
+    polyclipEngine.intersection([a.coordinates], [b.coordinates]);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+describe("the 1% overlap rule on the exact geometry", () => {
+  it("50% overlap conflicts", () => {
+    expect(intersectionAreaM2(unit, cell(0.5, 0, 1.5, 1)) / geodesicAreaM2(unit)).toBeCloseTo(0.5, 12);
+    expect(conflicts(subject(unit), subject(cell(0.5, 0, 1.5, 1)))).toBe(true);
+  });
+
+  it("identical geometries conflict", () => {
+    expect(conflicts(subject(unit), subject(cell(0, 0, 1, 1)))).toBe(true);
+  });
+
+  it("touching edges and touching corners do not conflict", () => {
+    expect(conflicts(subject(unit), subject(cell(1, 0, 2, 1)))).toBe(false); // shared east edge
+    expect(conflicts(subject(unit), subject(cell(0, 1, 1, 2)))).toBe(false); // shared north edge
+    expect(conflicts(subject(unit), subject(cell(1, 1, 2, 2)))).toBe(false); // shared corner
+    expect(conflicts(subject(unit), subject(cell(0.25, 1, 0.75, 1.5)))).toBe(false); // part of an edge
+  });
+
+  it("field-sized neighbours sharing a digitised boundary (nearly coincident edges) do not conflict and do not throw", () => {
+    // ~100 m fields at 50° N; the second field's western edge wobbles by 1e-12° around the first's eastern edge.
+    const size = 0.001;
+    const east = 10 + size;
+    const e = 1e-12;
+    const a = cell(10, 50, east, 50 + size);
+    const b: PolygonGeometry = {
+      type: "Polygon",
+      coordinates: [
+        [
+          [east + e, 50],
+          [east + size, 50],
+          [east + size, 50 + size],
+          [east - e, 50 + size],
+          [east + e, 50 + size / 2],
+          [east - e, 50 + size / 4],
+          [east + e, 50],
+        ],
+      ],
+    };
+    expect(checkGeometry(b)).toEqual([]);
+    expect(conflicts(subject(a), subject(b))).toBe(false);
+  });
+
+  it("neighbours whose shared boundary defeats the first overlay engine do not conflict (the fallback decides)", () => {
+    const random = prng(2048);
+    let defeated = 0;
+    for (let n = 0; n < 400 && defeated < 3; n++) {
+      const [a, b] = digitisedTwice(10 + (n % 20) * 0.01, 50 + Math.floor(n / 20) * 0.01, 0.001, random);
+      if (!defeatsPolyclip(a, b)) continue;
+      defeated += 1;
+      expect(checkGeometry(a)).toEqual([]);
+      expect(checkGeometry(b)).toEqual([]);
+      expect(conflicts(subject(a), subject(b))).toBe(false);
+    }
+    expect(defeated, "the fixture really reaches the fallback").toBe(3);
+  });
+
+  it("a 0.5% sliver does not conflict", () => {
+    const b = cell(0.995, 0, 1.995, 1);
+    expect(intersectionAreaM2(unit, b) / geodesicAreaM2(unit)).toBeCloseTo(0.005, 10);
+    expect(conflicts(subject(unit), subject(b))).toBe(false);
+  });
+
+  it("a 1 cm sliver along a 100 m field boundary does not conflict", () => {
+    const a = cell(10, 50, 10.001, 50.001);
+    const b = cell(10.001 - 1e-7, 50, 10.002, 50.001);
+    expect(intersectionAreaM2(a, b)).toBeGreaterThan(0);
+    expect(conflicts(subject(a), subject(b))).toBe(false);
+  });
+
+  it("conflicts just above 1% of the smaller area and not just below (overlap across a meridian)", () => {
+    // Equal cells in the same latitude band: the overlap's share is exactly its share of longitude.
+    const above = 0.01 * (1 + 1e-6);
+    const below = 0.01 * (1 - 1e-6);
+    expect(conflicts(subject(unit), subject(cell(1 - above, 0, 2 - above, 1)))).toBe(true);
+    expect(conflicts(subject(unit), subject(cell(1 - below, 0, 2 - below, 1)))).toBe(false);
+  });
+
+  it("measures the 1% on geodesic areas, not on degrees (overlap across a parallel at 60° N)", () => {
+    // A = [0,1]×[60,61]. B starts inside A at latitude 61 − h and extends 2° north, so A is the
+    // smaller one. Choose h so the overlap band is exactly f of A's geodesic area:
+    // sin(61 − h) = sin 61 − f·(sin 61 − sin 60).
+    const s60 = Math.sin(60 * RAD);
+    const s61 = Math.sin(61 * RAD);
+    const southEdgeFor = (f: number) => Math.asin(s61 - f * (s61 - s60)) / RAD;
+    const a = cell(0, 60, 1, 61);
+    // 0.995% geodesically, but about 1.01% of the cell's height in degrees (the band near 61° is narrower).
+    const lat995 = southEdgeFor(0.00995);
+    expect((61 - lat995) / 1).toBeGreaterThan(0.01);
+    const b995 = cell(0, lat995, 1, lat995 + 2);
+    expect(geodesicAreaM2(b995)).toBeGreaterThan(geodesicAreaM2(a));
+    expect(intersectionAreaM2(a, b995) / cellArea(0, 60, 1, 61)).toBeCloseTo(0.00995, 8);
+    expect(conflicts(subject(a), subject(b995))).toBe(false);
+    const lat1005 = southEdgeFor(0.01005);
+    expect(conflicts(subject(a), subject(cell(0, lat1005, 1, lat1005 + 2)))).toBe(true);
+  });
+
+  it("applies the threshold inclusively, at exactly MIN_OVERLAP_FRACTION of the smaller area", () => {
+    expect(MIN_OVERLAP_FRACTION).toBe(0.01);
+    const a = subject(unit);
+    const b = subject(cell(0.5, 0.5, 2.5, 2.5));
+    const smaller = Math.min(a.areaM2, b.areaM2);
+    const exactly: OverlapArea = () => MIN_OVERLAP_FRACTION * smaller;
+    const justBelow: OverlapArea = () => MIN_OVERLAP_FRACTION * smaller * (1 - 1e-12);
+    expect(sourcesConflict(a, b, exactly)).toBe(true);
+    expect(sourcesConflict(b, a, exactly)).toBe(true);
+    expect(sourcesConflict(a, b, justBelow)).toBe(false);
+    expect(sourcesConflict(a, b, () => 0)).toBe(false);
+  });
+
+  it("measures against the smaller source: half of a small field inside a large one conflicts", () => {
+    const large = cell(0, 0, 10, 10);
+    const small = cell(9.5, 5, 10.5, 6); // half inside: 0.5% of the large one, 50% of the small one
+    expect(intersectionAreaM2(large, small) / geodesicAreaM2(large)).toBeLessThan(0.01);
+    expect(conflicts(subject(large), subject(small))).toBe(true);
+  });
+
+  it("a source contained in another conflicts", () => {
+    expect(conflicts(subject(cell(0, 0, 10, 10)), subject(cell(4, 4, 4.01, 4.01)))).toBe(true);
+    expect(conflicts(subject(cell(0, 0, 10, 10)), subject(cell(0, 0, 5, 5)))).toBe(true); // contained, sharing two edges
+  });
+
+  it("a MultiPolygon partly overlapping another source conflicts on its whole area's share", () => {
+    const parts: MultiPolygonGeometry = {
+      type: "MultiPolygon",
+      coordinates: [[cellRing(0, 0, 1, 1)], [cellRing(5, 0, 6, 1)]],
+    };
+    expect(checkGeometry(parts)).toEqual([]);
+    // Half of the second part: 25% of the MultiPolygon.
+    expect(conflicts(subject(parts), subject(cell(5.5, 0, 7, 1)))).toBe(true);
+    // Overlaps spread over both parts add up: 0.6% + 0.6% of a part is 0.6% of the whole (below 1%)...
+    expect(conflicts(subject(parts), subject(cell(0.994, -1, 5.006, 2)))).toBe(false);
+    // ...while 1.2% + 1.2% of a part is 1.2% of the whole.
+    expect(conflicts(subject(parts), subject(cell(0.988, -1, 5.012, 2)))).toBe(true);
+    // Between the parts, inside the MultiPolygon's box but touching neither part.
+    expect(conflicts(subject(parts), subject(cell(2, 0, 4, 1)))).toBe(false);
+    // Two MultiPolygons whose parts interleave without overlapping.
+    const interleaved: MultiPolygonGeometry = {
+      type: "MultiPolygon",
+      coordinates: [[cellRing(1, 0, 2, 1)], [cellRing(6, 0, 7, 1)]],
+    };
+    expect(conflicts(subject(parts), subject(interleaved))).toBe(false);
+  });
+
+  it("a polygon lying in another's hole does not conflict; one reaching out of the hole does", () => {
+    const framed: PolygonGeometry = {
+      type: "Polygon",
+      coordinates: [cellRing(0, 0, 10, 10), [...cellRing(2, 2, 8, 8)].reverse()],
+    };
+    expect(checkGeometry(framed)).toEqual([]);
+    expect(conflicts(subject(framed), subject(cell(3, 3, 4, 4)))).toBe(false); // strictly inside the hole
+    expect(conflicts(subject(framed), subject(cell(2, 2, 8, 8)))).toBe(false); // exactly the hole
+    expect(conflicts(subject(framed), subject(cell(1, 4, 3, 5)))).toBe(true); // half in the frame
+  });
+
+  it("a hole covering the other polygon inside a MultiPolygon part does not conflict", () => {
+    const parts: MultiPolygonGeometry = {
+      type: "MultiPolygon",
+      coordinates: [[cellRing(0, 0, 4, 4), [...cellRing(1, 1, 3, 3)].reverse()], [cellRing(10, 10, 11, 11)]],
+    };
+    expect(checkGeometry(parts)).toEqual([]);
+    expect(conflicts(subject(parts), subject(cell(1.5, 1.5, 2.5, 2.5)))).toBe(false);
+  });
+
+  it("a source near the antimeridian conflicts with its overlapping neighbour only", () => {
+    expect(conflicts(subject(cell(179.9, -16.1, 180, -16)), subject(cell(179.95, -16.05, 180, -15.9)))).toBe(true);
+    // The other side of the antimeridian is far away in lon/lat, as GeoJSON splits such geometries.
+    expect(conflicts(subject(cell(179.9, -16.1, 180, -16)), subject(cell(-180, -16.1, -179.9, -16)))).toBe(false);
+  });
+});
+
+describe("periods", () => {
+  const at = (start: number, end: number) => subject(unit, { start, end });
+  const b = (start: number, end: number) => subject(cell(0.5, 0, 1.5, 1), { start, end });
+
+  it("overlapping, nested and identical periods conflict", () => {
+    expect(conflicts(at(Y2024, Y2025), b(Date.UTC(2024, 6, 1), Y2026))).toBe(true);
+    expect(conflicts(at(Y2024, Y2026), b(Date.UTC(2024, 6, 1), Date.UTC(2024, 7, 1)))).toBe(true);
+    expect(conflicts(at(Y2024, Y2025), b(Y2024, Y2025))).toBe(true);
+  });
+
+  it("disjoint periods do not conflict", () => {
+    expect(conflicts(at(Y2024, Y2025), b(Date.UTC(2025, 6, 1), Y2026))).toBe(false);
+  });
+
+  it("are half-open: one ending exactly when the other starts does not conflict, one millisecond more does", () => {
+    expect(conflicts(at(Y2024, Y2025), b(Y2025, Y2026))).toBe(false);
+    expect(conflicts(at(Y2025, Y2026), b(Y2024, Y2025))).toBe(false);
+    expect(conflicts(at(Y2024, Y2025 + 1), b(Y2025, Y2026))).toBe(true);
+  });
+
+  it("periodsOverlap is the half-open test", () => {
+    expect(periodsOverlap(at(0, 10), at(9, 20))).toBe(true);
+    expect(periodsOverlap(at(0, 10), at(10, 20))).toBe(false);
+    expect(periodsOverlap(at(10, 20), at(0, 10))).toBe(false);
+    expect(periodsOverlap(at(0, 10), at(2, 3))).toBe(true);
+  });
+});
+
+describe("attribute types", () => {
+  const a = (attributeType: string[]) => subject(unit, { attributeType });
+  const b = (attributeType: string[]) => subject(cell(0.5, 0, 1.5, 1), { attributeType });
+
+  it("disjoint attribute types do not conflict", () => {
+    expect(conflicts(a(["CARBON_REMOVAL"]), b(["BIODIVERSITY"]))).toBe(false);
+    expect(conflicts(a(["CARBON_REMOVAL", "CI_SCORE"]), b(["BIODIVERSITY", "WATER_QUALITY"]))).toBe(false);
+  });
+
+  it("one shared attribute type is enough", () => {
+    expect(conflicts(a(["CARBON_REMOVAL", "CI_SCORE"]), b(["BIODIVERSITY", "CI_SCORE"]))).toBe(true);
+    expect(conflicts(a(["WATER_QUANTITY"]), b(["WATER_QUANTITY"]))).toBe(true);
+  });
+
+  it("missing attribute types on either side (or both) are compatible with anything", () => {
+    expect(conflicts(a([]), b(["BIODIVERSITY"]))).toBe(true);
+    expect(conflicts(a(["CARBON_REMOVAL"]), b([]))).toBe(true);
+    expect(conflicts(a([]), b([]))).toBe(true);
+    expect(attributesCompatible(a([]), b(["BIODIVERSITY"]))).toBe(true);
+    expect(attributesCompatible(a(["BIODIVERSITY"]), b([]))).toBe(true);
+    expect(attributesCompatible(a(["CI_SCORE"]), b(["BIODIVERSITY"]))).toBe(false);
+  });
+
+  it("no shared attribute type wins over a full overlap", () => {
+    expect(conflicts(subject(unit, { attributeType: ["CI_SCORE"] }), subject(unit, { attributeType: ["RENEWABLE_ENERGY"] }))).toBe(false);
+  });
+});
+
+describe("overlay failures", () => {
+  const a = subject(unit);
+  const b = subject(cell(0.5, 0, 1.5, 1));
+  const failed: OverlapArea = () => {
+    throw new OverlayFailedError("intersection", [
+      { engine: "first", error: new Error("gave up") },
+      { engine: "second", error: new Error("gave up too") },
+    ]);
+  };
+
+  it("take a pair as conflicting when every overlay engine failed (conservative)", () => {
+    expect(sourcesConflict(a, b, failed)).toBe(true);
+    expect(sourcesConflict(b, a, failed)).toBe(true);
+  });
+
+  it("let other errors propagate", () => {
+    const bug = new TypeError("a bug, not a clipping failure");
+    expect(() =>
+      sourcesConflict(a, b, () => {
+        throw bug;
+      }),
+    ).toThrow(bug);
+    const plain = new Error("gave up");
+    expect(() =>
+      sourcesConflict(a, b, () => {
+        throw plain;
+      }),
+    ).toThrow(plain);
+  });
+
+  it("are not reached when periods, attribute types or boxes already rule the pair out", () => {
+    const never: OverlapArea = () => {
+      throw new TypeError("the overlay must not run");
+    };
+    expect(sourcesConflict(a, subject(cell(0.5, 0, 1.5, 1), { start: Y2025, end: Y2026 }), never)).toBe(false);
+    expect(
+      sourcesConflict(subject(unit, { attributeType: ["CI_SCORE"] }), subject(unit, { attributeType: ["BIODIVERSITY"] }), never),
+    ).toBe(false);
+    expect(sourcesConflict(a, subject(cell(3, 3, 4, 4)), never)).toBe(false);
+  });
+
+  it("decide conservatively for any pair whose boxes meet, even boxes meeting at a corner", () => {
+    // The box test passes, so the overlay runs; its failure flags the pair although it only touches.
+    expect(sourcesConflict(a, subject(cell(1, 1, 2, 2)), failed)).toBe(true);
+    expect(sourcesConflict(a, subject(cell(1, 1, 2, 2)))).toBe(false);
+  });
+});
