@@ -105,15 +105,20 @@ export class ConflictScanner {
 
   /**
    * After `removed` is deleted: every flagged neighbour that conflicted with it is re-evaluated
-   * against what is left, and cleared when nothing else conflicts with it.
+   * against what is left, and cleared when nothing else conflicts with it. A neighbour's other
+   * conflicts are usually with sources around the removed one, so those (already read) are tried
+   * before its own neighbourhood is queried.
    */
   release(removed: StoredSubject): void {
-    for (const neighbour of this.neighbours(removed)) {
+    const around = this.neighbours(removed);
+    for (const neighbour of around) {
       if (!neighbour.conflict || !this.policy.conflicts(neighbour, removed)) continue;
-      const stillConflicts = this.neighbours(neighbour).some(
-        (other) => other.seq !== neighbour.seq && this.policy.conflicts(neighbour, other),
-      );
-      if (!stillConflicts) this.setConflict.run(0, neighbour.seq);
+      // Both sides of a conflict are flagged, so only flagged sources can keep this one flagged.
+      const conflictsWith = (other: StoredSubject) =>
+        other.conflict && other.seq !== neighbour.seq && this.policy.conflicts(neighbour, other);
+      if (around.some(conflictsWith) || this.neighbours(neighbour).some(conflictsWith)) continue;
+      this.setConflict.run(0, neighbour.seq);
+      neighbour.conflict = false;
     }
   }
 }
