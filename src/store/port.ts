@@ -60,6 +60,32 @@ export interface ConflictPolicy {
   conflicts(a: SpatialSubject, b: SpatialSubject): boolean;
 }
 
+/** A protected area of a loaded layer (contract §8), as a store's spatial index hands it over. */
+export interface ProtectedArea {
+  /** WDPAID, as a string. Parcels of one site share it. */
+  id: string;
+  name: string;
+  designation: string;
+  iucnCategory: string;
+  geometry: SourceGeometry;
+  bbox: BoundingBox;
+}
+
+/**
+ * Computes a source's `unep_overlap` (contract §8) from the protected areas of the active layer
+ * whose bounding boxes meet the source's. Stores that hold a protected-area layer find the
+ * candidates with their spatial index and apply it on create; protected-areas/overlap.ts
+ * implements it so every store computes the same record. Never throws for geometric reasons
+ * (overlay failures fall back to an estimate).
+ */
+export interface ProtectedAreaPolicy {
+  overlap(
+    subject: Pick<SpatialSubject, "geometry" | "bbox" | "areaM2">,
+    dataset: string,
+    candidates: readonly ProtectedArea[],
+  ): UnepOverlapRecord;
+}
+
 /** A list query. `accountId: null` spans every account (admins only; the service decides). */
 export interface ListQuery {
   accountId: string | null;

@@ -72,4 +72,49 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 2,
+    name: "protected-area layers with their own R*Tree",
+    sql: `
+      -- One row per import. A layer goes loading -> active -> retired; only the active one serves
+      -- unep_overlap (contract section 8), so an import is invisible until it is complete.
+      -- AUTOINCREMENT: a layer id is never reused, so a reader's cache keyed by it cannot go stale.
+      CREATE TABLE protected_area_layers (
+        id             INTEGER PRIMARY KEY AUTOINCREMENT,
+        dataset        TEXT    NOT NULL,
+        state          TEXT    NOT NULL CHECK (state IN ('loading', 'active', 'retired')),
+        source_file    TEXT    NOT NULL,
+        started_at     INTEGER NOT NULL,
+        -- Last batch written by the importing process; a loading layer without news is abandoned.
+        heartbeat_at   INTEGER NOT NULL,
+        imported_at    INTEGER,
+        feature_count  INTEGER NOT NULL DEFAULT 0,
+        rejected_count INTEGER NOT NULL DEFAULT 0
+      ) STRICT;
+      CREATE UNIQUE INDEX protected_area_layers_one_active ON protected_area_layers (state) WHERE state = 'active';
+      CREATE INDEX protected_area_layers_state ON protected_area_layers (state, id);
+
+      CREATE TABLE protected_areas (
+        seq           INTEGER PRIMARY KEY,
+        layer_id      INTEGER NOT NULL REFERENCES protected_area_layers (id),
+        wdpa_id       TEXT    NOT NULL,
+        name          TEXT    NOT NULL,
+        designation   TEXT    NOT NULL,
+        iucn_category TEXT    NOT NULL,
+        -- Geodesic m2 of the geometry.
+        area_m2       REAL    NOT NULL,
+        -- GeoJSON text, altitudes dropped.
+        geometry      TEXT    NOT NULL
+      ) STRICT;
+      CREATE INDEX protected_areas_layer ON protected_areas (layer_id, seq);
+
+      -- layer_id rides along as an auxiliary column so a search filters by layer before any join.
+      CREATE VIRTUAL TABLE protected_area_bbox USING rtree (seq, min_x, max_x, min_y, max_y, +layer_id INTEGER);
+
+      CREATE TRIGGER protected_areas_delete_bbox AFTER DELETE ON protected_areas
+      BEGIN
+        DELETE FROM protected_area_bbox WHERE seq = old.seq;
+      END;
+    `,
+  },
 ];

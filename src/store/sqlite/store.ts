@@ -6,6 +6,7 @@ import {
   type ConflictPolicy,
   type ListQuery,
   type NewSourceRecord,
+  type ProtectedAreaPolicy,
   type SourceRecord,
   type SourceStore,
 } from "../port.js";
@@ -14,6 +15,7 @@ import { toStoreError } from "./errors.js";
 import { buildListStatement } from "./list-query.js";
 import { runMigrations } from "./migrations.js";
 import { COLUMNS, fromRow, selectList, toRow, type SourceRow } from "./rows.js";
+import { SqliteProtectedAreaReader } from "./protected-areas.js";
 import { MIGRATIONS } from "./schema.js";
 import { ConflictScanner } from "./spatial.js";
 
@@ -22,6 +24,11 @@ export interface SqliteStoreOptions {
   path: string;
   /** Applied on every create and delete (contract §8); without it `conflict` stays false. */
   conflictPolicy?: ConflictPolicy;
+  /**
+   * Computes `unep_overlap` on every create from the active protected-area layer (contract §8;
+   * null while none is loaded). Without it `unepOverlap` is stored as given.
+   */
+  protectedAreaPolicy?: ProtectedAreaPolicy;
   /** How long a write waits for another connection's lock before failing as unavailable. */
   busyTimeoutMs?: number;
 }
@@ -46,6 +53,7 @@ export class SqliteSourceStore implements SourceStore {
   private readonly insertTransaction: Database.Transaction<(records: NewSourceRecord[]) => SourceRecord[]>;
   private readonly deleteTransaction: Database.Transaction<(lookup: () => { seq: number } | undefined) => boolean>;
   private readonly conflicts: ConflictScanner | null;
+  private readonly protectedAreas: SqliteProtectedAreaReader | null;
   private readonly statements: {
     takenAltIds: Statement<[string, string], { alt_id: string }>;
     insertSource: Statement<[SourceRow]>;
@@ -64,6 +72,7 @@ export class SqliteSourceStore implements SourceStore {
   constructor(
     private readonly db: Database.Database,
     conflictPolicy?: ConflictPolicy,
+    protectedAreaPolicy?: ProtectedAreaPolicy,
   ) {
     const columns = selectList("s");
     this.statements = {
@@ -92,6 +101,7 @@ export class SqliteSourceStore implements SourceStore {
       ping: db.prepare("SELECT 1"),
     };
     this.conflicts = conflictPolicy ? new ConflictScanner(db, conflictPolicy) : null;
+    this.protectedAreas = protectedAreaPolicy ? new SqliteProtectedAreaReader(db, protectedAreaPolicy) : null;
     this.insertTransaction = db.transaction((records: NewSourceRecord[]) => {
       this.assertAltIdsFree(records);
       const inserted: SourceRecord[] = [];
@@ -125,9 +135,19 @@ export class SqliteSourceStore implements SourceStore {
 
   async insertMany(records: NewSourceRecord[]): Promise<SourceRecord[]> {
     if (records.length === 0) return [];
+    // unep_overlap depends on the protected-area layer only, not on other sources, so it is
+    // computed before the write transaction, in a read snapshot: the overlays never hold the
+    // write lock. A layer swapped in between is seen by the next create.
+    const protectedAreas = this.protectedAreas;
+    const withOverlap =
+      protectedAreas === null
+        ? records
+        : this.runSync("protected-area overlap", () =>
+            protectedAreas.overlapsOf(records).map((unepOverlap, i) => ({ ...records[i], unepOverlap })),
+          );
     // IMMEDIATE takes the write lock before the alt_id check, so no other writer can slip in
     // between the check and the inserts.
-    return this.runSync("insert", () => this.insertTransaction.immediate(records));
+    return this.runSync("insert", () => this.insertTransaction.immediate(withOverlap));
   }
 
   async list(query: ListQuery): Promise<SourceRecord[]> {
@@ -227,7 +247,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteSourceStore 
   try {
     db = openConnection({ path: options.path, busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
     runMigrations(db, MIGRATIONS);
-    return new SqliteSourceStore(db, options.conflictPolicy);
+    return new SqliteSourceStore(db, options.conflictPolicy, options.protectedAreaPolicy);
   } catch (error) {
     db?.close();
     // Whatever stops the file from opening (a missing permission, a non-directory parent, a

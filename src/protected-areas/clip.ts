@@ -1,0 +1,113 @@
+import type { BoundingBox, PolygonCoordinates, Position } from "../geo/types.js";
+
+/**
+ * Rings with more positions than this are cut down to the box around the source before the
+ * overlay. The overlay engines cost O(n log n) in the vertices of both inputs (polyclip-ts took
+ * 5 s, JSTS 0.5 s, for a field against a 200,000-vertex coastline), while a field meets only the
+ * few hundred vertices near it; smaller rings go to the overlay whole.
+ */
+export const CLIP_MIN_POSITIONS = 1_000;
+
+type Edge = (p: Position) => number;
+
+/**
+ * Sutherland–Hodgman: `ring` clipped to the inside of `box`, one box side at a time, in linear
+ * time. For a concave ring the result can hold zero-width "bridges" along the box's sides (where
+ * the ring leaves the box and comes back); they enclose no area, and since the caller's box is
+ * the source's box grown by a margin they lie strictly outside the source, so they cannot change
+ * source ∩ ring. Returns null when nothing of the ring lies in the box.
+ */
+export function clipRing(ring: readonly Position[], box: BoundingBox): Position[] | null {
+  // Signed distance inside each side: positive inside.
+  const sides: Edge[] = [(p) => p[0] - box.minX, (p) => box.maxX - p[0], (p) => p[1] - box.minY, (p) => box.maxY - p[1]];
+  // The input is closed; work on the open ring and close at the end.
+  let points: Position[] = ring.slice(0, -1) as Position[];
+  for (const inside of sides) {
+    if (points.length === 0) break;
+    const output: Position[] = [];
+    let previous = points[points.length - 1];
+    let previousInside = inside(previous);
+    for (const current of points) {
+      const currentInside = inside(current);
+      if (currentInside >= 0) {
+        if (previousInside < 0) output.push(crossing(previous, current, previousInside, currentInside));
+        output.push(current);
+      } else if (previousInside >= 0) {
+        output.push(crossing(previous, current, previousInside, currentInside));
+      }
+      previous = current;
+      previousInside = currentInside;
+    }
+    points = output;
+  }
+  if (distinctAtLeast(points, 3) === false) return null;
+  return [...points, points[0]];
+}
+
+function crossing(a: Position, b: Position, da: number, db: number): Position {
+  const t = da / (da - db);
+  return [a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])];
+}
+
+function distinctAtLeast(points: readonly Position[], n: number): boolean {
+  const seen: Position[] = [];
+  for (const p of points) {
+    if (!seen.some((s) => s[0] === p[0] && s[1] === p[1])) {
+      seen.push(p);
+      if (seen.length >= n) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * One polygon (shell, holes) restricted to `box`: large rings clipped, holes outside the box
+ * dropped. Null when the shell does not reach into the box.
+ */
+export function clipPolygon(rings: PolygonCoordinates, box: BoundingBox): PolygonCoordinates | null {
+  const total = rings.reduce((n, ring) => n + ring.length, 0);
+  if (total <= CLIP_MIN_POSITIONS) return rings;
+  const [shell, ...holes] = rings;
+  const clippedShell = clipRing(shell, box);
+  if (clippedShell === null) return null;
+  const clippedHoles: Position[][] = [];
+  for (const hole of holes) {
+    if (!boxesMeet(hole, box)) continue;
+    // A hole inside the clipped shell must be clipped too, or it could stick out of it.
+    const clipped = clipRing(hole, box);
+    if (clipped === null) continue;
+    // The box lies wholly in the hole: nothing of this polygon is in the box.
+    if (isWholeBox(clipped, box)) return null;
+    clippedHoles.push(clipped);
+  }
+  return [clippedShell, ...clippedHoles];
+}
+
+function isWholeBox(ring: readonly Position[], box: BoundingBox): boolean {
+  return ring.every(([x, y]) => (x === box.minX || x === box.maxX) && (y === box.minY || y === box.maxY));
+}
+
+function boxesMeet(ring: readonly Position[], box: BoundingBox): boolean {
+  let minX = Infinity;
+  let minY = Infinity;
+  let maxX = -Infinity;
+  let maxY = -Infinity;
+  for (const [x, y] of ring) {
+    if (x < minX) minX = x;
+    if (x > maxX) maxX = x;
+    if (y < minY) minY = y;
+    if (y > maxY) maxY = y;
+  }
+  return minX <= box.maxX && box.minX <= maxX && minY <= box.maxY && box.minY <= maxY;
+}
+
+/**
+ * The source's box grown on every side by a tenth of its size (and at least 1e-6°, ~10 cm), so
+ * that the sides of the clipping box, where clipping may leave zero-width bridges, never touch the
+ * source.
+ */
+export function clippingBox(box: BoundingBox): BoundingBox {
+  const dx = Math.max((box.maxX - box.minX) * 0.1, 1e-6);
+  const dy = Math.max((box.maxY - box.minY) * 0.1, 1e-6);
+  return { minX: box.minX - dx, maxX: box.maxX + dx, minY: box.minY - dy, maxY: box.maxY + dy };
+}

@@ -1,0 +1,126 @@
+/**
+ * Contract §8's unep_overlap through the public REST API: the real server on a temporary SQLite
+ * file, and the layer imported into that same file by the CLI, a separate process, while the
+ * server runs (as an operator would).
+ */
+import { spawnSync } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { geodesicAreaM2 } from "../../src/geo/area.js";
+import type { PolygonGeometry } from "../../src/geo/types.js";
+import { importProtectedAreas } from "../../src/protected-areas/import.js";
+import { openSqliteProtectedAreaLayers } from "../../src/store/sqlite/index.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+import { featureCollection, paFeature, rect, tempDir, type Json } from "./fixtures.js";
+
+const temp = tempDir("pa-rest-");
+const sqlitePath = temp.path("ledger.sqlite");
+let server: TestServer;
+let token: string;
+let altSeq = 0;
+
+beforeAll(async () => {
+  server = await startTestServer({ SQLITE_PATH: sqlitePath });
+  token = await server.userToken("acct-pa");
+});
+
+afterAll(async () => {
+  await server?.close();
+  temp.remove();
+});
+
+async function create(geometry: PolygonGeometry, environment: "production" | "sandbox" = "production"): Promise<Json> {
+  const response = await server.request("POST", environment === "sandbox" ? "/sandbox/sources" : "/sources", {
+    token,
+    json: { alt_id: `pa-${++altSeq}`, geometry, start_at: "2024-01-01T00:00:00Z", end_at: "2025-01-01T00:00:00Z" },
+  });
+  expect(response.status).toBe(201);
+  const [record] = (await response.json()) as Json[];
+  return record;
+}
+
+async function get(id: unknown): Promise<Json> {
+  const response = await server.request("GET", `/sources/${String(id)}`, { token });
+  expect(response.status).toBe(200);
+  return (await response.json()) as Json;
+}
+
+function runCli(args: string[]) {
+  return spawnSync(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
+    cwd: process.cwd(),
+    env: { ...process.env, SQLITE_PATH: sqlitePath },
+    encoding: "utf8",
+  });
+}
+
+/** Half of the unit square at (0,0) lies in area 555; the unit square at (10,0) lies half in both 1 and 2. */
+const layer = featureCollection([
+  paFeature(555, rect(0.5, -1, 2, 2), { NAME: "Parque Río Ñandú", DESIG_ENG: "National Park", IUCN_CAT: "II" }),
+  paFeature(1, rect(10.5, -1, 12, 2), { NAME: "Inner Reserve", DESIG_ENG: "Nature Reserve", IUCN_CAT: "Ia" }),
+  paFeature(2, rect(10.5, -2, 13, 3), { NAME: "Outer Biosphere", DESIG_ENG: "UNESCO-MAB Biosphere Reserve", IUCN_CAT: "Not Applicable" }),
+  paFeature(3, null),
+]);
+
+const halfOfUnitSquare = geodesicAreaM2(rect(0.5, 0, 1, 1));
+
+describe("unep_overlap over REST", () => {
+  it("is null while no layer is loaded", async () => {
+    expect((await create(rect(0, 0, 1, 1))).unep_overlap).toBeNull();
+  });
+
+  it("after a CLI import into the running server's file, the next create has it: a source half inside one area", async () => {
+    const imported = runCli(["protected-areas", "import", temp.write("wdpa.geojson", layer), "--dataset", "WDPA Test"]);
+    expect(imported.stderr).toContain("feature 3 (WDPAID 3): the feature has no geometry");
+    expect(imported.status).toBe(0);
+
+    const record = await create(rect(0, 0, 1, 1));
+    expect(record.unep_overlap).toEqual({
+      dataset: "WDPA Test",
+      overlaps: true,
+      area_m2: expect.closeTo(halfOfUnitSquare, 3),
+      fraction: expect.closeTo(0.5, 9),
+      areas: [
+        { id: "555", name: "Parque Río Ñandú", designation: "National Park", iucn_category: "II", area_m2: expect.closeTo(halfOfUnitSquare, 3) },
+      ],
+    });
+    expect((await get(record.id)).unep_overlap).toEqual(record.unep_overlap);
+  });
+
+  it("two protected areas covering the same part: both listed, the area counted once", async () => {
+    const { unep_overlap: overlap } = await create(rect(10, 0, 11, 1));
+    expect(overlap).toMatchObject({ dataset: "WDPA Test", overlaps: true, area_m2: expect.closeTo(halfOfUnitSquare, 3), fraction: expect.closeTo(0.5, 9) });
+    const areas = (overlap as { areas: Json[] }).areas;
+    expect(areas.map((a) => a.id)).toEqual(["1", "2"]);
+    expect(areas[1]).toEqual({
+      id: "2",
+      name: "Outer Biosphere",
+      designation: "UNESCO-MAB Biosphere Reserve",
+      iucn_category: "Not Applicable",
+      area_m2: expect.closeTo(halfOfUnitSquare, 3),
+    });
+  });
+
+  it("a source away from every area: overlaps false, zero, no areas", async () => {
+    expect((await create(rect(50, 50, 51, 51))).unep_overlap).toEqual({ dataset: "WDPA Test", overlaps: false, area_m2: 0, fraction: 0, areas: [] });
+  });
+
+  it("the sandbox stays null with a layer loaded", async () => {
+    expect((await create(rect(0, 0, 1, 1), "sandbox")).unep_overlap).toBeNull();
+  });
+
+  it("a re-import replaces the layer for later creates; earlier records keep what they were given", async () => {
+    const before = await create(rect(0, 0, 1, 1));
+    const layers = openSqliteProtectedAreaLayers(sqlitePath);
+    try {
+      await importProtectedAreas({ file: temp.write("v2.geojson", featureCollection([paFeature(9, rect(-5, -5, 5, 5))])), dataset: "WDPA v2", layers });
+    } finally {
+      await layers.close();
+    }
+    const after = await create(rect(0, 0, 1, 1));
+    expect(after.unep_overlap).toMatchObject({ dataset: "WDPA v2", fraction: expect.closeTo(1, 12), areas: [{ id: "9" }] });
+    expect((await get(before.id)).unep_overlap).toMatchObject({ dataset: "WDPA Test", fraction: expect.closeTo(0.5, 9) });
+
+    const status = runCli(["protected-areas", "status"]);
+    expect(status.status).toBe(0);
+    expect(status.stdout).toMatch(/dataset: {6}WDPA v2\n {2}features: {5}1\n {2}rejected: {5}0\n/);
+  });
+});
