@@ -1,0 +1,131 @@
+import type { BoundingBox, Position } from "../../geo/types.js";
+
+/**
+ * The geometry MongoDB's 2dsphere index holds for a source: a "cover" of its planar bounding box,
+ * never the submitted geometry itself.
+ *
+ * Why not index the submitted geometry: the contract measures overlap on planar lon/lat edges,
+ * 2dsphere on geodesic (great-circle) edges, so an index over the exact shape can miss a planar
+ * overlap next to a long edge; and 2dsphere refuses or reinterprets some shapes the contract
+ * accepts (edges that cross once drawn as great circles, rings larger than a hemisphere, which it
+ * inverts). The submitted geometry is stored untouched in another field and decides conflicts in
+ * code; the index only finds candidates, like the embedded store's R*Tree of boxes.
+ *
+ * The cover is built so that, drawn with geodesic edges, it contains every point of the planar
+ * box [minX, maxX] × [minY, maxY]. Two sources whose boxes meet therefore have covers that meet,
+ * and `$geoIntersects` on the covers finds every pair the planar box test would:
+ * - every side is pushed out by PAD_DEGREES (a centimetre), against rounding in the index;
+ * - meridian sides are geodesics already; they get a vertex at least every 45° of latitude so no
+ *   side comes near 180° of arc, where "the shorter great circle" becomes ambiguous;
+ * - a parallel side on the pole side of the box bulges further poleward when drawn as a great
+ *   circle, so it only grows the cover; the parallel side towards the equator bulges inwards, so
+ *   it gets a vertex at least every degree of longitude and is moved equatorwards by the largest
+ *   bulge such a step can have (about 0.0011° for a full degree, far less for small boxes);
+ * - wide boxes are split into tiles at most 90° wide (a MultiPolygon), so no ring comes near a
+ *   hemisphere, which MongoDB would read as its complement;
+ * - latitudes are clamped to ±POLE_LIMIT (about 11 m from a pole), where vertices of different
+ *   longitudes would nearly coincide, and no side is shorter on the ground than MIN_SPAN_DEGREES
+ *   of arc (about 11 cm; narrow covers near a pole get wider in longitude), so no ring
+ *   degenerates. Clamping and widening keep every intersection of two boxes (clamping is
+ *   monotonic), so a box reaching into a polar cap still meets every box it met before.
+ */
+export type CoverGeometry =
+  | { type: "Polygon"; coordinates: Position[][] }
+  | { type: "MultiPolygon"; coordinates: Position[][][] };
+
+/** Outward padding on every side, in degrees (about 1 cm). */
+export const PAD_DEGREES = 1e-7;
+/** Covers stay this far from the poles, where all longitudes meet. */
+export const POLE_LIMIT = 90 - 1e-4;
+/** The shortest side of a tile, in degrees of arc on the ground (narrow tiles near a pole are widened in longitude). */
+export const MIN_SPAN_DEGREES = 1e-6;
+/** The widest tile, in degrees of longitude. */
+export const MAX_TILE_WIDTH = 90;
+/** The longest step along the equatorward parallel side, in degrees of longitude. */
+export const MAX_PARALLEL_STEP = 1;
+/** The longest step along a meridian side, in degrees of latitude. */
+export const MAX_MERIDIAN_STEP = 45;
+
+const RADIANS = Math.PI / 180;
+
+/**
+ * The largest distance, in degrees of latitude, by which the great circle through two points of
+ * one parallel `stepDegrees` apart rises above that parallel, over all latitudes. The great circle
+ * peaks at its midpoint, where tan(peak) = tan(lat) / cos(step / 2); the rise is largest where
+ * tan(lat) = √cos(step / 2).
+ */
+export function maxGeodesicBulge(stepDegrees: number): number {
+  const root = Math.sqrt(Math.cos((stepDegrees * RADIANS) / 2));
+  return (Math.atan(1 / root) - Math.atan(root)) / RADIANS;
+}
+
+/** [lo, hi] clamped to [floor, ceil] and widened to at least `min`, staying inside the bounds. */
+function span(lo: number, hi: number, floor: number, ceil: number, min: number): [number, number] {
+  let a = Math.max(lo, floor);
+  let b = Math.min(hi, ceil);
+  if (b - a < min) {
+    const middle = Math.min(Math.max((a + b) / 2, floor + min / 2), ceil - min / 2);
+    a = middle - min / 2;
+    b = middle + min / 2;
+  }
+  return [a, b];
+}
+
+/** `count` + 1 evenly spaced values from `from` to `to`, both included. */
+function steps(from: number, to: number, count: number): number[] {
+  const values: number[] = [];
+  for (let i = 0; i <= count; i++) values.push(i === count ? to : from + ((to - from) * i) / count);
+  return values;
+}
+
+/** One counter-clockwise tile ring: south side eastwards, east side north, north side westwards, west side south. */
+function tileRing(x0: number, x1: number, y0: number, y1: number, densifySouth: boolean, densifyNorth: boolean): Position[] {
+  const parallelCount = Math.max(1, Math.ceil((x1 - x0) / MAX_PARALLEL_STEP));
+  const meridianCount = Math.max(1, Math.ceil((y1 - y0) / MAX_MERIDIAN_STEP));
+  const south = densifySouth ? steps(x0, x1, parallelCount) : [x0, x1];
+  const north = densifyNorth ? steps(x1, x0, parallelCount) : [x1, x0];
+  const up = steps(y0, y1, meridianCount);
+  const down = steps(y1, y0, meridianCount);
+  const ring: Position[] = [];
+  for (const x of south) ring.push([x, y0]);
+  for (const y of up.slice(1, -1)) ring.push([x1, y]);
+  for (const x of north) ring.push([x, y1]);
+  for (const y of down.slice(1, -1)) ring.push([x0, y]);
+  ring.push([x0, y0]);
+  return ring;
+}
+
+/** The 2dsphere-indexable cover of a planar bounding box (see the module comment). */
+export function coverOf(box: BoundingBox): CoverGeometry {
+  // Near a pole a degree of longitude is short: widen narrow covers so every side stays at least
+  // MIN_SPAN_DEGREES of arc long on the ground (vertices the index cannot tell apart would be invalid).
+  const highest = Math.min(POLE_LIMIT, Math.max(Math.abs(box.minY), Math.abs(box.maxY)) + PAD_DEGREES + MIN_SPAN_DEGREES);
+  const minWidth = Math.min(360, MIN_SPAN_DEGREES / Math.cos(highest * RADIANS));
+  const [x0, x1] = span(box.minX - PAD_DEGREES, box.maxX + PAD_DEGREES, -180, 180, minWidth);
+  const tiles = Math.max(1, Math.ceil((x1 - x0) / MAX_TILE_WIDTH));
+  const tileWidth = (x1 - x0) / tiles;
+  const step = tileWidth / Math.max(1, Math.ceil(tileWidth / MAX_PARALLEL_STEP));
+  const bulge = maxGeodesicBulge(step);
+
+  // Only a side on the equator's far side from the box's interior bulges inwards.
+  const northOnly = box.minY > 0;
+  const southOnly = box.maxY < 0;
+  const [y0, y1] = span(
+    box.minY - PAD_DEGREES - (northOnly ? bulge : 0),
+    box.maxY + PAD_DEGREES + (southOnly ? bulge : 0),
+    -POLE_LIMIT,
+    POLE_LIMIT,
+    MIN_SPAN_DEGREES,
+  );
+
+  const edges = steps(x0, x1, tiles);
+  const rings: Position[][] = [];
+  for (let i = 0; i < tiles; i++) rings.push(tileRing(edges[i], edges[i + 1], y0, y1, northOnly, southOnly));
+  if (rings.length === 1) return { type: "Polygon", coordinates: [rings[0]] };
+  return { type: "MultiPolygon", coordinates: rings.map((ring) => [ring]) };
+}
+
+/** Every ring of a cover, each closed, for tests and diagnostics. */
+export function coverRings(cover: CoverGeometry): Position[][] {
+  return cover.type === "Polygon" ? cover.coordinates : cover.coordinates.map((polygon) => polygon[0]);
+}

@@ -1,0 +1,446 @@
+import {
+  MongoClient,
+  MongoError,
+  MongoErrorLabel,
+  MongoNotConnectedError,
+  MongoServerError,
+  MongoTopologyClosedError,
+  type ClientSession,
+  type Collection,
+  type Db,
+  type Document,
+  type Filter,
+  type MongoClientOptions,
+} from "mongodb";
+import type { BoundingBox } from "../../geo/types.js";
+import {
+  AltIdTakenError,
+  StoreUnavailableError,
+  type ConflictPolicy,
+  type ListQuery,
+  type NewSourceRecord,
+  type SourceRecord,
+  type SourceStore,
+} from "../port.js";
+import {
+  fromDocument,
+  fromSubjectDocument,
+  toDocument,
+  type GuardDocument,
+  type RecordDocument,
+  type SourceDocument,
+  type StoredSubject,
+  type SubjectDocument,
+} from "./documents.js";
+import {
+  InvalidMongoUriError,
+  isAltIdDuplicate,
+  isDuplicateKey,
+  REPLICA_SET_REQUIRED,
+  toSetupError,
+  toStoreError,
+} from "./errors.js";
+import { guardCellsOf } from "./guards.js";
+import {
+  CANDIDATE_CHUNK,
+  CANDIDATE_OPTIONS,
+  clientOptions,
+  conflictCandidatesFilter,
+  DB_OPTIONS,
+  DELETE_OPTIONS,
+  deleteByAltIdFilter,
+  deleteByIdFilter,
+  GET_OPTIONS,
+  getFilter,
+  GUARD_WRITE_OPTIONS,
+  GUARDS,
+  guardWrites,
+  HELLO_COMMAND,
+  listFilter,
+  listOptions,
+  otherCandidatesFilter,
+  PROTECTED_AREA_INDEXES,
+  PROTECTED_AREAS,
+  setConflictUpdate,
+  SOURCE_INDEXES,
+  SOURCES,
+  TAKEN_ALT_IDS_OPTIONS,
+  takenAltIdsFilter,
+  TRANSACTION_OPTIONS,
+} from "./queries.js";
+
+export interface MongoSourceStoreOptions {
+  /** Applied on every create and delete (contract §8); without it `conflict` is stored as given. */
+  conflictPolicy?: ConflictPolicy;
+  /**
+   * How long a transaction may keep retrying transient failures (write conflicts with concurrent
+   * creates, a primary stepping down) before the call fails as unavailable. Default 10 s.
+   */
+  transactionBudgetMs?: number;
+}
+
+export interface OpenMongoStoreOptions extends MongoSourceStoreOptions {
+  uri: string;
+  database: string;
+  /** Merged over the store's defaults (queries.ts `clientOptions`); tests shorten timeouts with it. */
+  clientOptions?: MongoClientOptions;
+}
+
+const DEFAULT_TRANSACTION_BUDGET_MS = 10_000;
+/** A batch whose alt_id duplicate vanished before it could be named is tried again this many times. */
+const ALT_ID_ATTEMPTS = 3;
+
+/** `hello` of a replica-set member names its set; a mongos router says `isdbgrid`. Both run transactions. */
+export function supportsTransactions(hello: Document): boolean {
+  return typeof hello.setName === "string" || hello.msg === "isdbgrid";
+}
+
+/** Per account, in order of first appearance, the alt_ids that appear more than once in `records`. */
+function repeatedAltIds(records: readonly NewSourceRecord[]): Map<string, Set<string>> {
+  const seen = new Map<string, Set<string>>();
+  const repeated = new Map<string, Set<string>>();
+  for (const { accountId, altId } of records) {
+    let altIds = seen.get(accountId);
+    if (altIds === undefined) seen.set(accountId, (altIds = new Set()));
+    if (altIds.has(altId)) {
+      let twice = repeated.get(accountId);
+      if (twice === undefined) repeated.set(accountId, (twice = new Set()));
+      twice.add(altId);
+    }
+    altIds.add(altId);
+  }
+  return repeated;
+}
+
+/** The batch's alt_ids by account, each once, in request order. */
+function altIdsByAccount(records: readonly NewSourceRecord[]): Map<string, string[]> {
+  const byAccount = new Map<string, Set<string>>();
+  for (const { accountId, altId } of records) {
+    let altIds = byAccount.get(accountId);
+    if (altIds === undefined) byAccount.set(accountId, (altIds = new Set()));
+    altIds.add(altId);
+  }
+  return new Map([...byAccount].map(([accountId, altIds]) => [accountId, [...altIds]]));
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const result: T[][] = [];
+  for (let at = 0; at < items.length; at += size) result.push(items.slice(at, at + size));
+  return result;
+}
+
+/**
+ * The SourceStore on MongoDB (a replica set or a sharded cluster). One MongoClient for the
+ * store's life: the driver monitors the deployment, reconnects and re-elects by itself, so the
+ * store never caches a connection and recovers when MongoDB is back. Index setup runs at open and,
+ * until it has succeeded once, again before each call.
+ */
+export class MongoSourceStore implements SourceStore {
+  private closed = false;
+  private setup: Promise<void> | null = null;
+  private readonly db: Db;
+  private readonly sources: Collection<SourceDocument>;
+  private readonly guards: Collection<GuardDocument>;
+  private readonly protectedAreas: Collection<Document>;
+  private readonly policy: ConflictPolicy | null;
+  private readonly transactionBudgetMs: number;
+
+  constructor(
+    private readonly client: MongoClient,
+    database: string,
+    options: MongoSourceStoreOptions = {},
+  ) {
+    this.db = client.db(database, DB_OPTIONS);
+    this.sources = this.db.collection<SourceDocument>(SOURCES);
+    this.guards = this.db.collection<GuardDocument>(GUARDS);
+    this.protectedAreas = this.db.collection(PROTECTED_AREAS);
+    this.policy = options.conflictPolicy ?? null;
+    this.transactionBudgetMs = options.transactionBudgetMs ?? DEFAULT_TRANSACTION_BUDGET_MS;
+  }
+
+  /** Connects and creates the indexes (idempotent); resolves once done, and is retried on each call until then. */
+  ready(): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError("mongodb setup failed: store is closed"));
+    this.setup ??= this.prepare().catch((error: unknown) => {
+      this.setup = null;
+      throw toSetupError(error);
+    });
+    return this.setup;
+  }
+
+  async insertMany(records: NewSourceRecord[]): Promise<SourceRecord[]> {
+    if (records.length === 0) return [];
+    return this.run("insert", async () => {
+      const repeated = repeatedAltIds(records);
+      if (repeated.size > 0) await this.throwTakenAltIds(records, repeated);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.transaction("insert", (session) =>
+            this.policy ? this.insertWithConflicts(records, this.policy, session) : this.insertAsGiven(records, session),
+          );
+        } catch (error) {
+          if (!isAltIdDuplicate(error)) throw error;
+          await this.throwTakenAltIds(records, new Map());
+          // The duplicate was deleted before it could be named: the batch may fit now.
+          if (attempt >= ALT_ID_ATTEMPTS) throw error;
+        }
+      }
+    });
+  }
+
+  async list(query: ListQuery): Promise<SourceRecord[]> {
+    return this.run("list", async () => {
+      const docs = await this.sources.find<RecordDocument>(listFilter(query), listOptions(query)).toArray();
+      return docs.map(fromDocument);
+    });
+  }
+
+  async get(id: string, accountId: string | null): Promise<SourceRecord | null> {
+    return this.run("get", async () => {
+      const doc = await this.sources.findOne<RecordDocument>(getFilter(id, accountId), GET_OPTIONS);
+      return doc === null ? null : fromDocument(doc);
+    });
+  }
+
+  async deleteById(id: string, accountId: string | null): Promise<boolean> {
+    return this.run("delete", () => this.remove(deleteByIdFilter(id, accountId)));
+  }
+
+  async deleteByAltId(altId: string, accountId: string): Promise<boolean> {
+    return this.run("delete", () => this.remove(deleteByAltIdFilter(altId, accountId)));
+  }
+
+  /** Reachable, indexes in place, and a replica set or sharded cluster (transactions need one). */
+  async ping(): Promise<void> {
+    return this.run("ping", async () => {
+      const hello = await this.db.command(HELLO_COMMAND);
+      if (!supportsTransactions(hello)) throw new StoreUnavailableError(`mongodb ping failed: ${REPLICA_SET_REQUIRED}`);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.client.close();
+  }
+
+  // --- internals ---
+
+  private async prepare(): Promise<void> {
+    // Explicitly, because a client whose first connection failed keeps a closed topology and
+    // fails every later operation with "Topology is closed"; connect() replaces such a topology
+    // and returns at once for a connected one. Once connected, the driver's monitoring survives
+    // outages on its own.
+    await this.client.connect();
+    await this.sources.createIndexes(SOURCE_INDEXES);
+    await this.protectedAreas.createIndexes(PROTECTED_AREA_INDEXES);
+    // Guards are upserted inside transactions; the collection must exist before the first one.
+    try {
+      await this.db.createCollection(GUARDS);
+    } catch (error) {
+      if (!(error instanceof MongoServerError && error.code === 48)) throw error; // 48: NamespaceExists
+    }
+  }
+
+  private async run<T>(action: string, work: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new StoreUnavailableError(`mongodb ${action} failed: store is closed`);
+    try {
+      await this.ready();
+      return await work();
+    } catch (error) {
+      // A topology closed behind the store's back is never reopened by the driver: connect anew
+      // (through setup) on the next call.
+      if (error instanceof MongoTopologyClosedError || error instanceof MongoNotConnectedError) this.setup = null;
+      throw toStoreError(error, action);
+    }
+  }
+
+  /**
+   * Runs `work` in a transaction with TRANSACTION_OPTIONS through `withTransaction`, which runs it
+   * again on transient failures (a write conflict on a guard, a failover). Past the budget a
+   * transient failure ends the call as unavailable instead of retrying for the driver's two minutes.
+   */
+  private async transaction<T>(action: string, work: (session: ClientSession) => Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.transactionBudgetMs;
+    const session = this.client.startSession();
+    try {
+      return await session.withTransaction(async (active) => {
+        try {
+          return await work(active);
+        } catch (error) {
+          if (error instanceof MongoError) {
+            if (error.hasErrorLabel(MongoErrorLabel.TransientTransactionError) && Date.now() >= deadline) {
+              // Not a MongoError: withTransaction aborts and rethrows it without another attempt.
+              throw new StoreUnavailableError(
+                `mongodb ${action} transaction still failing after ${this.transactionBudgetMs} ms: ${error.name}: ${error.message}`,
+                { cause: error },
+              );
+            }
+          }
+          throw error;
+        }
+      }, TRANSACTION_OPTIONS);
+    } finally {
+      await session.endSession();
+    }
+  }
+
+  /** Without a policy the store keeps each record's flag as given (the contract suite relies on it). */
+  private async insertAsGiven(records: readonly NewSourceRecord[], session: ClientSession): Promise<SourceRecord[]> {
+    const docs = records.map(toDocument);
+    await this.sources.insertMany(docs, { session, ordered: true });
+    return docs.map(fromDocument);
+  }
+
+  /**
+   * Contract §8 on create, inside the transaction: guard the batch's cells, read the candidates
+   * of every account through the 2dsphere index, decide with the policy on the exact geometries
+   * (stored sources and earlier members of the batch), flag the stored sources that now conflict,
+   * then insert the batch with its own flags.
+   */
+  private async insertWithConflicts(
+    records: readonly NewSourceRecord[],
+    policy: ConflictPolicy,
+    session: ClientSession,
+  ): Promise<SourceRecord[]> {
+    await this.writeGuards(
+      records.map((r) => r.bbox),
+      session,
+    );
+    const stored = new Map<string, StoredSubject>();
+    for (const chunk of chunks(records, CANDIDATE_CHUNK)) {
+      for (const candidate of await this.candidates(
+        chunk.map((r) => r.bbox),
+        session,
+      )) {
+        stored.set(candidate.id, candidate);
+      }
+    }
+
+    const conflict = records.map(() => false);
+    const flagged = new Set<string>();
+    records.forEach((record, k) => {
+      for (const other of stored.values()) {
+        if (!policy.conflicts(record, other)) continue;
+        conflict[k] = true;
+        if (!other.conflict) flagged.add(other.id);
+      }
+      for (let j = 0; j < k; j++) {
+        if (policy.conflicts(record, records[j])) conflict[j] = conflict[k] = true;
+      }
+    });
+
+    if (flagged.size > 0) {
+      const { filter, update } = setConflictUpdate([...flagged], true);
+      await this.sources.updateMany(filter, update, { session });
+    }
+    const docs = records.map((record, k) => toDocument({ ...record, conflict: conflict[k] }));
+    await this.sources.insertMany(docs, { session, ordered: true });
+    return docs.map(fromDocument);
+  }
+
+  /**
+   * Deletes the source `filter` names. With a policy, in a transaction: when the source was
+   * flagged, every flagged neighbour that conflicted with it is re-evaluated against what is
+   * left and cleared when nothing else conflicts with it; the cells of the deleted source and of
+   * every re-evaluated neighbour are guarded, so a concurrent create or delete touching them collides.
+   */
+  private async remove(filter: Filter<SourceDocument>): Promise<boolean> {
+    const policy = this.policy;
+    if (policy === null) return (await this.sources.deleteOne(filter)).deletedCount === 1;
+    return this.transaction("delete", async (session) => {
+      const doc = await this.sources.findOneAndDelete(filter, { ...DELETE_OPTIONS, session });
+      if (doc === null) return false;
+      const removed = fromSubjectDocument(doc);
+      if (!removed.conflict) return true;
+
+      const guarded: BoundingBox[] = [removed.bbox];
+      const cleared = new Set<string>();
+      const around = await this.candidates([removed.bbox], session);
+      for (const neighbour of around) {
+        if (!neighbour.conflict || !policy.conflicts(neighbour, removed)) continue;
+        guarded.push(neighbour.bbox);
+        // Both sides of a conflict are flagged, so only flagged sources can keep this one flagged.
+        // Its other conflicts are usually around the removed source (already read): try those
+        // before querying its own neighbourhood.
+        const conflictsWith = (other: StoredSubject) =>
+          other.conflict && !cleared.has(other.id) && other.id !== neighbour.id && policy.conflicts(neighbour, other);
+        if (around.some(conflictsWith)) continue;
+        const others = await this.sources
+          .find<SubjectDocument>(otherCandidatesFilter(neighbour.bbox, neighbour.id), { ...CANDIDATE_OPTIONS, session })
+          .toArray();
+        if (!others.map(fromSubjectDocument).some(conflictsWith)) cleared.add(neighbour.id);
+      }
+      await this.writeGuards(guarded, session);
+      if (cleared.size > 0) {
+        const { filter: clearFilter, update } = setConflictUpdate([...cleared], false);
+        await this.sources.updateMany(clearFilter, update, { session });
+      }
+      return true;
+    });
+  }
+
+  private async candidates(boxes: BoundingBox[], session: ClientSession): Promise<StoredSubject[]> {
+    const docs = await this.sources
+      .find<SubjectDocument>(conflictCandidatesFilter(boxes), { ...CANDIDATE_OPTIONS, session })
+      .toArray();
+    return docs.map(fromSubjectDocument);
+  }
+
+  private async writeGuards(boxes: BoundingBox[], session: ClientSession): Promise<void> {
+    const cells = guardCellsOf(boxes);
+    if (cells.length === 0) return;
+    try {
+      await this.guards.bulkWrite(guardWrites(cells), { ...GUARD_WRITE_OPTIONS, session });
+    } catch (error) {
+      // Two transactions inserting the same new guard document: as much a write conflict as any
+      // other, so withTransaction runs this one again (and then finds the guard in place).
+      if (isDuplicateKey(error)) error.addErrorLabel(MongoErrorLabel.TransientTransactionError);
+      throw error;
+    }
+  }
+
+  /**
+   * Throws AltIdTakenError for the first account (in request order) with alt_ids already stored or
+   * in `repeated`, naming all of them in request order. Returns when there are none.
+   */
+  private async throwTakenAltIds(records: readonly NewSourceRecord[], repeated: Map<string, Set<string>>): Promise<void> {
+    for (const [accountId, altIds] of altIdsByAccount(records)) {
+      const stored = await this.sources
+        .find<{ alt_id: string }>(takenAltIdsFilter(accountId, altIds), TAKEN_ALT_IDS_OPTIONS)
+        .toArray();
+      const taken = new Set([...stored.map((d) => d.alt_id), ...(repeated.get(accountId) ?? [])]);
+      if (taken.size > 0) throw new AltIdTakenError(accountId, altIds.filter((altId) => taken.has(altId)));
+    }
+  }
+}
+
+/** Replaces the URI (which may hold credentials) wherever a driver message repeats it. */
+function redact(message: string, uri: string): string {
+  return uri === "" ? message : message.split(uri).join("<MONGODB_URI>");
+}
+
+/**
+ * Connects to MongoDB and prepares the collections. An unreachable server does not stop the start:
+ * the store is returned, `/readyz` answers 503 with the reason in the log, and setup is retried
+ * until MongoDB answers. A URI that does not parse is an InvalidMongoUriError.
+ */
+export async function openMongoStore(options: OpenMongoStoreOptions): Promise<MongoSourceStore> {
+  let client: MongoClient;
+  try {
+    client = new MongoClient(options.uri, { ...clientOptions(options.uri), ...options.clientOptions });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new InvalidMongoUriError(`MONGODB_URI is not a valid MongoDB connection string: ${redact(reason, options.uri)}`);
+  }
+  const store = new MongoSourceStore(client, options.database, options);
+  try {
+    await store.ready();
+  } catch (error) {
+    if (!(error instanceof StoreUnavailableError)) {
+      await client.close();
+      throw error;
+    }
+  }
+  return store;
+}

@@ -1,0 +1,357 @@
+/**
+ * The MongoDB store against a real server: the shared store contract suite, index setup, conflict
+ * bookkeeping (the same cases as the embedded store, a brute-force comparison, geometries at the
+ * edges of the globe) and write skew between two clients racing.
+ *
+ * These tests need a MongoDB replica set (transactions) named by MONGODB_URI, e.g.
+ * `mongodb://localhost:27017/?replicaSet=rs0`; CI starts one (.github/workflows/ci.yml) and
+ * `docker compose up mongo mongo-init` gives one locally. Without MONGODB_URI they are reported as
+ * skipped with that reason: no MongoDB server can be installed on this project's machines (it is
+ * not packaged in Debian, and the npm downloaders fetch binaries from outside). Every database
+ * the tests create is dropped afterwards.
+ */
+import { MongoClient } from "mongodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PolygonGeometry, Position, SourceGeometry } from "../../src/geo/types.js";
+import { conflictPolicy, sourcesConflict } from "../../src/ledger/conflict.js";
+import { openMongoStore, supportsTransactions, type MongoSourceStore } from "../../src/store/mongodb/index.js";
+import { GUARDS, PROTECTED_AREA_INDEXES, PROTECTED_AREAS, SOURCE_INDEXES, SOURCES } from "../../src/store/mongodb/queries.js";
+import type { NewSourceRecord, SourceRecord } from "../../src/store/port.js";
+import { listQuery, makeRecord, square } from "../contract/fixtures.js";
+import { describeSourceStoreContract } from "../contract/source-store-contract.js";
+
+const uri = process.env.MONGODB_URI;
+const SKIPPED = "skipped: MONGODB_URI not set — no MongoDB server can be installed on this machine";
+const RUNS = "against the replica set MONGODB_URI names";
+
+let databaseCounter = 0;
+function freshDatabase(): string {
+  databaseCounter += 1;
+  return `source_ledger_test_${process.pid}_${Date.now().toString(36)}_${databaseCounter}`;
+}
+
+/** A client of the tests' own, to inspect and drop what the stores leave behind. */
+let admin: MongoClient | undefined;
+function adminClient(): MongoClient {
+  admin ??= new MongoClient(uri as string, { serverSelectionTimeoutMS: 10_000 });
+  return admin;
+}
+
+async function openTestStore(database: string, withPolicy: boolean): Promise<MongoSourceStore> {
+  return openMongoStore({
+    uri: uri as string,
+    database,
+    ...(withPolicy ? { conflictPolicy } : {}),
+    // Racing writers in the write-skew test retry write conflicts; give them room.
+    transactionBudgetMs: 60_000,
+  });
+}
+
+// Skipped unless MONGODB_URI names a replica set: no MongoDB server can be installed on this
+// project's machines (not packaged in Debian; the npm downloaders fetch binaries from outside), so
+// here these tests report as skipped with that reason in their name; CI runs them against mongo:7.
+describe.skipIf(!uri)(`MongoDB contract (${uri ? RUNS : SKIPPED})`, () => {
+  afterAll(async () => {
+    await admin?.close();
+    admin = undefined;
+  });
+
+  describeSourceStoreContract("mongodb", async () => {
+    const database = freshDatabase();
+    const store = await openTestStore(database, false);
+    return {
+      store,
+      cleanup: async () => {
+        await store.close();
+        await adminClient().db(database).dropDatabase();
+      },
+    };
+  });
+});
+
+const Y2025 = Date.UTC(2025, 0, 1);
+const Y2026 = Date.UTC(2026, 0, 1);
+
+function cellRing(lon1: number, lat1: number, lon2: number, lat2: number): Position[] {
+  return [
+    [lon1, lat1],
+    [lon2, lat1],
+    [lon2, lat2],
+    [lon1, lat2],
+    [lon1, lat1],
+  ];
+}
+
+function cell(lon1: number, lat1: number, lon2: number, lat2: number): PolygonGeometry {
+  return { type: "Polygon", coordinates: [cellRing(lon1, lat1, lon2, lat2)] };
+}
+
+/** mulberry32: small and seedable. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function bruteForceFlags(records: readonly NewSourceRecord[]): Map<string, boolean> {
+  const flags = new Map(records.map((r) => [r.id, false]));
+  for (let j = 0; j < records.length; j++) {
+    for (let i = 0; i < j; i++) {
+      if (sourcesConflict(records[j], records[i])) {
+        flags.set(records[i].id, true);
+        flags.set(records[j].id, true);
+      }
+    }
+  }
+  return flags;
+}
+
+// Same condition and reason as above.
+describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
+  let store: MongoSourceStore;
+  let database: string;
+
+  beforeAll(async () => {
+    database = freshDatabase();
+    store = await openTestStore(database, true);
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    if (database !== undefined) await adminClient().db(database).dropDatabase();
+    await admin?.close();
+    admin = undefined;
+  });
+
+  async function flagOf(id: string): Promise<boolean | undefined> {
+    return (await store.get(id, null))?.conflict;
+  }
+
+  async function allRecords(): Promise<Map<string, SourceRecord>> {
+    const byId = new Map<string, SourceRecord>();
+    for (let offset = 0; ; offset += 1000) {
+      const page = await store.list(listQuery(null, { limit: 1000, offset }));
+      for (const record of page) byId.set(record.id, record);
+      if (page.length < 1000) return byId;
+    }
+  }
+
+  /** Empties the ledger between tests that count on a clean slate. */
+  async function clear(): Promise<void> {
+    await adminClient().db(database).collection(SOURCES).deleteMany({});
+  }
+
+  describe("setup", () => {
+    it("is a replica set (or mongos) and ping resolves", async () => {
+      const hello = await adminClient().db("admin").command({ hello: 1 });
+      expect(supportsTransactions(hello)).toBe(true);
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+
+    it("creates every index at start, and opening again changes nothing", async () => {
+      const again = await openTestStore(database, true);
+      await again.close();
+      const db = adminClient().db(database);
+      const indexes = await db.collection(SOURCES).listIndexes().toArray();
+      for (const spec of SOURCE_INDEXES) {
+        const found = indexes.find((index) => index.name === spec.name);
+        expect(found, spec.name).toBeDefined();
+        expect(found?.key).toEqual(spec.key);
+        expect(Boolean(found?.unique)).toBe(Boolean(spec.unique));
+      }
+      expect(indexes).toHaveLength(SOURCE_INDEXES.length + 1); // and _id
+      const areaIndexes = await db.collection(PROTECTED_AREAS).listIndexes().toArray();
+      expect(areaIndexes.map((i) => i.name).sort()).toEqual(["_id_", ...PROTECTED_AREA_INDEXES.map((i) => i.name)].sort());
+      const collections = await db.listCollections({ name: GUARDS }).toArray();
+      expect(collections).toHaveLength(1);
+    });
+
+    it("stores the submitted geometry untouched beside the indexed cover", async () => {
+      const record = makeRecord({
+        geometry: {
+          type: "Polygon",
+          coordinates: [
+            [
+              [10, 10],
+              [10, 11],
+              [10, 11],
+              [11, 11],
+              [11, 10],
+              [10, 10],
+            ],
+          ],
+        },
+      });
+      await store.insertMany([record]);
+      const doc = await adminClient().db(database).collection<{ _id: string; geometry: unknown; cover: { type: string } }>(SOURCES).findOne({ _id: record.id });
+      expect(doc?.geometry).toEqual(record.geometry); // clockwise, with a repeated vertex: as sent
+      expect(doc?.cover.type).toBe("Polygon");
+      await store.deleteById(record.id, null);
+    });
+  });
+
+  describe("conflict bookkeeping", () => {
+    it("flags both sides", async () => {
+      await clear();
+      const [a] = await store.insertMany([makeRecord({ geometry: cell(0, 0, 1, 1) })]);
+      expect(a.conflict).toBe(false);
+      const [b] = await store.insertMany([makeRecord({ accountId: "acct_b", geometry: cell(0.5, 0, 1.5, 1) })]);
+      expect(b.conflict).toBe(true);
+      expect(await flagOf(a.id)).toBe(true);
+    });
+
+    it("does not flag touching neighbours, slivers, other periods or other attribute types", async () => {
+      await clear();
+      const returned = await store.insertMany([
+        makeRecord({ geometry: cell(0, 0, 1, 1), attributeType: ["CARBON_REMOVAL"] }),
+        makeRecord({ geometry: cell(-1, 0, 0, 1) }),
+        makeRecord({ geometry: cell(-1, 1, 0, 2) }),
+        makeRecord({ geometry: cell(0.995, 0, 1.995, 1) }),
+        makeRecord({ geometry: cell(0, 0, 1, 1), startAt: Y2025, endAt: Y2026 }),
+        makeRecord({ geometry: cell(0, 0, 1, 1), attributeType: ["BIODIVERSITY", "CI_SCORE"] }),
+      ]);
+      expect(returned.map((r) => r.conflict)).toEqual([false, false, false, false, false, false]);
+    });
+
+    it("lets batch members flag each other and an earlier stored source", async () => {
+      await clear();
+      const [stored] = await store.insertMany([makeRecord({ geometry: cell(0, 0, 1, 1) })]);
+      const returned = await store.insertMany([
+        makeRecord({ geometry: cell(3, 3, 4, 4) }),
+        makeRecord({ geometry: cell(0.2, 0.2, 0.8, 0.8) }),
+        makeRecord({ geometry: cell(3.5, 3.5, 4.5, 4.5) }),
+        makeRecord({ geometry: cell(8, 8, 9, 9) }),
+      ]);
+      expect(returned.map((r) => r.conflict)).toEqual([true, true, true, false]);
+      expect(await flagOf(stored.id)).toBe(true);
+      for (const record of returned) expect(await flagOf(record.id)).toBe(record.conflict);
+    });
+
+    it("re-evaluates every neighbour of a deleted source, each against what is left", async () => {
+      await clear();
+      const [h, x, y, z, w] = await store.insertMany([
+        makeRecord({ geometry: cell(0, 0, 3, 1) }),
+        makeRecord({ geometry: cell(0, 0.5, 1, 2) }),
+        makeRecord({ geometry: cell(1.2, 0.5, 1.8, 1.5) }),
+        makeRecord({ geometry: cell(2, -1, 3, 0.5) }),
+        makeRecord({ geometry: cell(0.2, 1.5, 0.8, 3) }),
+      ]);
+      expect([h, x, y, z, w].map((r) => r.conflict)).toEqual([true, true, true, true, true]);
+      expect(await store.deleteById(h.id, null)).toBe(true);
+      expect(await flagOf(x.id)).toBe(true);
+      expect(await flagOf(w.id)).toBe(true);
+      expect(await flagOf(y.id)).toBe(false);
+      expect(await flagOf(z.id)).toBe(false);
+      expect(await store.deleteByAltId(w.altId, w.accountId)).toBe(true);
+      expect(await flagOf(x.id)).toBe(false);
+    });
+
+    it("finds overlaps the 2dsphere index's great-circle edges would hide, near the poles and across wide boxes", async () => {
+      await clear();
+      // Two long strips along 60° N: as great circles their edges bow north by degrees, but the
+      // contract's planar strips overlap by half. And two squares at the south pole.
+      const strips = [cell(-85, 60, 85, 60.5), cell(-85, 60.25, 85, 60.75)];
+      const polar = [cell(-180, -90, -170, -89.5), cell(-175, -90, -165, -89.5)];
+      // A MultiPolygon spanning the globe, and a small square inside its bounding box but apart from it.
+      const wide: SourceGeometry = {
+        type: "MultiPolygon",
+        coordinates: [[cellRing(-179, -80, -178, -79)], [cellRing(178, 79, 179, 80)]],
+      };
+      const [s1, s2, p1, p2, far, inside] = await store.insertMany([
+        makeRecord({ geometry: strips[0] }),
+        makeRecord({ geometry: strips[1] }),
+        makeRecord({ geometry: polar[0] }),
+        makeRecord({ geometry: polar[1] }),
+        makeRecord({ geometry: wide }),
+        makeRecord({ geometry: square(20, 20, 1) }),
+      ]);
+      expect([s1, s2, p1, p2, far, inside].map((r) => r.conflict)).toEqual([true, true, true, true, false, false]);
+      const [overlapsWide] = await store.insertMany([makeRecord({ geometry: cell(178.5, 79.5, 179.5, 80.5) })]);
+      expect(overlapsWide.conflict).toBe(true);
+      expect(await flagOf(far.id)).toBe(true);
+    });
+
+    it("agrees with a brute-force scan over 600 random sources, after deletes too", async () => {
+      await clear();
+      const random = prng(9001);
+      const windows: [number, number][] = [
+        [20, 44],
+        [178, 10],
+        [-10, 88],
+        [-180, -90],
+      ];
+      const records = Array.from({ length: 600 }, () => {
+        const [x0, y0] = windows[Math.floor(random() * windows.length)];
+        const w = 0.05 + random() * 0.4;
+        const h = 0.05 + random() * 0.4;
+        const minX = Math.min(x0 + random() * 1.6, 180 - w);
+        const minY = Math.min(y0 + random() * 1.6, 90 - h);
+        const startYear = 2020 + Math.floor(random() * 4);
+        return makeRecord({
+          accountId: ["acct_a", "acct_b"][Math.floor(random() * 2)],
+          geometry: cell(minX, minY, minX + w, minY + h),
+          startAt: Date.UTC(startYear, 0, 1),
+          endAt: Date.UTC(startYear + 1 + Math.floor(random() * 2), 0, 1),
+          attributeType: random() < 0.3 ? [] : ["CARBON_REMOVAL", "BIODIVERSITY"].filter(() => random() < 0.6),
+        });
+      });
+      for (let at = 0; at < records.length; at += 75) await store.insertMany(records.slice(at, at + 75));
+      const mismatches = (expected: Map<string, boolean>, stored: Map<string, SourceRecord>) =>
+        [...expected].filter(([id, flag]) => stored.get(id)?.conflict !== flag).map(([id]) => id);
+
+      const first = bruteForceFlags(records);
+      expect([...first.values()].filter(Boolean).length).toBeGreaterThan(100);
+      expect(mismatches(first, await allRecords())).toEqual([]);
+
+      const doomed = new Set(records.filter(() => random() < 0.3).map((r) => r.id));
+      for (const record of records) {
+        if (doomed.has(record.id)) expect(await store.deleteById(record.id, null)).toBe(true);
+      }
+      const live = records.filter((r) => !doomed.has(r.id));
+      expect(mismatches(bruteForceFlags(live), await allRecords())).toEqual([]);
+    });
+  });
+
+  describe("no write skew between two clients", () => {
+    it("two clients creating overlapping sources at once both end flagged; concurrent deletes clear the third", async () => {
+      await clear();
+      const other = await openTestStore(database, true);
+      try {
+        const ROUNDS = 20;
+        const pairs: [SourceRecord, SourceRecord][] = [];
+        for (let round = 0; round < ROUNDS; round++) {
+          const lon = -60 + round * 0.1;
+          const [[a], [b]] = await Promise.all([
+            store.insertMany([makeRecord({ accountId: "acct_w0", geometry: square(lon, 10, 0.01) })]),
+            other.insertMany([makeRecord({ accountId: "acct_w1", geometry: square(lon + 0.005, 10, 0.01) })]),
+          ]);
+          expect(a.conflict || b.conflict).toBe(true);
+          pairs.push([a, b]);
+        }
+        for (const [a, b] of pairs) {
+          expect(await flagOf(a.id)).toBe(true);
+          expect(await flagOf(b.id)).toBe(true);
+        }
+
+        const thirds: string[] = [];
+        for (let round = 0; round < ROUNDS; round++) {
+          const [c] = await store.insertMany([makeRecord({ accountId: "acct_c", geometry: square(-60 + round * 0.1 + 0.0025, 10, 0.01) })]);
+          expect(c.conflict).toBe(true);
+          thirds.push(c.id);
+        }
+        for (const [a, b] of pairs) {
+          const deleted = await Promise.all([store.deleteById(a.id, null), other.deleteById(b.id, null)]);
+          expect(deleted).toEqual([true, true]);
+        }
+        for (const id of thirds) expect(await flagOf(id)).toBe(false);
+      } finally {
+        await other.close();
+      }
+    });
+  });
+});
