@@ -2,6 +2,7 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { SourceInput } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { geometryFromProto } from "../geo/proto-codec.js";
 import type { SourceGeometry } from "../geo/types.js";
+import type { NewSourceRecord } from "../store/port.js";
 import { checkGeometry } from "../geo/validity.js";
 import type { Violation } from "./violation.js";
 import { attributeTypes, geometrySources, sourceTypes, type Vocabulary } from "./vocabulary.js";
@@ -18,20 +19,21 @@ const MAX_SECONDS = 253402300799n;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
 
 /** A source that passed every rule of contract §5, in domain form. */
-export interface ValidSource {
-  altId: string;
-  methodology: string | null;
-  tags: string[];
-  stewardId: string | null;
-  projectId: string | null;
-  outcomeReportingYear: number | null;
-  sourceType: string | null;
-  attributeType: string[];
-  geometrySource: string | null;
-  geometry: SourceGeometry;
-  startAt: number;
-  endAt: number;
-}
+export type ValidSource = Pick<
+  NewSourceRecord,
+  | "altId"
+  | "methodology"
+  | "tags"
+  | "stewardId"
+  | "projectId"
+  | "outcomeReportingYear"
+  | "sourceType"
+  | "attributeType"
+  | "geometrySource"
+  | "geometry"
+  | "startAt"
+  | "endAt"
+>;
 
 function length(text: string): number {
   let n = 0;

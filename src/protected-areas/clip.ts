@@ -1,3 +1,5 @@
+import { boxesIntersect } from "../geo/bbox.js";
+import { ringBox } from "../geo/planar.js";
 import type { BoundingBox, PolygonCoordinates, Position } from "../geo/types.js";
 
 /**
@@ -72,7 +74,7 @@ export function clipPolygon(rings: PolygonCoordinates, box: BoundingBox): Polygo
   if (clippedShell === null) return null;
   const clippedHoles: Position[][] = [];
   for (const hole of holes) {
-    if (!boxesMeet(hole, box)) continue;
+    if (!boxesIntersect(ringBox(hole), box)) continue;
     // A hole inside the clipped shell must be clipped too, or it could stick out of it.
     const clipped = clipRing(hole, box);
     if (clipped === null) continue;
@@ -87,19 +89,6 @@ function isWholeBox(ring: readonly Position[], box: BoundingBox): boolean {
   return ring.every(([x, y]) => (x === box.minX || x === box.maxX) && (y === box.minY || y === box.maxY));
 }
 
-function boxesMeet(ring: readonly Position[], box: BoundingBox): boolean {
-  let minX = Infinity;
-  let minY = Infinity;
-  let maxX = -Infinity;
-  let maxY = -Infinity;
-  for (const [x, y] of ring) {
-    if (x < minX) minX = x;
-    if (x > maxX) maxX = x;
-    if (y < minY) minY = y;
-    if (y > maxY) maxY = y;
-  }
-  return minX <= box.maxX && box.minX <= maxX && minY <= box.maxY && box.minY <= maxY;
-}
 
 /**
  * The source's box grown on every side by a tenth of its size (and at least 1e-6°, ~10 cm), so
