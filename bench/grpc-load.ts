@@ -1,0 +1,177 @@
+/**
+ * Scenario 5's load clients for SourceLedgerService.GetSource over h2c (HTTP/2 with prior
+ * knowledge) on the service's one port. A closed loop: `concurrency` calls are always in flight
+ * (each finished call starts the next) for a fixed duration, multiplexed over `connections`
+ * HTTP/2 connections.
+ *
+ * - "h2": a minimal gRPC client on node:http2: pre-encoded length-prefixed GetSourceRequest
+ *   frames, the response read and dropped, `grpc-status` checked. Like autocannon for HTTP/1.1 it
+ *   costs the load generator little, so the server is what is measured. One call is decoded with
+ *   the generated schema first, to prove the answers are real.
+ * - "connect": Connect's gRPC transport (@connectrpc/connect-node), what a Node client would use.
+ *   It decodes every response, which costs the bench process about as much CPU as the server
+ *   spends answering, so on two cores it caps the rate it can drive.
+ *
+ * Both advertise `grpc-accept-encoding: gzip` by default, as Connect's and grpc-js's clients do,
+ * so the server compresses answers over its compressMinBytes (1 KiB); `acceptCompression: false`
+ * leaves the header out.
+ */
+import http2 from "node:http2";
+import { gunzipSync } from "node:zlib";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { createClient, type Client } from "@connectrpc/connect";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { GetSourceRequestSchema, GetSourceResponseSchema, SourceLedgerService } from "../gen/sourceledger/v2/source_ledger_pb.js";
+import type { LoadResult } from "./http-load.js";
+
+export interface GrpcLoad {
+  client: "h2" | "connect";
+  port: number;
+  token: string;
+  ids: readonly string[];
+  concurrency: number;
+  connections: number;
+  /** Seconds. */
+  duration: number;
+  /** Advertise gzip in grpc-accept-encoding (default true, like Connect's and grpc-js's clients). */
+  acceptCompression?: boolean;
+}
+
+const GET_SOURCE_PATH = `/${SourceLedgerService.typeName}/${SourceLedgerService.method.getSource.name}`;
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** Runs `call` from `concurrency` loops until the deadline; collects latencies and outcomes. */
+async function closedLoop(
+  load: GrpcLoad,
+  call: (i: number, connection: number) => Promise<string>,
+): Promise<LoadResult> {
+  const latencies: number[] = [];
+  const statusCodes: Record<string, number> = {};
+  let ok = 0;
+  let failed = 0;
+  let next = 0;
+  const started = performance.now();
+  const deadline = started + load.duration * 1000;
+  const loop = async (worker: number) => {
+    while (performance.now() < deadline) {
+      const i = next++;
+      const t0 = performance.now();
+      let outcome: string;
+      try {
+        outcome = await call(i, worker % load.connections);
+      } catch (error) {
+        outcome = String(error).slice(0, 80);
+      }
+      if (outcome === "0") {
+        latencies.push(performance.now() - t0);
+        ok += 1;
+      } else {
+        failed += 1;
+      }
+      statusCodes[outcome] = (statusCodes[outcome] ?? 0) + 1;
+    }
+  };
+  await Promise.all(Array.from({ length: load.concurrency }, (_, worker) => loop(worker)));
+  const seconds = (performance.now() - started) / 1000;
+  const sorted = Float64Array.from(latencies).sort();
+  return {
+    rps: ok / seconds,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    mean: latencies.reduce((a, b) => a + b, 0) / Math.max(1, latencies.length),
+    ok,
+    failed,
+    statusCodes,
+    seconds,
+  };
+}
+
+function requestFrame(id: string): Buffer {
+  const message = toBinary(GetSourceRequestSchema, create(GetSourceRequestSchema, { id }));
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  frame.set(message, 5);
+  return frame;
+}
+
+async function runH2(load: GrpcLoad): Promise<LoadResult> {
+  const sessions = await Promise.all(
+    Array.from(
+      { length: load.connections },
+      () =>
+        new Promise<http2.ClientHttp2Session>((resolve, reject) => {
+          const session = http2.connect(`http://127.0.0.1:${load.port}`);
+          session.once("connect", () => resolve(session));
+          session.once("error", reject);
+        }),
+    ),
+  );
+  const headers: http2.OutgoingHttpHeaders = {
+    ":method": "POST",
+    ":path": GET_SOURCE_PATH,
+    "content-type": "application/grpc+proto",
+    te: "trailers",
+    authorization: `Bearer ${load.token}`,
+    ...(load.acceptCompression === false ? {} : { "grpc-accept-encoding": "gzip" }),
+  };
+  const frames = load.ids.slice(0, 20_000).map(requestFrame);
+  const call = (i: number, connection: number, keep?: Buffer[]) =>
+    new Promise<string>((resolve, reject) => {
+      const stream = sessions[connection].request(headers);
+      let status: string | undefined;
+      stream.on("response", (h) => {
+        if (h["grpc-status"] !== undefined) status = String(h["grpc-status"]); // trailers-only answer
+      });
+      stream.on("trailers", (t) => {
+        status = String(t["grpc-status"]);
+      });
+      stream.on("data", (chunk: Buffer) => keep?.push(chunk));
+      stream.on("error", reject);
+      stream.on("close", () => resolve(status ?? `closed ${stream.rstCode}`));
+      stream.end(frames[i % frames.length]);
+    });
+  try {
+    // One real answer, decoded: the load below only checks grpc-status.
+    const chunks: Buffer[] = [];
+    const status = await call(0, 0, chunks);
+    const body = Buffer.concat(chunks);
+    const payload = body.subarray(5, 5 + body.readUInt32BE(1));
+    const response = fromBinary(GetSourceResponseSchema, body[0] === 1 ? gunzipSync(payload) : payload);
+    if (status !== "0" || response.source?.id !== load.ids[0]) {
+      throw new Error(`gRPC GetSource check failed: status ${status}, id ${response.source?.id}`);
+    }
+    return await closedLoop(load, (i, connection) => call(i, connection));
+  } finally {
+    for (const session of sessions) session.close();
+  }
+}
+
+async function runConnect(load: GrpcLoad): Promise<LoadResult> {
+  const baseUrl = `http://127.0.0.1:${load.port}`;
+  const managers = Array.from({ length: load.connections }, () => new Http2SessionManager(baseUrl));
+  const clients: Client<typeof SourceLedgerService>[] = managers.map((sessionManager) =>
+    createClient(
+      SourceLedgerService,
+      createGrpcTransport({ baseUrl, sessionManager, ...(load.acceptCompression === false ? { acceptCompression: [] } : {}) }),
+    ),
+  );
+  const headers = { authorization: `Bearer ${load.token}` };
+  try {
+    await Promise.all(clients.map((client) => client.getSource({ id: load.ids[0] }, { headers })));
+    return await closedLoop(load, async (i, connection) => {
+      const id = load.ids[i % load.ids.length];
+      const response = await clients[connection].getSource({ id }, { headers });
+      return response.source?.id === id ? "0" : `wrong source ${response.source?.id}`;
+    });
+  } finally {
+    for (const manager of managers) manager.abort();
+  }
+}
+
+export function runGrpcLoad(load: GrpcLoad): Promise<LoadResult> {
+  return load.client === "h2" ? runH2(load) : runConnect(load);
+}
