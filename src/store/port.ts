@@ -39,7 +39,13 @@ export interface NewSourceRecord {
 }
 
 /** A stored source. */
-export type SourceRecord = Omit<NewSourceRecord, "bbox" | "areaM2">;
+export type SourceRecord = Omit<NewSourceRecord, "bbox" | "areaM2"> & {
+  /**
+   * The geometry's GeoJSON text exactly as stored, when the store keeps it as text: the REST
+   * adapter splices it into its answer instead of parsing and serialising it again.
+   */
+  readonly geometryJson?: string;
+};
 
 /** What a conflict decision needs to know of a source (contract §8). */
 export interface SpatialSubject {

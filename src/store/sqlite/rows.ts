@@ -86,7 +86,8 @@ export function toRow(r: NewSourceRecord): SourceRow {
 }
 
 export function fromRow(row: SourceRow): SourceRecord {
-  return {
+  let geometry: SourceGeometry | undefined;
+  const record: SourceRecord = {
     id: row.id,
     accountId: row.account_id,
     altId: row.alt_id,
@@ -98,7 +99,11 @@ export function fromRow(row: SourceRow): SourceRecord {
     sourceType: row.source_type,
     attributeType: JSON.parse(row.attribute_type) as string[],
     geometrySource: row.geometry_source,
-    geometry: JSON.parse(row.geometry) as SourceGeometry,
+    // Parsed on first use only: a REST read sends `geometryJson` as it is.
+    get geometry(): SourceGeometry {
+      geometry ??= JSON.parse(row.geometry) as SourceGeometry;
+      return geometry;
+    },
     startAt: row.start_at,
     endAt: row.end_at,
     createdBy: row.created_by,
@@ -108,4 +113,7 @@ export function fromRow(row: SourceRow): SourceRecord {
     conflict: row.conflict === 1,
     unepOverlap: row.unep_overlap === null ? null : (JSON.parse(row.unep_overlap) as UnepOverlapRecord),
   };
+  // Not enumerable: a copy of the record ({...record}) or a comparison sees the plain fields only.
+  Object.defineProperty(record, "geometryJson", { value: row.geometry, enumerable: false });
+  return record;
 }
