@@ -1,6 +1,6 @@
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import type { Interceptor } from "@connectrpc/connect";
-import Fastify, { type FastifyInstance, type FastifyServerFactory } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerFactory } from "fastify";
 import { SandboxSourceLedgerService, SourceLedgerService } from "../gen/sourceledger/v2/source_ledger_pb.js";
 import { createAuthInterceptor, scopeForMethod } from "./auth/interceptor.js";
 import { createTokenVerifier, remoteKeys, type TokenVerifier } from "./auth/verifier.js";
@@ -9,6 +9,7 @@ import type { Config } from "./config.js";
 import { createErrorShield } from "./http/error-shield.js";
 import { createInProcessCaller } from "./http/invoke.js";
 import { PROBLEM_CONTENT_TYPE, problem } from "./http/problem.js";
+import { parseQueryString } from "./http/querystring.js";
 import { MAX_BODY_BYTES, restRoutes } from "./http/rest.js";
 import { productionIds, sandboxIds } from "./ledger/ids.js";
 import { createLedgerService } from "./ledger/service.js";
@@ -39,7 +40,14 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     logger: overrides.logger ?? { level: config.logLevel },
     bodyLimit: MAX_BODY_BYTES,
     forceCloseConnections: false,
-    return503OnClosing: true,
+    // Our own onRequest hook answers 503 while closing, as problem details.
+    return503OnClosing: false,
+    querystringParser: parseQueryString,
+    // Requests Fastify cannot route at all (a malformed URL) still get problem details.
+    frameworkErrors: (error, _request, reply) => {
+      const detail = error.code === "FST_ERR_BAD_URL" ? "the request URL is malformed" : "the request is malformed";
+      void (reply as FastifyReply).code(400).type(PROBLEM_CONTENT_TYPE).send(problem(400, "invalid_argument", detail));
+    },
     ...(overrides.serverFactory ? { serverFactory: overrides.serverFactory } : {}),
   });
 
@@ -91,6 +99,20 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     call: createInProcessCaller(SandboxSourceLedgerService, sandbox, interceptors),
   });
   if (devIdentity) await app.register(devIdentity.plugin);
+
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onRequest", async (_request, reply) => {
+    if (closing) {
+      return reply
+        .code(503)
+        .header("connection", "close")
+        .type(PROBLEM_CONTENT_TYPE)
+        .send(problem(503, "unavailable", "the service is shutting down; retry on another instance"));
+    }
+  });
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (request, reply) => {

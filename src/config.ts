@@ -31,6 +31,21 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return value;
 }
 
+function url(env: NodeJS.ProcessEnv, name: string): string | null {
+  const value = text(env, name);
+  if (value === null) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${value}"`);
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${value}"`);
+  }
+  return value;
+}
+
 function text(env: NodeJS.ProcessEnv, name: string): string | null {
   const raw = env[name];
   return raw === undefined || raw.trim() === "" ? null : raw.trim();
@@ -45,12 +60,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (store === "mongodb" && mongodbUri === null) {
     throw new ConfigError("MONGODB_URI is required when LEDGER_STORE=mongodb");
   }
-  const authIssuer = text(env, "AUTH_ISSUER");
+  const authIssuer = url(env, "AUTH_ISSUER");
   const logLevel = text(env, "LOG_LEVEL") ?? "info";
   if (!LOG_LEVELS.has(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${[...LOG_LEVELS].join(", ")}, got "${logLevel}"`);
   }
-  const jwksUrl = text(env, "AUTH_JWKS_URL");
+  const jwksUrl = url(env, "AUTH_JWKS_URL");
   return {
     port: integer(env, "PORT", 8080, 0, 65535),
     host: text(env, "HOST") ?? "127.0.0.1",

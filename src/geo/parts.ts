@@ -11,3 +11,10 @@ export function geometryFromPolygons(polygons: PolygonCoordinates[]): SourceGeom
   if (polygons.length === 1) return { type: "Polygon", coordinates: polygons[0] };
   return { type: "MultiPolygon", coordinates: polygons };
 }
+
+/** Positions of a geometry, closing positions included (the unit of the 100,000 limit). */
+export function countPositions(g: SourceGeometry): number {
+  let n = 0;
+  for (const rings of polygonsOf(g)) for (const ring of rings) n += ring.length;
+  return n;
+}

@@ -1,4 +1,4 @@
-import { polygonsOf } from "./parts.js";
+import { countPositions, polygonsOf } from "./parts.js";
 import type { Position, SourceGeometry } from "./types.js";
 import type { GeometryIssue } from "./validity.js";
 import { formatPosition, partLabel, partPath, positionPath, ringLabel, ringPath } from "./validity-labels.js";
@@ -8,7 +8,7 @@ export const MAX_POSITIONS = 100_000;
 /** Everything that can be judged without topology: counts, numbers, ranges, ring closure. */
 export function checkStructure(g: SourceGeometry): GeometryIssue[] {
   const polygons = polygonsOf(g);
-  const positions = polygons.reduce((sum, rings) => rings.reduce((n, ring) => n + ring.length, sum), 0);
+  const positions = countPositions(g);
   // Past the limit every further check would be wasted work on a request that fails anyway.
   if (positions > MAX_POSITIONS) {
     return [{ path: [], detail: `geometry has ${positions} positions; at most ${MAX_POSITIONS} are allowed` }];

@@ -11,6 +11,7 @@ import {
 import { MAX_SOURCES_PER_REQUEST } from "../ledger/validate.js";
 import { WHOLE_SOURCE, type Violation } from "../ledger/violation.js";
 import { attributeTypes, geometrySources, sourceTypes, type Vocabulary } from "../ledger/vocabulary.js";
+import { preview } from "./preview.js";
 import { parseRfc3339 } from "./rfc3339.js";
 
 /** Where, in the REST body, each field of each source came from (or belongs when missing). */
@@ -100,7 +101,7 @@ class SourceDecoder {
     const value = this.at("outcome_reporting_year", raw, pointer);
     if (value === undefined) return;
     if (typeof value !== "number" || !Number.isInteger(value) || Math.abs(value) > 2 ** 31 - 1) {
-      return this.fail("outcome_reporting_year", pointer, `outcome_reporting_year must be an integer year, got ${JSON.stringify(value)}`);
+      return this.fail("outcome_reporting_year", pointer, `outcome_reporting_year must be an integer year, got ${preview(value)}`);
     }
     this.input.outcomeReportingYear = value;
   }
@@ -108,7 +109,7 @@ class SourceDecoder {
   private enumValue(field: string, vocabulary: Vocabulary, value: unknown, pointer: string): number | undefined {
     const known = typeof value === "string" ? vocabulary.valueOf(value) : undefined;
     if (known === undefined) {
-      this.fail(field, pointer, `${field} must be one of ${vocabulary.names.join(", ")} (exact, upper case), got ${JSON.stringify(value)}`);
+      this.fail(field, pointer, `${field} must be one of ${vocabulary.names.join(", ")} (exact, upper case), got ${preview(value)}`);
     }
     return known;
   }
@@ -188,13 +189,13 @@ const DATE_TIME_SHAPE = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?<off
 /** Why `value` is not an RFC 3339 date-time with an offset, in terms a client can act on. */
 function dateTimeProblem(field: string, value: unknown): string {
   const expected = `${field} must be an RFC 3339 date-time with a time zone offset, like 2024-01-01T00:00:00Z`;
-  if (typeof value !== "string") return `${expected}; got ${JSON.stringify(value)}`;
+  if (typeof value !== "string") return `${expected}; got ${preview(value)}`;
   const shape = DATE_TIME_SHAPE.exec(value);
   if (shape && shape.groups?.offset === undefined) {
-    return `${expected}; ${JSON.stringify(value)} has no offset (add Z for UTC or +hh:mm)`;
+    return `${expected}; ${preview(value)} has no offset (add Z for UTC or +hh:mm)`;
   }
-  if (shape) return `${field} ${JSON.stringify(value)} is not a real date and time (check the day of the month, hours, minutes and offset)`;
-  return `${expected}; got ${JSON.stringify(value)}`;
+  if (shape) return `${field} ${preview(value)} is not a real date and time (check the day of the month, hours, minutes and offset)`;
+  return `${expected}; got ${preview(value)}`;
 }
 
 type Report = (pointer: string, detail: string) => void;
@@ -213,7 +214,7 @@ function decodeRing(ring: unknown, pointer: string, report: Report): number[] | 
       position.length > 3 ||
       !position.every((n) => typeof n === "number")
     ) {
-      report(`${pointer}/${i}`, `a position must be an array of 2 or 3 numbers (longitude, latitude[, altitude]), got ${JSON.stringify(position)}`);
+      report(`${pointer}/${i}`, `a position must be an array of 2 or 3 numbers (longitude, latitude[, altitude]), got ${preview(position)}`);
       return null;
     }
     // Altitudes are accepted and dropped (contract §5).
@@ -261,7 +262,7 @@ export function decodeGeometry(value: unknown, pointer: string, report: Report):
     }
     return create(GeometrySchema, { kind: { case: "multiPolygon", value: { polygons } } });
   }
-  report(`${pointer}/type`, `geometry type must be "Polygon" or "MultiPolygon", got ${JSON.stringify(value.type ?? null)}`);
+  report(`${pointer}/type`, `geometry type must be "Polygon" or "MultiPolygon", got ${preview(value.type ?? null)}`);
   return null;
 }
 
@@ -291,7 +292,7 @@ function decodeFeature(
       source: index,
       field: "type",
       pointer: `${base}/type`,
-      detail: `type must be "Feature", got ${JSON.stringify(feature.type ?? null)}`,
+      detail: `type must be "Feature", got ${preview(feature.type ?? null)}`,
     });
   }
   let properties: Json = {};
@@ -311,7 +312,7 @@ function decodeFeature(
       source: index,
       field: "alt_id",
       pointer: `${propertiesPointer}/alt_id`,
-      detail: `the feature's id (${JSON.stringify(idValue)}) and properties.alt_id (${JSON.stringify(propertyAltId)}) differ; give one alt_id`,
+      detail: `the feature's id (${preview(idValue)}) and properties.alt_id (${preview(propertyAltId)}) differ; give one alt_id`,
     });
   } else if (idValue !== null) decoder.altId(idValue, `${base}/id`);
   else if (propertyAltId !== null) decoder.altId(propertyAltId, `${propertiesPointer}/alt_id`);
@@ -372,7 +373,7 @@ export function decodeCreateBody(body: unknown): DecodedCreate {
     violations.push({
       field: "sources",
       pointer: "/type",
-      detail: `type must be "FeatureCollection" or "Feature", or absent for a flat source; got ${JSON.stringify(body.type)}`,
+      detail: `type must be "FeatureCollection" or "Feature", or absent for a flat source; got ${preview(body.type)}`,
     });
   }
   request.sources = decoders.map((d) => d.input);

@@ -1,4 +1,5 @@
 import type { Violation } from "../ledger/violation.js";
+import { MALFORMED_QUERY, type ParsedQuery } from "./querystring.js";
 import type { Vocabulary } from "../ledger/vocabulary.js";
 
 type RawQuery = Record<string, string | string[] | undefined>;
@@ -14,6 +15,9 @@ export class QueryReader {
     private readonly query: RawQuery,
     allowed: readonly string[],
   ) {
+    for (const name of (query as ParsedQuery)[MALFORMED_QUERY] ?? []) {
+      this.fail(name, `${name} has a malformed percent-encoding`);
+    }
     for (const name of Object.keys(query)) {
       if (!allowed.includes(name)) {
         this.fail(name, `unknown query parameter "${name}"; allowed here: ${allowed.length ? allowed.join(", ") : "none"}`);

@@ -20,6 +20,8 @@ import { renderRecordJson, renderRecordsJson } from "./rest-render.js";
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
+/** A body with a problem at every position of a huge geometry still gets a bounded answer. */
+const MAX_LISTED_ERRORS = 1000;
 
 export interface RestRoutesOptions {
   /** "" for production, "/sandbox" for the sandbox. (Not `prefix`: Fastify would apply that itself.) */
@@ -70,10 +72,11 @@ function pointerOf(v: Violation, body: CreateBodyMap | null): string {
 
 function sendError(reply: FastifyReply, error: unknown, body: CreateBodyMap | null): FastifyReply {
   const connectError = ConnectError.from(error);
-  const errors =
-    error instanceof FieldViolationsError
-      ? error.violations.map((v) => ({ pointer: pointerOf(v, body), detail: v.detail }))
-      : [];
+  const violations = error instanceof FieldViolationsError ? error.violations : [];
+  const errors = violations.slice(0, MAX_LISTED_ERRORS).map((v) => ({ pointer: pointerOf(v, body), detail: v.detail }));
+  if (violations.length > MAX_LISTED_ERRORS) {
+    errors.push({ pointer: "", detail: `and ${violations.length - MAX_LISTED_ERRORS} more violations` });
+  }
   const details = problemFromConnectError(connectError, errors);
   if (errors.length > 0) {
     // The Connect message names proto paths; a REST client is better served by its own pointers.
@@ -82,7 +85,6 @@ function sendError(reply: FastifyReply, error: unknown, body: CreateBodyMap | nu
   }
   const authenticate = connectError.metadata.get("www-authenticate");
   if (authenticate) reply.header("www-authenticate", authenticate);
-  if (details.status >= 500) reply.log.error({ err: error }, "request failed");
   return reply.code(details.status).type(PROBLEM_CONTENT_TYPE).send(details);
 }
 

@@ -4,6 +4,12 @@ import { BadRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js"
 import { violationFieldPath, type Violation } from "./violation.js";
 
 /**
+ * The most violations one error detail carries: a gRPC error travels in HTTP/2 trailers, and a
+ * detail listing every position of a 100,000-vertex geometry would overflow the frame.
+ */
+export const MAX_DETAIL_VIOLATIONS = 100;
+
+/**
  * A request rejected for reasons tied to its fields. Over Connect and gRPC the violations travel
  * as a BadRequest detail; the in-process REST adapter reads `violations` to point into its body.
  */
@@ -19,16 +25,15 @@ export class FieldViolationsError extends ConnectError {
     code: Code = Code.InvalidArgument,
     message = summarise(violations),
   ) {
+    const shown = violations.slice(0, MAX_DETAIL_VIOLATIONS).map((v) => {
+      const field = violationFieldPath(v);
+      return { field, description: v.detail, pointer: fieldPathToPointer(field) };
+    });
+    if (violations.length > MAX_DETAIL_VIOLATIONS) {
+      shown.push({ field: "", description: `and ${violations.length - MAX_DETAIL_VIOLATIONS} more violations`, pointer: "" });
+    }
     super(message, code, undefined, [
-      {
-        desc: BadRequestSchema,
-        value: create(BadRequestSchema, {
-          fieldViolations: violations.map((v) => {
-            const field = violationFieldPath(v);
-            return { field, description: v.detail, pointer: fieldPathToPointer(field) };
-          }),
-        }),
-      },
+      { desc: BadRequestSchema, value: create(BadRequestSchema, { fieldViolations: shown }) },
     ]);
   }
 }

@@ -1,3 +1,4 @@
+import { countPositions } from "../geo/parts.js";
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { ImportAbortedError, ImportInProgressError, InputError } from "./errors.js";
@@ -103,13 +104,6 @@ function asInputError(error: unknown, file: string): unknown {
   return error;
 }
 
-function positionsOf(area: NewProtectedArea): number {
-  const polygons = area.geometry.type === "Polygon" ? [area.geometry.coordinates] : area.geometry.coordinates;
-  let n = 0;
-  for (const rings of polygons) for (const ring of rings) n += ring.length;
-  return n;
-}
-
 /**
  * Streams a GeoJSON FeatureCollection of WDPA-style protected areas into a new layer, and makes it
  * the active layer once every feature was read. Invalid features are counted and skipped (their
@@ -185,7 +179,7 @@ export async function importProtectedAreas(options: ImportOptions): Promise<Impo
       if (verdict.ok) {
         accepted++;
         batch.push(verdict.area);
-        batchCount += positionsOf(verdict.area);
+        batchCount += countPositions(verdict.area.geometry);
         if (batch.length >= batchSize || batchCount >= batchPositions) await flush();
       } else {
         rejected++;

@@ -122,8 +122,12 @@ export class AltIdTakenError extends Error {
 
 /** Thrown when a store would exceed a capacity bound (the sandbox's per-session cap); nothing was stored. */
 export class CapacityExceededError extends Error {
-  constructor(readonly limit: number) {
-    super(`capacity of ${limit} sources exceeded`);
+  constructor(
+    readonly limit: number,
+    /** What is counted: "sources", or "positions" for the sandbox's memory bound. */
+    readonly unit: "sources" | "positions" = "sources",
+  ) {
+    super(`capacity of ${limit} ${unit} exceeded`);
     this.name = "CapacityExceededError";
   }
 }

@@ -1,9 +1,12 @@
+import { countPositions } from "../../geo/parts.js";
 import type { SourceRecord } from "../port.js";
 
 /** One account's sandbox sources. Map order is insertion order, which is usually created order. */
 export class Session {
   readonly records = new Map<string, SourceRecord>();
   private readonly idByAltId = new Map<string, string>();
+  /** Geometry positions held: the sandbox's memory bound counts these, not only sources. */
+  positions = 0;
 
   constructor(public lastUsedAt: number) {}
 
@@ -18,6 +21,7 @@ export class Session {
   add(record: SourceRecord): void {
     this.records.set(record.id, record);
     this.idByAltId.set(record.altId, record.id);
+    this.positions += countPositions(record.geometry);
   }
 
   delete(id: string): boolean {
@@ -25,6 +29,7 @@ export class Session {
     if (record === undefined) return false;
     this.records.delete(id);
     this.idByAltId.delete(record.altId);
+    this.positions -= countPositions(record.geometry);
     return true;
   }
 

@@ -7,6 +7,7 @@ import {
   type SourceRecord,
   type SourceStore,
 } from "../port.js";
+import { countPositions } from "../../geo/parts.js";
 import { byCreatedThenId, matcher, page } from "./query.js";
 import type { Session } from "./session.js";
 import { SessionRegistry } from "./sessions.js";
@@ -16,6 +17,8 @@ export interface SandboxStoreOptions {
   ttlMs: number;
   /** Sources one session may hold. */
   maxPerSession?: number;
+  /** Geometry positions one session may hold: bounds its memory whatever the sources' sizes. */
+  maxPositionsPerSession?: number;
   /** Clock, injectable for tests. */
   now?: () => number;
   /** How often expired sessions are released; defaults to the TTL, at most a minute. */
@@ -23,6 +26,9 @@ export interface SandboxStoreOptions {
 }
 
 const DEFAULT_MAX_PER_SESSION = 10_000;
+// 10,000 field-sized sources of 100 positions fit; 10,000 sources of 100,000 positions (tens of
+// GB) do not.
+const DEFAULT_MAX_POSITIONS_PER_SESSION = 2_000_000;
 const MAX_SWEEP_INTERVAL_MS = 60_000;
 
 function toStored({ bbox: _bbox, areaM2: _areaM2, ...record }: NewSourceRecord): SourceRecord {
@@ -44,6 +50,7 @@ function groupByAccount(records: readonly NewSourceRecord[]): Map<string, NewSou
 export class SandboxSourceStore implements SourceStore {
   private readonly sessions: SessionRegistry;
   private readonly maxPerSession: number;
+  private readonly maxPositionsPerSession: number;
   private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(options: SandboxStoreOptions) {
@@ -51,6 +58,7 @@ export class SandboxSourceStore implements SourceStore {
     const now = options.now ?? (() => Date.now());
     this.sessions = new SessionRegistry(options.ttlMs, now);
     this.maxPerSession = options.maxPerSession ?? DEFAULT_MAX_PER_SESSION;
+    this.maxPositionsPerSession = options.maxPositionsPerSession ?? DEFAULT_MAX_POSITIONS_PER_SESSION;
     const interval = options.sweepIntervalMs ?? Math.min(options.ttlMs, MAX_SWEEP_INTERVAL_MS);
     this.sweepTimer = setInterval(() => this.sessions.sweep(), interval);
     // The sweep only frees memory; it must not keep the process alive on shutdown.
@@ -111,6 +119,10 @@ export class SandboxSourceStore implements SourceStore {
     const session = this.sessions.use(accountId);
     if ((session?.size ?? 0) + group.length > this.maxPerSession) {
       throw new CapacityExceededError(this.maxPerSession);
+    }
+    const positions = group.reduce((n, record) => n + countPositions(record.geometry), session?.positions ?? 0);
+    if (positions > this.maxPositionsPerSession) {
+      throw new CapacityExceededError(this.maxPositionsPerSession, "positions");
     }
     const seen = new Set<string>();
     const taken = new Set<string>();

@@ -1,3 +1,4 @@
+import { countPositions } from "../../geo/parts.js";
 import type Database from "better-sqlite3";
 import type { SourceGeometry } from "../../geo/types.js";
 import {
@@ -50,13 +51,6 @@ function layerInfo(row: LayerRow): LayerInfo {
     importedAt: row.imported_at,
     heartbeatAt: row.heartbeat_at,
   };
-}
-
-function countPositions(g: SourceGeometry): number {
-  const polygons = g.type === "Polygon" ? [g.coordinates] : g.coordinates;
-  let n = 0;
-  for (const rings of polygons) for (const ring of rings) n += ring.length;
-  return n;
 }
 
 /**

@@ -1,0 +1,24 @@
+const MAX_PREVIEW = 80;
+
+/**
+ * A short, safe rendering of a client's value for an error message. Bounded in depth and length,
+ * so a hostile value (deeply nested, huge) can neither overflow the stack nor bloat the answer.
+ */
+export function preview(value: unknown, depth = 0): string {
+  if (value === null || typeof value === "number" || typeof value === "boolean") return String(value);
+  if (value === undefined) return "nothing";
+  if (typeof value === "string") {
+    const quoted = JSON.stringify(value.length > MAX_PREVIEW ? `${value.slice(0, MAX_PREVIEW)}…` : value);
+    return quoted;
+  }
+  if (depth >= 2) return Array.isArray(value) ? "[…]" : "{…}";
+  if (Array.isArray(value)) {
+    const items = value.slice(0, 4).map((item) => preview(item, depth + 1));
+    return `[${items.join(",")}${value.length > 4 ? ",…" : ""}]`;
+  }
+  if (typeof value === "object") {
+    const keys = Object.keys(value);
+    return `{${keys.slice(0, 4).map((k) => JSON.stringify(k.slice(0, MAX_PREVIEW))).join(",")}${keys.length > 4 ? ",…" : ""}}`;
+  }
+  return typeof value;
+}

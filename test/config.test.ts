@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config.js";
+
+describe("configuration (contract §1)", () => {
+  it("has the contract's defaults", () => {
+    expect(loadConfig({})).toEqual({
+      port: 8080,
+      host: "127.0.0.1",
+      store: "sqlite",
+      sqlitePath: "data/ledger.sqlite",
+      mongodbUri: null,
+      mongodbDatabase: "source_ledger",
+      authIssuer: null,
+      authAudience: "https://source-ledger.local",
+      authJwksUrl: null,
+      devClientsFile: null,
+      sandboxTtlMs: 3_600_000,
+      logLevel: "info",
+    });
+  });
+
+  it("derives the JWKS URL from the issuer, with or without its trailing slash", () => {
+    expect(loadConfig({ AUTH_ISSUER: "https://idp.example/" }).authJwksUrl).toBe("https://idp.example/.well-known/jwks.json");
+    expect(loadConfig({ AUTH_ISSUER: "https://idp.example" }).authJwksUrl).toBe("https://idp.example/.well-known/jwks.json");
+    expect(loadConfig({ AUTH_ISSUER: "https://idp.example/", AUTH_JWKS_URL: "https://keys.example/jwks" }).authJwksUrl).toBe(
+      "https://keys.example/jwks",
+    );
+  });
+
+  it.each([
+    [{ PORT: "80a" }, "PORT must be an integer"],
+    [{ PORT: "70000" }, "PORT must be between 0 and 65535"],
+    [{ SANDBOX_TTL_S: "0" }, "SANDBOX_TTL_S must be between 1"],
+    [{ LEDGER_STORE: "postgres" }, 'LEDGER_STORE must be "sqlite" or "mongodb"'],
+    [{ LEDGER_STORE: "mongodb" }, "MONGODB_URI is required"],
+    [{ LOG_LEVEL: "loud" }, "LOG_LEVEL must be one of"],
+    [{ AUTH_ISSUER: "not a url" }, "AUTH_ISSUER must be an absolute http(s) URL"],
+    [{ AUTH_ISSUER: "ftp://idp.example/" }, "AUTH_ISSUER must be an http(s) URL"],
+    [{ AUTH_ISSUER: "https://idp.example/", AUTH_JWKS_URL: "jwks.json" }, "AUTH_JWKS_URL must be an absolute http(s) URL"],
+  ])("refuses %j with a ConfigError naming the variable", (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});

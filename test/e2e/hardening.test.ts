@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_DETAIL_VIOLATIONS } from "../../src/ledger/errors.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+import { fieldViolations, LedgerGrpc, polygonGeometry, sourceInput, uniqueAlt } from "./grpc-support.js";
+
+/** Hostile or malformed input: every answer a clear 4xx in problem details, never a 5xx. */
+describe("hardening against hostile input", () => {
+  let server: TestServer;
+  let grpcClient: LedgerGrpc;
+  let token: string;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    grpcClient = new LedgerGrpc(server.port);
+    token = await server.token();
+  });
+  afterAll(async () => {
+    grpcClient.clients.SourceLedgerService.close();
+    await server.close();
+  });
+
+  const deep = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+
+  it("a value nested 20,000 deep is a 422 with a bounded message (and a 401 first without a token)", async () => {
+    const body = `{"alt_id":"deep","start_at":${deep(20_000)},"end_at":"2025-01-01T00:00:00Z","source_type":${deep(20_000)},` +
+      `"geometry":{"type":"Polygon","coordinates":[[${deep(20_000)}]]}}`;
+    const anonymous = await server.request("POST", "/sources", { body, headers: { "content-type": "application/json" } });
+    expect(anonymous.status).toBe(401);
+    const response = await server.request("POST", "/sources", { token, body, headers: { "content-type": "application/json" } });
+    expect(response.status).toBe(422);
+    const problem = (await response.json()) as { errors: { pointer: string; detail: string }[] };
+    const pointers = problem.errors.map((e) => e.pointer);
+    expect(pointers).toEqual(expect.arrayContaining(["/start_at", "/source_type", "/geometry/coordinates/0/0"]));
+    for (const error of problem.errors) expect(error.detail.length).toBeLessThan(400);
+    expect(problem.errors.find((e) => e.pointer === "/start_at")?.detail).toContain("[[[…]]");
+  });
+
+  it("a malformed URL is a 400 problem, not Fastify's own error shape", async () => {
+    const response = await server.request("GET", "/sources/%E0%A4%A", { token });
+    expect(response.status).toBe(400);
+    expect(response.headers.get("content-type")).toContain("application/problem+json");
+    expect(await response.json()).toMatchObject({ status: 400, code: "invalid_argument", detail: "the request URL is malformed" });
+  });
+
+  it("a malformed percent-escape in a query parameter is a 422 pointing at it", async () => {
+    const response = await server.request("GET", "/sources?methodology=%E0%A4%A&limit=5", { token });
+    expect(response.status).toBe(422);
+    const problem = (await response.json()) as { errors: { pointer: string; detail: string }[] };
+    expect(problem.errors).toEqual([{ pointer: "/query/methodology", detail: "methodology has a malformed percent-encoding" }]);
+  });
+
+  it("a REST answer lists at most 1,000 violations, then says how many more", async () => {
+    const ring = Array.from({ length: 1_500 }, (_, i) => [200 + i, 0]);
+    const response = await server.request("POST", "/sources", {
+      token,
+      json: { alt_id: "many", start_at: "2024-01-01T00:00:00Z", end_at: "2025-01-01T00:00:00Z", geometry: { type: "Polygon", coordinates: [ring] } },
+    });
+    expect(response.status).toBe(422);
+    const problem = (await response.json()) as { errors: { pointer: string; detail: string }[] };
+    expect(problem.errors).toHaveLength(1_001);
+    expect(problem.errors[1_000].detail).toMatch(/^and \d+ more violations$/);
+  });
+
+  it("over gRPC, a re-sent batch of 1,000 sources is ALREADY_EXISTS with a bounded detail (not a broken stream)", async () => {
+    const sources = Array.from({ length: 1_000 }, (_, i) =>
+      sourceInput(uniqueAlt("dup"), { geometry: polygonGeometry(-60 + (i % 100) * 0.02, -50 + Math.floor(i / 100) * 0.02, 0.01) }),
+    );
+    const first = await grpcClient.call("SourceLedgerService", "CreateSources", { sources }, token);
+    expect(first.code).toBe(0);
+    const again = await grpcClient.call("SourceLedgerService", "CreateSources", { sources }, token);
+    expect(again.code).toBe(6);
+    const violations = fieldViolations(again);
+    expect(violations).toHaveLength(MAX_DETAIL_VIOLATIONS + 1);
+    expect(violations[0].field).toBe("sources[0].alt_id");
+    expect(violations[MAX_DETAIL_VIOLATIONS].description).toBe(`and ${1_000 - MAX_DETAIL_VIOLATIONS} more violations`);
+  });
+
+  it("over gRPC, a geometry with an error at every position is INVALID_ARGUMENT with a bounded detail", async () => {
+    const coordinates = Array.from({ length: 2_000 }, (_, i) => [200 + i, 0]).flat();
+    const outcome = await grpcClient.call(
+      "SourceLedgerService",
+      "CreateSources",
+      { sources: [sourceInput(uniqueAlt("wide"), { geometry: { polygon: { rings: [{ coordinates }] } } })] },
+      token,
+    );
+    expect(outcome.code).toBe(3);
+    expect(fieldViolations(outcome)).toHaveLength(MAX_DETAIL_VIOLATIONS + 1);
+  });
+
+  it("the sandbox bounds a session's memory by positions: 429 resource_exhausted, nothing stored", async () => {
+    const own = await server.userToken("acct-positions");
+    // 100,000 positions per source, kept short in JSON: a unit square whose bottom edge carries
+    // 99,996 collinear points (valid: consecutive collinear points are allowed).
+    const ring: number[][] = Array.from({ length: 99_996 }, (_, i) => [i / 100_000, 0]);
+    ring.push([1, 0], [1, 1], [0, 1], [0, 0]);
+    const feature = (i: number) => ({
+      type: "Feature",
+      id: `big-${i}`,
+      properties: { start_at: "2024-01-01T00:00:00Z", end_at: "2025-01-01T00:00:00Z" },
+      geometry: { type: "Polygon", coordinates: [ring] },
+    });
+    // 20 sources of 100,000 positions fill the 2,000,000-position budget exactly.
+    for (let batch = 0; batch < 10; batch++) {
+      const response = await server.request("POST", "/sandbox/sources", {
+        token: own,
+        json: { type: "FeatureCollection", features: [feature(2 * batch), feature(2 * batch + 1)] },
+      });
+      expect(response.status).toBe(201);
+    }
+    const over = await server.request("POST", "/sandbox/sources", { token: own, json: { type: "FeatureCollection", features: [feature(20)] } });
+    expect(over.status).toBe(429);
+    expect(await over.json()).toMatchObject({ code: "resource_exhausted" });
+    const listed = await server.request("GET", "/sandbox/sources?limit=1000", { token: own });
+    expect(((await listed.json()) as unknown[]).length).toBe(20);
+  });
+});
