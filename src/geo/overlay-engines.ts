@@ -49,7 +49,12 @@ export const snappedJstsEngine: OverlayEngine = {
   union: (inputs) => polygonsFromJsts(BufferOp.bufferOp(snapped(inputs.flat()), 0)),
 };
 
-export const DEFAULT_ENGINES: readonly OverlayEngine[] = [polyclipEngine, jstsEngine, snappedJstsEngine];
+/**
+ * JTS first: on field-sized polygons it is about 5× faster than polyclip-ts (whose exact
+ * arithmetic runs on bignumber.js: 45% of a create's CPU in a profile) with the same areas;
+ * each engine catches what the one before it throws on.
+ */
+export const DEFAULT_ENGINES: readonly OverlayEngine[] = [jstsEngine, polyclipEngine, snappedJstsEngine];
 
 function collectionOf(polygons: PolygonCoordinates[]): Geometry {
   return jstsFactory.createGeometryCollection(polygons.map(polygonToJsts));

@@ -210,12 +210,12 @@ describe("overlay engines and fallback", () => {
   const expectedOverlap = cellArea(10.0005, 50.0002, 10.001, 50.001);
   const expectedUnion = geodesicAreaM2(a) + geodesicAreaM2(b) - expectedOverlap;
 
-  it("runs polyclip-ts first and stops there when it succeeds", () => {
+  it("runs jsts first and stops there when it succeeds", () => {
     const calls: string[] = [];
     const engines = DEFAULT_ENGINES.map((engine) => spying(engine, calls));
     expect(intersectionAreaM2(a, b, engines)).toBeCloseTo(expectedOverlap, 3);
-    expect(calls).toEqual(["polyclip-ts"]);
-    expect(DEFAULT_ENGINES.map((engine) => engine.name)).toEqual(["polyclip-ts", "jsts", "jsts-snapped"]);
+    expect(calls).toEqual(["jsts"]);
+    expect(DEFAULT_ENGINES.map((engine) => engine.name)).toEqual(["jsts", "polyclip-ts", "jsts-snapped"]);
   });
 
   for (const engine of [polyclipEngine, jstsEngine, snappedJstsEngine]) {
