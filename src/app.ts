@@ -42,7 +42,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     forceCloseConnections: false,
     // Our own onRequest hook answers 503 while closing, as problem details.
     return503OnClosing: false,
-    querystringParser: parseQueryString,
+    routerOptions: { querystringParser: parseQueryString },
     // Requests Fastify cannot route at all (a malformed URL) still get problem details.
     frameworkErrors: (error, _request, reply) => {
       const detail = error.code === "FST_ERR_BAD_URL" ? "the request URL is malformed" : "the request is malformed";
