@@ -223,7 +223,7 @@ export function createLedgerService(options: LedgerServiceOptions): ServiceImpl<
         }
         if (error instanceof CapacityExceededError) {
           throw new ConnectError(
-            `a sandbox session holds at most ${error.limit.toLocaleString("en-US")} ${error.unit}; delete some sources or wait for the session to expire`,
+            `a sandbox session holds at most ${error.limit} ${error.unit}; delete some sources or wait for the session to expire`,
             Code.ResourceExhausted,
           );
         }
