@@ -43,7 +43,10 @@ Options:
   -h, --help           show this help
 
 Environment:
+  LEDGER_STORE         sqlite (default) or mongodb, as for the server
   SQLITE_PATH          the store file the server uses (default data/ledger.sqlite)
+  MONGODB_URI          with LEDGER_STORE=mongodb: the server's MongoDB (a replica set)
+  MONGODB_DATABASE     with LEDGER_STORE=mongodb (default source_ledger)
 
 Exit codes: 0 done; 1 usage or input error (bad arguments, missing file, not a
 FeatureCollection, no valid feature, another import running); 2 store unavailable or

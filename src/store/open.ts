@@ -2,7 +2,7 @@ import { ConfigError, type Config } from "../config.js";
 import { conflictPolicy } from "../ledger/conflict.js";
 import type { ProtectedAreaLayers } from "../protected-areas/layers.js";
 import { unepOverlapPolicy } from "../protected-areas/overlap.js";
-import { InvalidMongoUriError, openMongoStore } from "./mongodb/index.js";
+import { InvalidMongoUriError, openMongoProtectedAreaLayers, openMongoStore } from "./mongodb/index.js";
 import type { SourceStore } from "./port.js";
 import { openSqliteProtectedAreaLayers, openSqliteStore } from "./sqlite/index.js";
 
@@ -13,12 +13,19 @@ export async function openProductionStore(config: Config): Promise<SourceStore> 
 }
 
 /**
- * The protected-area layers of the production store (the CLI's import and status). Only the
- * embedded store holds a layer so far; on MongoDB `unep_overlap` stays null.
+ * The protected-area layers of the production store (the CLI's import and status): the embedded
+ * store's file, or the MongoDB database the server uses. Unlike the server, the CLI fails at once
+ * when MongoDB cannot be reached (StoreUnavailableError).
  */
 export async function openProtectedAreaLayers(config: Config): Promise<ProtectedAreaLayers> {
-  if (config.store !== "sqlite") {
-    throw new ConfigError("protected-area layers are kept in the embedded store only; run the CLI with LEDGER_STORE=sqlite");
+  if (config.store === "mongodb") {
+    if (config.mongodbUri === null) throw new ConfigError("MONGODB_URI is required when LEDGER_STORE=mongodb");
+    try {
+      return await openMongoProtectedAreaLayers({ uri: config.mongodbUri, database: config.mongodbDatabase });
+    } catch (error) {
+      if (error instanceof InvalidMongoUriError) throw new ConfigError(error.message);
+      throw error;
+    }
   }
   if (config.sqlitePath === ":memory:") {
     throw new ConfigError("SQLITE_PATH=:memory: is private to one process; point SQLITE_PATH at the server's store file");
@@ -33,7 +40,12 @@ export async function openProtectedAreaLayers(config: Config): Promise<Protected
 async function openMongoProductionStore(config: Config): Promise<SourceStore> {
   if (config.mongodbUri === null) throw new ConfigError("MONGODB_URI is required when LEDGER_STORE=mongodb");
   try {
-    return await openMongoStore({ uri: config.mongodbUri, database: config.mongodbDatabase, conflictPolicy });
+    return await openMongoStore({
+      uri: config.mongodbUri,
+      database: config.mongodbDatabase,
+      conflictPolicy,
+      protectedAreaPolicy: unepOverlapPolicy,
+    });
   } catch (error) {
     if (error instanceof InvalidMongoUriError) throw new ConfigError(error.message);
     throw error;

@@ -21,6 +21,7 @@ import {
 } from "mongodb";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
+import { runCli } from "../../src/protected-areas/cli.js";
 import { conflictPolicy } from "../../src/ledger/conflict.js";
 import { toDocument } from "../../src/store/mongodb/documents.js";
 import { REPLICA_SET_REQUIRED } from "../../src/store/mongodb/errors.js";
@@ -33,6 +34,7 @@ import {
   DELETE_OPTIONS,
   deleteByAltIdFilter,
   deleteByIdFilter,
+  GEOMETRY_CHUNK_INDEXES,
   GET_OPTIONS,
   getFilter,
   guardWrites,
@@ -103,6 +105,9 @@ class FakeDriver {
     const call = (method: string, fallback: unknown) => (...args: unknown[]) => this.answer(name, method, args, fallback);
     return {
       createIndexes: call("createIndexes", []),
+      dropIndex: call("dropIndex", {}),
+      replaceOne: call("replaceOne", { acknowledged: true, matchedCount: 1, modifiedCount: 1 }),
+      deleteMany: call("deleteMany", { deletedCount: 0 }),
       find: (...args: unknown[]) => ({ toArray: () => this.answer(name, "find", args, []) }),
       findOne: call("findOne", null),
       insertMany: call("insertMany", { acknowledged: true }),
@@ -196,14 +201,20 @@ describe("what the store sends (fake driver)", () => {
     expect(fake.callsTo("client", "db")).toEqual([["ledger", DB_OPTIONS]]);
     expect(fake.callsTo("sources", "createIndexes")).toEqual([[SOURCE_INDEXES]]);
     expect(fake.callsTo("protected_areas", "createIndexes")).toEqual([[PROTECTED_AREA_INDEXES]]);
-    expect(fake.callsTo("db", "createCollection")).toEqual([["conflict_guards"]]);
+    expect(fake.callsTo("protected_areas", "dropIndex")).toEqual([["cover_2dsphere"], ["dataset"]]);
+    expect(fake.callsTo("protected_area_geometry_chunks", "createIndexes")).toEqual([[GEOMETRY_CHUNK_INDEXES]]);
+    expect(fake.callsTo("db", "createCollection")).toEqual([["protected_area_layers"], ["conflict_guards"]]);
     expect(fake.callsTo("db", "command")).toEqual([[{ hello: 1 }], [{ hello: 1 }]]);
   });
 
-  it("tolerates the guard collection existing already", async () => {
-    const fake = new FakeDriver().on("db.createCollection", () => {
-      throw serverError(48, "NamespaceExists", "Collection ledger.conflict_guards already exists.");
-    });
+  it("tolerates the guard and layer collections existing already, and the obsolete indexes being gone", async () => {
+    const fake = new FakeDriver()
+      .on("db.createCollection", () => {
+        throw serverError(48, "NamespaceExists", "Collection ledger.conflict_guards already exists.");
+      })
+      .on("protected_areas.dropIndex", (name) => {
+        throw serverError(27, "IndexNotFound", `index not found with name [${String(name)}]`);
+      });
     await expect(fake.store().ping()).resolves.toBeUndefined();
   });
 
@@ -227,7 +238,7 @@ describe("what the store sends (fake driver)", () => {
 
     expect(returned.conflict).toBe(true);
     expect(fake.transactions).toEqual([TRANSACTION_OPTIONS]);
-    const inTransaction = fake.calls.filter((c) => c.target !== "client" && !["createIndexes", "createCollection"].includes(c.method));
+    const inTransaction = fake.calls.filter((c) => c.target !== "client" && !["createIndexes", "createCollection", "dropIndex"].includes(c.method));
     expect(inTransaction.map((c) => `${c.target}.${c.method}`)).toEqual([
       "session.startTransaction",
       "conflict_guards.bulkWrite",
@@ -531,6 +542,19 @@ describe("the real driver with no server (unreachable MongoDB)", () => {
       expect(error).toBeInstanceOf(StoreUnavailableError);
       expect((error as Error).cause).toBeInstanceOf(MongoServerSelectionError);
     }
+  });
+
+  it("the protected-area CLI on LEDGER_STORE=mongodb fails at once, exit 2, when MongoDB cannot be reached", async () => {
+    const port = await deadPort();
+    let stdout = "";
+    let stderr = "";
+    const code = await runCli(["protected-areas", "status"], {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text) },
+      env: { LEDGER_STORE: "mongodb", MONGODB_URI: `mongodb://127.0.0.1:${port}/?serverSelectionTimeoutMS=300` },
+    });
+    expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
+    expect(stderr).toMatch(/^error: the store is unavailable: mongodb /);
   });
 
   it("refuses a URI that does not parse, without repeating its credentials", async () => {

@@ -11,7 +11,25 @@ import { describe, expect, it } from "vitest";
 import { coverOf } from "../../src/store/mongodb/cover.js";
 import { guardCellIds, guardCellsOf } from "../../src/store/mongodb/guards.js";
 import {
+  ACTIVE_LAYER_OPTIONS,
   ALT_ID_INDEX,
+  AREA_BATCH,
+  AREA_GEOMETRY_OPTIONS,
+  AREA_INSERT_OPTIONS,
+  areaGeometriesFilter,
+  garbageBatchQuery,
+  garbageDeleteFilter,
+  GEOMETRY_CHUNK_INDEXES,
+  GEOMETRY_CHUNK_OPTIONS,
+  GEOMETRY_CHUNKS,
+  geometryChunksFilter,
+  LAYER_STATE_FILTER,
+  LAYERS,
+  layerStateWrite,
+  OBSOLETE_PROTECTED_AREA_INDEXES,
+  PROTECTED_AREA_CANDIDATE_OPTIONS,
+  PROTECTED_AREAS,
+  protectedAreaCandidatesFilter,
   CANDIDATE_CHUNK,
   CANDIDATE_OPTIONS,
   clientOptions,
@@ -42,6 +60,7 @@ import {
   WRITE_CONCERN,
 } from "../../src/store/mongodb/queries.js";
 import type { ListQuery } from "../../src/store/port.js";
+import { emptyLayerState, LAYER_STATE_ID } from "../../src/store/mongodb/layer-state.js";
 
 const RECORD_FIELDS = {
   _id: 1,
@@ -316,6 +335,85 @@ describe("conflict candidate queries", () => {
   });
 });
 
+describe("protected-area queries", () => {
+  const box = { minX: 10, minY: 20, maxX: 10.5, maxY: 20.25 };
+  const other = { minX: -3, minY: -2, maxX: -2, maxY: -1 };
+
+  it("asks for the active layer's areas whose covers meet the source's cover, padded like the conflict candidates", () => {
+    expect(protectedAreaCandidatesFilter("pal_A", [box])).toStrictEqual({
+      layer_id: "pal_A",
+      cover: { $geoIntersects: { $geometry: coverOf(box) } },
+    });
+    // The same cover the conflict query sends for that box.
+    expect(protectedAreaCandidatesFilter("pal_A", [box]).cover).toStrictEqual(conflictCandidatesFilter([box]).cover);
+  });
+
+  it("pins the literal query for a small box", () => {
+    const pad = 1e-7;
+    expect(protectedAreaCandidatesFilter("pal_A", [{ minX: 1, minY: -1, maxX: 2, maxY: 1 }])).toStrictEqual({
+      layer_id: "pal_A",
+      cover: {
+        $geoIntersects: {
+          $geometry: {
+            type: "Polygon",
+            coordinates: [
+              [
+                [1 - pad, -1 - pad],
+                [2 + pad, -1 - pad],
+                [2 + pad, 1 + pad],
+                [1 - pad, 1 + pad],
+                [1 - pad, -1 - pad],
+              ],
+            ],
+          },
+        },
+      },
+    });
+  });
+
+  it("asks about a batch with one $or, the layer in every clause (one index scan each)", () => {
+    expect(protectedAreaCandidatesFilter("pal_A", [box, other])).toStrictEqual({
+      $or: [
+        { layer_id: "pal_A", cover: { $geoIntersects: { $geometry: coverOf(box) } } },
+        { layer_id: "pal_A", cover: { $geoIntersects: { $geometry: coverOf(other) } } },
+      ],
+    });
+  });
+
+  it("reads candidates without their geometry, then the geometries and chunks not cached, by id", () => {
+    expect(PROTECTED_AREA_CANDIDATE_OPTIONS).toStrictEqual({
+      projection: { _id: 1, wdpa_id: 1, name: 1, designation: 1, iucn_category: 1, bbox: 1, geometry_chunks: 1 },
+    });
+    expect(areaGeometriesFilter(["a", "b"])).toStrictEqual({ _id: { $in: ["a", "b"] } });
+    expect(AREA_GEOMETRY_OPTIONS).toStrictEqual({ projection: { _id: 1, geometry: 1 } });
+    expect(geometryChunksFilter(["a#0", "a#1"])).toStrictEqual({ _id: { $in: ["a#0", "a#1"] } });
+    expect(GEOMETRY_CHUNK_OPTIONS).toStrictEqual({ projection: { _id: 1, area_id: 1, n: 1, text: 1 } });
+    expect(AREA_BATCH).toBe(1_000);
+  });
+
+  it("reads the active layer from the one state document", () => {
+    expect(LAYER_STATE_ID).toBe("layers");
+    expect(LAYER_STATE_FILTER).toStrictEqual({ _id: "layers" });
+    expect(ACTIVE_LAYER_OPTIONS).toStrictEqual({ projection: { _id: 0, active: 1 } });
+  });
+
+  it("replaces the state only at the version it was computed from, inserting the first one", () => {
+    const next = { ...emptyLayerState(), version: 7 };
+    expect(layerStateWrite(7, next)).toStrictEqual({
+      filter: { _id: "layers", version: 7 },
+      replacement: { version: 8, active: null, loading: [], retired: [] },
+      options: { upsert: true },
+    });
+    expect(layerStateWrite(0, emptyLayerState()).filter).toStrictEqual({ _id: "layers", version: 0 });
+  });
+
+  it("inserts areas unordered and deletes a retired layer a covered batch at a time", () => {
+    expect(AREA_INSERT_OPTIONS).toStrictEqual({ ordered: false });
+    expect(garbageBatchQuery("pal_old")).toStrictEqual({ filter: { layer_id: "pal_old" }, options: { projection: { _id: 1 }, limit: 1_000 } });
+    expect(garbageDeleteFilter("pal_old", ["x", "y"])).toStrictEqual({ layer_id: "pal_old", _id: { $in: ["x", "y"] } });
+  });
+});
+
 describe("guard cells", () => {
   it("covers a closed box with 1° cells, west to east then south to north", () => {
     expect(guardCellIds({ minX: 10.2, minY: 20.5, maxX: 10.4, maxY: 20.6 })).toEqual(["g1:190:110"]);
@@ -372,11 +470,19 @@ describe("index specifications", () => {
     expect(JSON.stringify(SOURCE_INDEXES)).not.toContain('"geometry"');
   });
 
-  it("pins the protected-area collection's indexes", () => {
+  it("pins the protected-area collections' indexes: the active layer first, then its covers", () => {
     expect(PROTECTED_AREA_INDEXES).toStrictEqual([
-      { key: { cover: "2dsphere" }, name: "cover_2dsphere" },
-      { key: { dataset: 1 }, name: "dataset" },
+      { key: { layer_id: 1, cover: "2dsphere" }, name: "layer_cover_2dsphere" },
+      { key: { layer_id: 1, _id: 1 }, name: "layer" },
     ]);
+    // Key order is the index: equality on the layer, then the geometric scan inside it.
+    expect(Object.keys(PROTECTED_AREA_INDEXES[0].key as object)).toEqual(["layer_id", "cover"]);
+    expect(JSON.stringify(PROTECTED_AREA_INDEXES)).not.toContain('"geometry"');
+    expect(GEOMETRY_CHUNK_INDEXES).toStrictEqual([{ key: { layer_id: 1, _id: 1 }, name: "layer" }]);
+    // What an earlier version created, dropped at setup; none of them is a current name.
+    expect(OBSOLETE_PROTECTED_AREA_INDEXES).toEqual(["cover_2dsphere", "dataset"]);
+    for (const name of OBSOLETE_PROTECTED_AREA_INDEXES) expect(PROTECTED_AREA_INDEXES.map((i) => i.name)).not.toContain(name);
+    expect([PROTECTED_AREAS, GEOMETRY_CHUNKS, LAYERS]).toEqual(["protected_areas", "protected_area_geometry_chunks", "protected_area_layers"]);
   });
 });
 

@@ -10,15 +10,41 @@
  * not packaged in Debian, and the npm downloaders fetch binaries from outside). Every database
  * the tests create is dropped afterwards.
  */
-import { MongoClient } from "mongodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MongoClient, type Document } from "mongodb";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { geodesicAreaM2 } from "../../src/geo/area.js";
+import { boundingBox } from "../../src/geo/bbox.js";
 import type { PolygonGeometry, Position, SourceGeometry } from "../../src/geo/types.js";
 import { conflictPolicy, sourcesConflict } from "../../src/ledger/conflict.js";
-import { openMongoStore, supportsTransactions, type MongoSourceStore } from "../../src/store/mongodb/index.js";
-import { GUARDS, PROTECTED_AREA_INDEXES, PROTECTED_AREAS, SOURCE_INDEXES, SOURCES } from "../../src/store/mongodb/queries.js";
+import { runCli } from "../../src/protected-areas/cli.js";
+import { LayerSupersededError, type LayerImport, type NewProtectedArea } from "../../src/protected-areas/layers.js";
+import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
+import {
+  openMongoProtectedAreaLayers,
+  openMongoStore,
+  supportsTransactions,
+  type MongoProtectedAreaLayers,
+  type MongoSourceStore,
+} from "../../src/store/mongodb/index.js";
+import {
+  garbageBatchQuery,
+  GEOMETRY_CHUNK_INDEXES,
+  GEOMETRY_CHUNKS,
+  GUARDS,
+  LAYERS,
+  PROTECTED_AREA_CANDIDATE_OPTIONS,
+  PROTECTED_AREA_INDEXES,
+  PROTECTED_AREAS,
+  protectedAreaCandidatesFilter,
+  SOURCE_INDEXES,
+  SOURCES,
+} from "../../src/store/mongodb/queries.js";
 import type { NewSourceRecord, SourceRecord } from "../../src/store/port.js";
+import type { ProtectedAreaDocument } from "../../src/store/mongodb/documents.js";
+import type { LayerStateDocument } from "../../src/store/mongodb/layer-state.js";
 import { listQuery, makeRecord, square } from "../contract/fixtures.js";
 import { describeSourceStoreContract } from "../contract/source-store-contract.js";
+import { featureCollection, paFeature, rect, tempDir, type TempDir } from "../protected-areas/fixtures.js";
 
 const uri = process.env.MONGODB_URI;
 const SKIPPED = "skipped: MONGODB_URI not set — no MongoDB server can be installed on this machine";
@@ -353,5 +379,257 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
         await other.close();
       }
     });
+  });
+});
+
+function pa(id: string, geometry: SourceGeometry, name = `Area ${id}`): NewProtectedArea {
+  return { id, name, designation: "National Park", iucnCategory: "II", geometry, bbox: boundingBox(geometry), areaM2: geodesicAreaM2(geometry) };
+}
+
+/** Every index stage name in an explain plan. */
+function indexNames(plan: unknown): string[] {
+  const names: string[] = [];
+  const walk = (node: unknown) => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node !== null && typeof node === "object") {
+      const record = node as Record<string, unknown>;
+      if (record.stage === "IXSCAN" && typeof record.indexName === "string") names.push(record.indexName);
+      Object.values(record).forEach(walk);
+    }
+  };
+  walk(plan);
+  return names;
+}
+
+// Same condition and reason as above.
+describe.skipIf(!uri)(`MongoDB protected-area layers and unep_overlap (${uri ? RUNS : SKIPPED})`, () => {
+  let database: string;
+  let store: MongoSourceStore;
+  let layers: MongoProtectedAreaLayers;
+  let temp: TempDir;
+  const source = cell(0, 0, 1, 1);
+  const half = geodesicAreaM2(cell(0.5, 0, 1, 1));
+
+  beforeEach(async () => {
+    database = freshDatabase();
+    store = await openMongoStore({ uri: uri as string, database, conflictPolicy, protectedAreaPolicy: unepOverlapPolicy });
+    layers = await openMongoProtectedAreaLayers({ uri: uri as string, database, retiredGraceMs: 0 });
+    temp = tempDir("mongo-pa-");
+  });
+
+  afterEach(async () => {
+    temp.remove();
+    await layers.close();
+    await store.close();
+    await adminClient().db(database).dropDatabase();
+  });
+
+  afterAll(async () => {
+    await admin?.close();
+    admin = undefined;
+  });
+
+  async function start(on: MongoProtectedAreaLayers, dataset: string, now = Date.now()): Promise<LayerImport> {
+    const begun = await on.begin({ dataset, sourceFile: `/data/${dataset}.geojson`, now, staleAfterMs: 60_000, force: false });
+    if (!("started" in begun)) throw new Error("expected the import to start");
+    return begun.started;
+  }
+
+  async function loadLayer(on: MongoProtectedAreaLayers, dataset: string, areas: NewProtectedArea[]) {
+    const layer = await start(on, dataset);
+    for (let at = 0; at < areas.length; at += 500) await layer.append(areas.slice(at, at + 500), Date.now());
+    return layer.activate({ featureCount: areas.length, rejectedCount: 0 }, Date.now());
+  }
+
+  async function create(geometry: SourceGeometry = source) {
+    const [record] = await store.insertMany([makeRecord({ geometry })]);
+    return record;
+  }
+
+  function count(collection: string, filter: Document = {}): Promise<number> {
+    return adminClient().db(database).collection(collection).countDocuments(filter);
+  }
+
+  it("creates the collections' indexes and drops the obsolete ones of the earlier version", async () => {
+    const db = adminClient().db(database);
+    const areaIndexes = await db.collection(PROTECTED_AREAS).listIndexes().toArray();
+    for (const spec of PROTECTED_AREA_INDEXES) expect(areaIndexes.find((i) => i.name === spec.name)?.key).toEqual(spec.key);
+    expect(areaIndexes).toHaveLength(PROTECTED_AREA_INDEXES.length + 1);
+    const chunkIndexes = await db.collection(GEOMETRY_CHUNKS).listIndexes().toArray();
+    expect(chunkIndexes.map((i) => i.name).sort()).toEqual(["_id_", ...GEOMETRY_CHUNK_INDEXES.map((i) => i.name)].sort());
+    expect(await db.listCollections({ name: LAYERS }).toArray()).toHaveLength(1);
+
+    const older = freshDatabase();
+    try {
+      await adminClient().db(older).collection(PROTECTED_AREAS).createIndexes([
+        { key: { cover: "2dsphere" }, name: "cover_2dsphere" },
+        { key: { dataset: 1 }, name: "dataset" },
+      ]);
+      const upgraded = await openMongoStore({ uri: uri as string, database: older, conflictPolicy, protectedAreaPolicy: unepOverlapPolicy });
+      await upgraded.ping();
+      await upgraded.close();
+      const names = (await adminClient().db(older).collection(PROTECTED_AREAS).listIndexes().toArray()).map((i) => i.name).sort();
+      expect(names).toEqual(["_id_", ...PROTECTED_AREA_INDEXES.map((i) => i.name)].sort());
+    } finally {
+      await adminClient().db(older).dropDatabase();
+    }
+  });
+
+  it("is null while no layer is loaded, then computed from the active layer at create", async () => {
+    expect((await create()).unepOverlap).toBeNull();
+    await loadLayer(layers, "WDPA Test", [pa("555", cell(0.5, -1, 2, 2), "Half Park"), pa("9", cell(50, 50, 51, 51))]);
+    const record = await create();
+    expect(record.unepOverlap).toEqual({
+      dataset: "WDPA Test",
+      overlaps: true,
+      areaM2: expect.closeTo(half, 3),
+      fraction: expect.closeTo(0.5, 9),
+      areas: [{ id: "555", name: "Half Park", designation: "National Park", iucnCategory: "II", areaM2: expect.closeTo(half, 3) }],
+    });
+    expect(await store.get(record.id, null)).toEqual(record);
+    expect((await create(cell(20, 20, 21, 21))).unepOverlap).toEqual({ dataset: "WDPA Test", overlaps: false, areaM2: 0, fraction: 0, areas: [] });
+  });
+
+  it("uses the layer_cover_2dsphere index for candidates, and garbage collection reads no document", async () => {
+    // Enough areas that a plan walking the whole layer loses the planner's trial clearly.
+    const grid = Array.from({ length: 400 }, (_, i) => pa(`g${i}`, cell(-100 + (i % 20) * 5, -50 + Math.floor(i / 20) * 5, -99.5 + (i % 20) * 5, -49.5 + Math.floor(i / 20) * 5)));
+    await loadLayer(layers, "WDPA", [pa("1", cell(0.5, -1, 2, 2)), ...grid]);
+    const db = adminClient().db(database);
+    const active = (await db.collection<LayerStateDocument>(LAYERS).findOne({ _id: "layers" }))?.active as { id: string };
+    const candidates = await db
+      .collection<ProtectedAreaDocument>(PROTECTED_AREAS)
+      .find(protectedAreaCandidatesFilter(active.id, [boundingBox(source)]), PROTECTED_AREA_CANDIDATE_OPTIONS)
+      .explain("executionStats");
+    expect(new Set(indexNames(candidates.queryPlanner.winningPlan))).toEqual(new Set(["layer_cover_2dsphere"]));
+    expect(candidates.executionStats.nReturned).toBe(1);
+    const { filter, options } = garbageBatchQuery(active.id);
+    const garbage = await db.collection<ProtectedAreaDocument>(PROTECTED_AREAS).find(filter, options).explain("executionStats");
+    expect(new Set(indexNames(garbage.queryPlanner.winningPlan))).toEqual(new Set(["layer"]));
+    expect(garbage.executionStats.totalDocsExamined).toBe(0);
+  });
+
+  it("finds areas whose covers are wide or polar, and a batch's sources each get their own overlap", async () => {
+    const wide: SourceGeometry = { type: "MultiPolygon", coordinates: [[cellRing(-179, 60, -178, 61)], [cellRing(178, 60, 179, 61)]] };
+    await loadLayer(layers, "WDPA", [pa("wide", wide), pa("polar", cell(-180, -90, -170, -89.5)), pa("strip", cell(-85, 60.25, 85, 60.75))]);
+    const [a, b, c, d] = await store.insertMany([
+      makeRecord({ geometry: cell(178.5, 60, 179.5, 61) }),
+      makeRecord({ geometry: cell(-175, -90, -165, -89.5) }),
+      makeRecord({ geometry: cell(0, 60, 1, 60.5) }),
+      makeRecord({ geometry: cell(0, 10, 1, 11) }),
+    ]);
+    expect(a.unepOverlap?.areas.map((x) => x.id)).toEqual(["wide"]);
+    expect(a.unepOverlap?.fraction).toBeCloseTo(0.5, 2);
+    expect(b.unepOverlap?.areas.map((x) => x.id)).toEqual(["polar"]);
+    expect(c.unepOverlap?.fraction).toBeCloseTo(0.5, 2);
+    expect(d.unepOverlap).toMatchObject({ overlaps: false, areas: [] });
+  });
+
+  it("stores a geometry too large for one document in chunks and reads it back", async () => {
+    const chunked = await openMongoProtectedAreaLayers({
+      uri: uri as string,
+      database,
+      geometryLimits: { inlinePositions: 4, chunkChars: 50 },
+    });
+    try {
+      await loadLayer(chunked, "WDPA", [pa("1", { type: "MultiPolygon", coordinates: [cell(0, 0, 0.25, 1).coordinates, cell(40, 40, 41, 41).coordinates] })]);
+    } finally {
+      await chunked.close();
+    }
+    expect(await count(GEOMETRY_CHUNKS)).toBeGreaterThan(2);
+    expect((await create()).unepOverlap).toMatchObject({ fraction: expect.closeTo(0.25, 9), areas: [{ id: "1" }] });
+  });
+
+  it("sees a layer only once it is active; garbage collection then deletes the old layer's areas", async () => {
+    await loadLayer(layers, "first", [pa("1", cell(0, 0, 0.25, 1))]);
+    const loading = await start(layers, "second");
+    await loading.append([pa("2", cell(-5, -5, 5, 5))], Date.now());
+    expect((await create()).unepOverlap).toMatchObject({ dataset: "first", fraction: expect.closeTo(0.25, 9) });
+    expect((await layers.status()).importing.map((l) => [l.dataset, l.featureCount])).toEqual([["second", 1]]);
+    await loading.activate({ featureCount: 1, rejectedCount: 3 }, Date.now());
+    expect((await create()).unepOverlap).toMatchObject({ dataset: "second", fraction: expect.closeTo(1, 9) });
+    expect((await layers.status()).active).toMatchObject({ dataset: "second", featureCount: 1, rejectedCount: 3 });
+    expect(await layers.collectGarbage()).toBe(1);
+    expect(await count(PROTECTED_AREAS)).toBe(1);
+
+    const failed = await start(layers, "failed");
+    await failed.append([pa("3", cell(0, 0, 1, 1))], Date.now());
+    await failed.abandon();
+    expect(await layers.collectGarbage()).toBe(1);
+    expect((await create()).unepOverlap).toMatchObject({ dataset: "second" });
+  });
+
+  it("refuses a second import while one is alive; the one taken over cannot write or activate", async () => {
+    const t0 = Date.now();
+    const first = await start(layers, "first", t0);
+    expect(await layers.begin({ dataset: "x", sourceFile: "x", now: t0 + 1_000, staleAfterMs: 60_000, force: false })).toEqual({
+      busy: expect.objectContaining({ dataset: "first" }),
+    });
+    const other = await openMongoProtectedAreaLayers({ uri: uri as string, database, retiredGraceMs: 0 });
+    try {
+      const forced = await other.begin({ dataset: "second", sourceFile: "x", now: t0 + 2_000, staleAfterMs: 60_000, force: true });
+      expect("started" in forced).toBe(true);
+    } finally {
+      await other.close();
+    }
+    await expect(first.append([pa("1", cell(0, 0, 1, 1))], t0 + 3_000)).rejects.toBeInstanceOf(LayerSupersededError);
+    await expect(first.activate({ featureCount: 1, rejectedCount: 0 }, t0 + 3_000)).rejects.toBeInstanceOf(LayerSupersededError);
+    await layers.collectGarbage();
+    expect(await count(PROTECTED_AREAS)).toBe(0);
+  });
+
+  it("two importers racing to start: exactly one starts (the state document is replaced at one version only)", async () => {
+    const other = await openMongoProtectedAreaLayers({ uri: uri as string, database, retiredGraceMs: 0 });
+    try {
+      const now = Date.now();
+      const options = { sourceFile: "x", now, staleAfterMs: 60_000, force: false };
+      const results = await Promise.all([layers.begin({ ...options, dataset: "a" }), other.begin({ ...options, dataset: "b" })]);
+      expect(results.filter((r) => "started" in r)).toHaveLength(1);
+      expect(results.filter((r) => "busy" in r)).toHaveLength(1);
+      expect((await layers.status()).importing).toHaveLength(1);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("creates racing an activation and its garbage collection see the old layer whole or the new one", async () => {
+    // The old layer covers the source with 100 small areas (fraction 1); the new one covers half.
+    const grid = Array.from({ length: 100 }, (_, i) => pa(`g${i}`, cell((i % 10) / 10, Math.floor(i / 10) / 10, (i % 10) / 10 + 0.1, Math.floor(i / 10) / 10 + 0.1)));
+    await loadLayer(layers, "old", grid);
+    const next = await start(layers, "new");
+    await next.append([pa("half", cell(0.5, -1, 2, 2))], Date.now());
+    const seen: { dataset: string; fraction: number }[] = [];
+    let swapping = true;
+    const creating = (async () => {
+      while (swapping || seen.length < 5) {
+        const { unepOverlap } = await create();
+        if (unepOverlap) seen.push({ dataset: unepOverlap.dataset, fraction: unepOverlap.fraction });
+      }
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await next.activate({ featureCount: 1, rejectedCount: 0 }, Date.now());
+    await layers.collectGarbage();
+    swapping = false;
+    await creating;
+    for (const { dataset, fraction } of seen) {
+      if (dataset === "old") expect(fraction).toBeCloseTo(1, 6);
+      else expect(fraction).toBeCloseTo(0.5, 6);
+    }
+    expect((await create()).unepOverlap).toMatchObject({ dataset: "new", fraction: expect.closeTo(0.5, 6) });
+    expect(await count(PROTECTED_AREAS)).toBe(1);
+  });
+
+  it("the CLI imports into MongoDB with LEDGER_STORE=mongodb, and reports the layer", async () => {
+    const env = { LEDGER_STORE: "mongodb", MONGODB_URI: uri as string, MONGODB_DATABASE: database };
+    let stdout = "";
+    let stderr = "";
+    const io = { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, env };
+    const file = temp.write("wdpa.geojson", featureCollection([paFeature(1, rect(0, 0, 0.5, 1), { NAME: "Park One" }), paFeature(undefined, rect(0, 0, 1, 1))]));
+    expect(await runCli(["protected-areas", "import", file, "--dataset", "WDPA CLI"], io)).toBe(0);
+    expect(stdout).toMatch(/Imported protected-area layer "WDPA CLI"/);
+    expect(stderr).toMatch(/Rejected features \(1\)/);
+    stdout = "";
+    expect(await runCli(["protected-areas", "status"], io)).toBe(0);
+    expect(stdout).toMatch(/dataset: +WDPA CLI/);
+    expect((await create()).unepOverlap).toMatchObject({ dataset: "WDPA CLI", fraction: expect.closeTo(0.5, 9), areas: [{ name: "Park One" }] });
   });
 });

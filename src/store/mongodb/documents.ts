@@ -1,5 +1,6 @@
 import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
-import type { NewSourceRecord, SourceRecord, SpatialSubject, UnepOverlapRecord } from "../port.js";
+import type { NewProtectedArea } from "../../protected-areas/layers.js";
+import type { NewSourceRecord, ProtectedArea, SourceRecord, SpatialSubject, UnepOverlapRecord } from "../port.js";
 import { coverOf, type CoverGeometry } from "./cover.js";
 
 /** A protected area's overlap, in the document's snake_case. */
@@ -176,5 +177,131 @@ export function fromSubjectDocument(doc: SubjectDocument): StoredSubject {
     endAt: doc.end_at.getTime(),
     attributeType: doc.attribute_type,
     conflict: doc.conflict,
+  };
+}
+
+// --- protected areas ---
+
+/**
+ * A protected area of a layer (collection `protected_areas`). `_id` is `<layer id>:<sequence>`
+ * (zero-padded, so ids sort in import order). `geometry` is the GeoJSON as imported and is never
+ * indexed; `cover` is the 2dsphere-indexed box cover (cover.ts), as for sources. A geometry too
+ * large for one document (16 MB) is stored as JSON text in `geometry_chunks` documents instead:
+ * then `geometry` is null and `geometry_chunks` their number.
+ */
+export interface ProtectedAreaDocument {
+  _id: string;
+  layer_id: string;
+  wdpa_id: string;
+  name: string;
+  designation: string;
+  iucn_category: string;
+  area_m2: number;
+  bbox: BoxDocument;
+  cover: CoverGeometry;
+  geometry: SourceGeometry | null;
+  geometry_chunks: number;
+}
+
+/** What a candidate query reads of an area: everything but the geometry (see the reader's cache). */
+export type ProtectedAreaCandidateDocument = Omit<ProtectedAreaDocument, "layer_id" | "area_m2" | "cover" | "geometry">;
+
+/** Piece `n` of the JSON text of an oversized area's geometry (collection `protected_area_geometry_chunks`). */
+export interface GeometryChunkDocument {
+  /** `<area _id>#<n>`. */
+  _id: string;
+  layer_id: string;
+  area_id: string;
+  n: number;
+  text: string;
+}
+
+/**
+ * Geometries with more positions than this are stored in chunks. A position takes at most about
+ * 36 bytes of BSON, so an inline geometry stays under about 7 MB, well within MongoDB's 16 MB
+ * document limit.
+ */
+export const INLINE_GEOMETRY_POSITIONS = 200_000;
+/** Characters of JSON text per geometry chunk (ASCII, so bytes): 8 MiB. */
+export const GEOMETRY_CHUNK_CHARS = 8 * 1024 * 1024;
+
+export interface GeometryStorageLimits {
+  inlinePositions: number;
+  chunkChars: number;
+}
+
+export const DEFAULT_GEOMETRY_LIMITS: GeometryStorageLimits = {
+  inlinePositions: INLINE_GEOMETRY_POSITIONS,
+  chunkChars: GEOMETRY_CHUNK_CHARS,
+};
+
+/** Positions of a geometry, closing positions included. */
+export function positionCount(g: SourceGeometry): number {
+  const polygons = g.type === "Polygon" ? [g.coordinates] : g.coordinates;
+  let n = 0;
+  for (const rings of polygons) for (const ring of rings) n += ring.length;
+  return n;
+}
+
+/** `_id` of the area at `sequence` (from 0) of a layer; zero-padded so they sort in import order. */
+export function protectedAreaId(layerId: string, sequence: number): string {
+  return `${layerId}:${String(sequence).padStart(12, "0")}`;
+}
+
+export function geometryChunkId(areaId: string, n: number): string {
+  return `${areaId}#${n}`;
+}
+
+/** The documents that store `area` as the `sequence`-th area of layer `layerId`. */
+export function toProtectedAreaDocuments(
+  layerId: string,
+  sequence: number,
+  area: NewProtectedArea,
+  limits: GeometryStorageLimits = DEFAULT_GEOMETRY_LIMITS,
+): { area: ProtectedAreaDocument; chunks: GeometryChunkDocument[] } {
+  const id = protectedAreaId(layerId, sequence);
+  const chunks: GeometryChunkDocument[] = [];
+  if (positionCount(area.geometry) > limits.inlinePositions) {
+    const text = JSON.stringify(area.geometry);
+    for (let at = 0, n = 0; at < text.length; at += limits.chunkChars, n++) {
+      chunks.push({ _id: geometryChunkId(id, n), layer_id: layerId, area_id: id, n, text: text.slice(at, at + limits.chunkChars) });
+    }
+  }
+  return {
+    chunks,
+    area: {
+      _id: id,
+      layer_id: layerId,
+      wdpa_id: area.id,
+      name: area.name,
+      designation: area.designation,
+      iucn_category: area.iucnCategory,
+      area_m2: area.areaM2,
+      bbox: toBoxDocument(area.bbox),
+      cover: coverOf(area.bbox),
+      geometry: chunks.length === 0 ? structuredClone(area.geometry) : null,
+      geometry_chunks: chunks.length,
+    },
+  };
+}
+
+/** The geometry from its chunks (any order); throws when one is missing. */
+export function geometryFromChunks(areaId: string, count: number, chunks: readonly Pick<GeometryChunkDocument, "n" | "text">[]): SourceGeometry {
+  const texts = new Array<string | undefined>(count).fill(undefined);
+  for (const chunk of chunks) if (chunk.n >= 0 && chunk.n < count) texts[chunk.n] = chunk.text;
+  const missing = texts.indexOf(undefined);
+  if (missing >= 0) throw new Error(`protected area ${areaId}: geometry chunk ${missing} of ${count} is missing`);
+  return JSON.parse(texts.join("")) as SourceGeometry;
+}
+
+/** A candidate area for the policy, with the geometry the reader found for it. */
+export function fromProtectedAreaDocument(doc: ProtectedAreaCandidateDocument, geometry: SourceGeometry): ProtectedArea {
+  return {
+    id: doc.wdpa_id,
+    name: doc.name,
+    designation: doc.designation,
+    iucnCategory: doc.iucn_category,
+    bbox: fromBoxDocument(doc.bbox),
+    geometry,
   };
 }

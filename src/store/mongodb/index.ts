@@ -1,5 +1,11 @@
 export { InvalidMongoUriError, REPLICA_SET_REQUIRED } from "./errors.js";
 export {
+  MongoProtectedAreaLayers,
+  openMongoProtectedAreaLayers,
+  type MongoProtectedAreaLayersOptions,
+  type OpenMongoProtectedAreaLayersOptions,
+} from "./protected-areas.js";
+export {
   MongoSourceStore,
   openMongoStore,
   supportsTransactions,

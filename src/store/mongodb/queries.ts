@@ -18,11 +18,14 @@ import {
 import type { BoundingBox } from "../../geo/types.js";
 import type { ListQuery } from "../port.js";
 import { coverOf, type CoverGeometry } from "./cover.js";
-import type { GuardDocument, SourceDocument } from "./documents.js";
+import type { GeometryChunkDocument, GuardDocument, ProtectedAreaDocument, SourceDocument } from "./documents.js";
+import { LAYER_STATE_ID, type LayerStateDocument } from "./layer-state.js";
 
 export const SOURCES = "sources";
 export const GUARDS = "conflict_guards";
 export const PROTECTED_AREAS = "protected_areas";
+export const GEOMETRY_CHUNKS = "protected_area_geometry_chunks";
+export const LAYERS = "protected_area_layers";
 
 /** Name of the unique `(account_id, alt_id)` index; its duplicate-key errors mean "alt_id taken". */
 export const ALT_ID_INDEX = "account_alt_id_unique";
@@ -123,13 +126,29 @@ export const SOURCE_INDEXES: IndexDescription[] = [
 ];
 
 /**
- * The protected-area layer's collection: each area's exact geometry in `geometry`, and in `cover`
- * the same kind of 2dsphere-indexable box cover as sources (cover.ts), for the same reasons.
+ * The protected areas of every stored layer: each area's exact geometry in `geometry`, and in
+ * `cover` the same kind of 2dsphere-indexable box cover as sources (cover.ts), for the same reasons.
+ *
+ * - `layer_cover_2dsphere` serves the candidate query of a create: equality on the active
+ *   layer first, then the cover, so the geometric scan stays inside that layer (while an import
+ *   loads the next layer, its areas are never scanned).
+ * - `layer` serves garbage collection (the areas of a retired layer, a batch at a time, by `_id`
+ *   only: covered by the index, no document is read). The 2dsphere index cannot: it is sparse on
+ *   `cover`, so the planner never uses it for a query without a geometric predicate.
  */
 export const PROTECTED_AREA_INDEXES: IndexDescription[] = [
-  { key: { cover: "2dsphere" }, name: "cover_2dsphere" },
-  { key: { dataset: 1 }, name: "dataset" },
+  { key: { layer_id: 1, cover: "2dsphere" }, name: "layer_cover_2dsphere" },
+  { key: { layer_id: 1, _id: 1 }, name: "layer" },
 ];
+
+/**
+ * Indexes an earlier version created on `protected_areas` (never used: that version imported no
+ * layer into MongoDB); setup drops them so inserts do not maintain them.
+ */
+export const OBSOLETE_PROTECTED_AREA_INDEXES: readonly string[] = ["cover_2dsphere", "dataset"];
+
+/** Chunks of oversized geometries (documents.ts), deleted with their layer. */
+export const GEOMETRY_CHUNK_INDEXES: IndexDescription[] = [{ key: { layer_id: 1, _id: 1 }, name: "layer" }];
 
 // --- reads ---
 
@@ -271,6 +290,79 @@ export function guardWrites(cellIds: readonly string[]): AnyBulkWriteOperation<G
 
 /** Guards are written in order; the first conflict aborts the transaction anyway. */
 export const GUARD_WRITE_OPTIONS = { ordered: true } as const;
+
+// --- protected-area layers ---
+
+/** The one layer-state document (layer-state.ts). */
+export const LAYER_STATE_FILTER: Filter<LayerStateDocument> = { _id: LAYER_STATE_ID };
+
+/** A create reads only the active layer of the state. */
+export const ACTIVE_LAYER_OPTIONS: FindOptions = { projection: { _id: 0, active: 1 } };
+
+/**
+ * Replaces the state document only if it still has the version `next` was computed from; a
+ * missing document (version 0) is inserted. When another writer got there first the filter
+ * matches nothing and the upsert collides with the existing `_id` (a duplicate key): the writer
+ * reads again and recomputes.
+ */
+export function layerStateWrite(
+  readVersion: number,
+  next: LayerStateDocument,
+): { filter: Filter<LayerStateDocument>; replacement: Omit<LayerStateDocument, "_id">; options: { upsert: true } } {
+  const { _id, ...rest } = next;
+  return { filter: { _id, version: readVersion }, replacement: { ...rest, version: readVersion + 1 }, options: { upsert: true } };
+}
+
+/** Area imports: unordered (the loading layer is invisible, order does not matter), so one bad document does not stop the rest. */
+export const AREA_INSERT_OPTIONS = { ordered: false } as const;
+
+/** `$geoIntersects` of the covers of one layer's areas with the cover of one box. */
+function areaIntersectingCover(layerId: string, cover: CoverGeometry): Filter<ProtectedAreaDocument> {
+  return { layer_id: layerId, cover: { $geoIntersects: { $geometry: cover } } };
+}
+
+/**
+ * Candidates for the `unep_overlap` of sources with boxes `boxes`: the areas of layer `layerId`
+ * whose cover meets the cover of one of the boxes, padded exactly like the conflict candidates
+ * (so at least every area whose box meets one of them; the policy decides on the exact
+ * geometry). Several boxes are an `$or` with the layer in each clause, so each clause is one scan
+ * of the `layer_cover_2dsphere` index.
+ */
+export function protectedAreaCandidatesFilter(layerId: string, boxes: readonly BoundingBox[]): Filter<ProtectedAreaDocument> {
+  if (boxes.length === 1) return areaIntersectingCover(layerId, coverOf(boxes[0]));
+  return { $or: boxes.map((box) => areaIntersectingCover(layerId, coverOf(box))) };
+}
+
+/** What the policy needs of a candidate, without its geometry (fetched only when not cached). */
+export const PROTECTED_AREA_CANDIDATE_OPTIONS: FindOptions = {
+  projection: { _id: 1, wdpa_id: 1, name: 1, designation: 1, iucn_category: 1, bbox: 1, geometry_chunks: 1 },
+};
+
+/** The geometries of the areas `ids`. */
+export function areaGeometriesFilter(ids: readonly string[]): Filter<ProtectedAreaDocument> {
+  return { _id: { $in: [...ids] } };
+}
+
+export const AREA_GEOMETRY_OPTIONS: FindOptions = { projection: { _id: 1, geometry: 1 } };
+
+/** The chunks `ids` of oversized geometries. */
+export function geometryChunksFilter(ids: readonly string[]): Filter<GeometryChunkDocument> {
+  return { _id: { $in: [...ids] } };
+}
+
+export const GEOMETRY_CHUNK_OPTIONS: FindOptions = { projection: { _id: 1, area_id: 1, n: 1, text: 1 } };
+
+/** How many areas (or chunks) one geometry read or one garbage-collection delete takes at most. */
+export const AREA_BATCH = 1_000;
+
+/** The next batch of a retired layer's documents to delete: ids only, covered by the `layer` index. */
+export function garbageBatchQuery(layerId: string): { filter: Filter<{ _id: string; layer_id: string }>; options: FindOptions } {
+  return { filter: { layer_id: layerId }, options: { projection: { _id: 1 }, limit: AREA_BATCH } };
+}
+
+export function garbageDeleteFilter(layerId: string, ids: readonly string[]): Filter<{ _id: string; layer_id: string }> {
+  return { layer_id: layerId, _id: { $in: [...ids] } };
+}
 
 /** The server's answer to `hello` that the store needs. */
 export const HELLO_COMMAND = { hello: 1 } as const;

@@ -19,9 +19,11 @@ import {
   type ConflictPolicy,
   type ListQuery,
   type NewSourceRecord,
+  type ProtectedAreaPolicy,
   type SourceRecord,
   type SourceStore,
 } from "../port.js";
+import { newMongoClient } from "./client.js";
 import {
   fromDocument,
   fromSubjectDocument,
@@ -33,7 +35,6 @@ import {
   type SubjectDocument,
 } from "./documents.js";
 import {
-  InvalidMongoUriError,
   isAltIdDuplicate,
   isDuplicateKey,
   REPLICA_SET_REQUIRED,
@@ -41,10 +42,10 @@ import {
   toStoreError,
 } from "./errors.js";
 import { guardCellsOf } from "./guards.js";
+import { MongoProtectedAreaReader, prepareProtectedAreaCollections } from "./protected-areas.js";
 import {
   CANDIDATE_CHUNK,
   CANDIDATE_OPTIONS,
-  clientOptions,
   conflictCandidatesFilter,
   DB_OPTIONS,
   DELETE_OPTIONS,
@@ -59,8 +60,6 @@ import {
   listFilter,
   listOptions,
   otherCandidatesFilter,
-  PROTECTED_AREA_INDEXES,
-  PROTECTED_AREAS,
   setConflictUpdate,
   SOURCE_INDEXES,
   SOURCES,
@@ -72,6 +71,11 @@ import {
 export interface MongoSourceStoreOptions {
   /** Applied on every create and delete (contract §8); without it `conflict` is stored as given. */
   conflictPolicy?: ConflictPolicy;
+  /**
+   * Computes `unep_overlap` on every create from the active protected-area layer (contract §8;
+   * null while none is active). Without it `unepOverlap` is stored as given.
+   */
+  protectedAreaPolicy?: ProtectedAreaPolicy;
   /**
    * How long a transaction may keep retrying transient failures (write conflicts with concurrent
    * creates, a primary stepping down) before the call fails as unavailable. Default 10 s.
@@ -141,7 +145,7 @@ export class MongoSourceStore implements SourceStore {
   private readonly db: Db;
   private readonly sources: Collection<SourceDocument>;
   private readonly guards: Collection<GuardDocument>;
-  private readonly protectedAreas: Collection<Document>;
+  private readonly protectedAreas: MongoProtectedAreaReader | null;
   private readonly policy: ConflictPolicy | null;
   private readonly transactionBudgetMs: number;
 
@@ -153,7 +157,7 @@ export class MongoSourceStore implements SourceStore {
     this.db = client.db(database, DB_OPTIONS);
     this.sources = this.db.collection<SourceDocument>(SOURCES);
     this.guards = this.db.collection<GuardDocument>(GUARDS);
-    this.protectedAreas = this.db.collection(PROTECTED_AREAS);
+    this.protectedAreas = options.protectedAreaPolicy ? new MongoProtectedAreaReader(this.db, options.protectedAreaPolicy) : null;
     this.policy = options.conflictPolicy ?? null;
     this.transactionBudgetMs = options.transactionBudgetMs ?? DEFAULT_TRANSACTION_BUDGET_MS;
   }
@@ -173,10 +177,11 @@ export class MongoSourceStore implements SourceStore {
     return this.run("insert", async () => {
       const repeated = repeatedAltIds(records);
       if (repeated.size > 0) await this.throwTakenAltIds(records, repeated);
+      const batch = this.protectedAreas === null ? records : await this.withUnepOverlap(records, this.protectedAreas);
       for (let attempt = 1; ; attempt++) {
         try {
           return await this.transaction("insert", (session) =>
-            this.policy ? this.insertWithConflicts(records, this.policy, session) : this.insertAsGiven(records, session),
+            this.policy ? this.insertWithConflicts(batch, this.policy, session) : this.insertAsGiven(batch, session),
           );
         } catch (error) {
           if (!isAltIdDuplicate(error)) throw error;
@@ -233,7 +238,7 @@ export class MongoSourceStore implements SourceStore {
     // outages on its own.
     await this.client.connect();
     await this.sources.createIndexes(SOURCE_INDEXES);
-    await this.protectedAreas.createIndexes(PROTECTED_AREA_INDEXES);
+    await prepareProtectedAreaCollections(this.db);
     // Guards are upserted inside transactions; the collection must exist before the first one.
     try {
       await this.db.createCollection(GUARDS);
@@ -283,6 +288,24 @@ export class MongoSourceStore implements SourceStore {
     } finally {
       await session.endSession();
     }
+  }
+
+  /**
+   * `unep_overlap` depends on the protected-area layer only, not on other sources, so it is
+   * computed before the write transaction (as on the embedded store): the active layer and its
+   * candidates are read in one read-only snapshot transaction, so the layer cannot be retired
+   * and deleted between the two reads, and the overlays run after it, holding nothing. A layer
+   * activated in between is seen by the next create.
+   */
+  private async withUnepOverlap(records: NewSourceRecord[], reader: MongoProtectedAreaReader): Promise<NewSourceRecord[]> {
+    const found = await this.transaction("protected-area overlap", (session) =>
+      reader.read(
+        records.map((r) => r.bbox),
+        session,
+      ),
+    );
+    const overlaps = reader.overlaps(records, found);
+    return records.map((record, i) => ({ ...record, unepOverlap: overlaps[i] }));
   }
 
   /** Without a policy the store keeps each record's flag as given (the contract suite relies on it). */
@@ -415,24 +438,13 @@ export class MongoSourceStore implements SourceStore {
   }
 }
 
-/** Replaces the URI (which may hold credentials) wherever a driver message repeats it. */
-function redact(message: string, uri: string): string {
-  return uri === "" ? message : message.split(uri).join("<MONGODB_URI>");
-}
-
 /**
  * Connects to MongoDB and prepares the collections. An unreachable server does not stop the start:
  * the store is returned, `/readyz` answers 503 with the reason in the log, and setup is retried
  * until MongoDB answers. A URI that does not parse is an InvalidMongoUriError.
  */
 export async function openMongoStore(options: OpenMongoStoreOptions): Promise<MongoSourceStore> {
-  let client: MongoClient;
-  try {
-    client = new MongoClient(options.uri, { ...clientOptions(options.uri), ...options.clientOptions });
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new InvalidMongoUriError(`MONGODB_URI is not a valid MongoDB connection string: ${redact(reason, options.uri)}`);
-  }
+  const client = newMongoClient(options.uri, options.clientOptions);
   const store = new MongoSourceStore(client, options.database, options);
   try {
     await store.ready();
