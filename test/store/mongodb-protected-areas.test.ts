@@ -35,7 +35,8 @@ import {
   layerStatus,
   type LayerStateDocument,
 } from "../../src/store/mongodb/layer-state.js";
-import { GeometryCache, MongoProtectedAreaLayers } from "../../src/store/mongodb/protected-areas.js";
+import { GeometryCache } from "../../src/protected-areas/geometry-cache.js";
+import { MongoProtectedAreaLayers } from "../../src/store/mongodb/protected-areas.js";
 import {
   ACTIVE_LAYER_OPTIONS,
   AREA_GEOMETRY_OPTIONS,
@@ -206,7 +207,7 @@ describe("the reader's geometry cache", () => {
   };
 
   it("drops the least recently used past its budget, skips oversized geometries, and empties on a layer change", () => {
-    const cache = new GeometryCache(10).forLayer("pal_A");
+    const cache = new GeometryCache<string, string>(10).forLayer("pal_A");
     cache.put("a", g(4));
     cache.put("b", g(4));
     expect(cache.get("a")).toBeDefined(); // a is now the most recent

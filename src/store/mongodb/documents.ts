@@ -1,3 +1,4 @@
+import { countPositions } from "../../geo/parts.js";
 import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
 import type { NewProtectedArea } from "../../protected-areas/layers.js";
 import type { NewSourceRecord, ProtectedArea, SourceRecord, SpatialSubject, UnepOverlapRecord } from "../port.js";
@@ -235,13 +236,6 @@ export const DEFAULT_GEOMETRY_LIMITS: GeometryStorageLimits = {
   chunkChars: GEOMETRY_CHUNK_CHARS,
 };
 
-/** Positions of a geometry, closing positions included. */
-export function positionCount(g: SourceGeometry): number {
-  const polygons = g.type === "Polygon" ? [g.coordinates] : g.coordinates;
-  let n = 0;
-  for (const rings of polygons) for (const ring of rings) n += ring.length;
-  return n;
-}
 
 /** `_id` of the area at `sequence` (from 0) of a layer; zero-padded so they sort in import order. */
 export function protectedAreaId(layerId: string, sequence: number): string {
@@ -261,7 +255,7 @@ export function toProtectedAreaDocuments(
 ): { area: ProtectedAreaDocument; chunks: GeometryChunkDocument[] } {
   const id = protectedAreaId(layerId, sequence);
   const chunks: GeometryChunkDocument[] = [];
-  if (positionCount(area.geometry) > limits.inlinePositions) {
+  if (countPositions(area.geometry) > limits.inlinePositions) {
     const text = JSON.stringify(area.geometry);
     for (let at = 0, n = 0; at < text.length; at += limits.chunkChars, n++) {
       chunks.push({ _id: geometryChunkId(id, n), layer_id: layerId, area_id: id, n, text: text.slice(at, at + limits.chunkChars) });

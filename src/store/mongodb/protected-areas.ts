@@ -1,3 +1,4 @@
+import { GeometryCache } from "../../protected-areas/geometry-cache.js";
 /**
  * Protected-area layers on MongoDB: the import side (`ProtectedAreaLayers`, what the CLI uses)
  * and the read side the store uses on create (`MongoProtectedAreaReader`).
@@ -39,7 +40,6 @@ import {
   fromProtectedAreaDocument,
   geometryChunkId,
   geometryFromChunks,
-  positionCount,
   toProtectedAreaDocuments,
   type GeometryChunkDocument,
   type GeometryStorageLimits,
@@ -375,54 +375,6 @@ export async function openMongoProtectedAreaLayers(options: OpenMongoProtectedAr
 
 // --- the read side ---
 
-/**
- * Geometries of the active layer's areas, least recently used dropped first once the positions
- * held pass a budget, as on the embedded store: neighbouring sources keep meeting the same areas,
- * and a large marine area is megabytes to fetch. Emptied when the active layer changes. Areas of
- * a layer never change, so an entry never goes stale.
- */
-export class GeometryCache {
-  private layerId: string | null = null;
-  private readonly entries = new Map<string, { geometry: SourceGeometry; positions: number }>();
-  private positions = 0;
-
-  constructor(private readonly maxPositions: number) {}
-
-  forLayer(layerId: string): this {
-    if (this.layerId !== layerId) {
-      this.entries.clear();
-      this.positions = 0;
-      this.layerId = layerId;
-    }
-    return this;
-  }
-
-  get(id: string): SourceGeometry | undefined {
-    const hit = this.entries.get(id);
-    if (hit === undefined) return undefined;
-    // Re-inserting moves it to the end of the Map's order: the most recently used.
-    this.entries.delete(id);
-    this.entries.set(id, hit);
-    return hit.geometry;
-  }
-
-  put(id: string, geometry: SourceGeometry): void {
-    const positions = positionCount(geometry);
-    if (positions > this.maxPositions || this.entries.has(id)) return;
-    this.entries.set(id, { geometry, positions });
-    this.positions += positions;
-    for (const [oldest, entry] of this.entries) {
-      if (this.positions <= this.maxPositions) break;
-      this.entries.delete(oldest);
-      this.positions -= entry.positions;
-    }
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
-}
-
 /** About 30 MB of coordinates, as on the embedded store. */
 const DEFAULT_CACHE_POSITIONS = 500_000;
 
@@ -443,7 +395,7 @@ export interface LayerCandidates {
  */
 export class MongoProtectedAreaReader {
   private readonly collections: LayerCollections;
-  private readonly cache: GeometryCache;
+  private readonly cache: GeometryCache<string, string>;
 
   constructor(
     db: Db,
@@ -451,7 +403,7 @@ export class MongoProtectedAreaReader {
     cachePositions: number = DEFAULT_CACHE_POSITIONS,
   ) {
     this.collections = layerCollections(db);
-    this.cache = new GeometryCache(cachePositions);
+    this.cache = new GeometryCache<string, string>(cachePositions);
   }
 
   async read(boxes: readonly BoundingBox[], session: ClientSession): Promise<LayerCandidates | null> {

@@ -1,4 +1,4 @@
-import { countPositions } from "../../geo/parts.js";
+import { GeometryCache } from "../../protected-areas/geometry-cache.js";
 import type Database from "better-sqlite3";
 import type { SourceGeometry } from "../../geo/types.js";
 import {
@@ -53,50 +53,6 @@ function layerInfo(row: LayerRow): LayerInfo {
   };
 }
 
-/**
- * Parsed geometries of the active layer's areas, least recently used dropped first once the
- * positions held pass a budget (a WDPA marine area can hold millions). Parsing the GeoJSON text
- * of a large area costs more than the overlay of a field with it, and neighbouring sources (a
- * batch of fields) keep meeting the same areas. Emptied when the active layer changes.
- */
-class GeometryCache {
-  private layerId: number | null = null;
-  private readonly entries = new Map<number, { geometry: SourceGeometry; positions: number }>();
-  private positions = 0;
-
-  constructor(private readonly maxPositions: number) {}
-
-  forLayer(layerId: number): this {
-    if (this.layerId !== layerId) {
-      this.entries.clear();
-      this.positions = 0;
-      this.layerId = layerId;
-    }
-    return this;
-  }
-
-  get(seq: number, load: () => SourceGeometry): SourceGeometry {
-    const hit = this.entries.get(seq);
-    if (hit !== undefined) {
-      // Re-inserting moves it to the end of the Map's order: the most recently used.
-      this.entries.delete(seq);
-      this.entries.set(seq, hit);
-      return hit.geometry;
-    }
-    const geometry = load();
-    const positions = countPositions(geometry);
-    if (positions > this.maxPositions) return geometry;
-    this.entries.set(seq, { geometry, positions });
-    this.positions += positions;
-    for (const [oldest, entry] of this.entries) {
-      if (this.positions <= this.maxPositions) break;
-      this.entries.delete(oldest);
-      this.positions -= entry.positions;
-    }
-    return geometry;
-  }
-}
-
 /** About 30 MB of parsed coordinates. */
 const DEFAULT_CACHE_POSITIONS = 500_000;
 
@@ -113,14 +69,14 @@ export class SqliteProtectedAreaReader {
   private readonly readTransaction: Database.Transaction<
     (subjects: readonly Pick<SpatialSubject, "geometry" | "bbox" | "areaM2">[]) => (UnepOverlapRecord | null)[]
   >;
-  private readonly cache: GeometryCache;
+  private readonly cache: GeometryCache<number, number>;
 
   constructor(
     db: Database.Database,
     private readonly policy: ProtectedAreaPolicy,
     cachePositions: number = DEFAULT_CACHE_POSITIONS,
   ) {
-    this.cache = new GeometryCache(cachePositions);
+    this.cache = new GeometryCache<number, number>(cachePositions);
     this.activeLayer = db.prepare("SELECT id, dataset FROM protected_area_layers WHERE state = 'active'");
     this.candidates = db.prepare(
       `SELECT b.seq, b.min_x, b.max_x, b.min_y, b.max_y, p.wdpa_id, p.name, p.designation, p.iucn_category
@@ -143,7 +99,7 @@ export class SqliteProtectedAreaReader {
           designation: row.designation,
           iucnCategory: row.iucn_category,
           bbox: { minX: row.min_x, maxX: row.max_x, minY: row.min_y, maxY: row.max_y },
-          geometry: cache.get(row.seq, () => JSON.parse((this.geometryOf.get(row.seq) as { geometry: string }).geometry) as SourceGeometry),
+          geometry: cache.getOrLoad(row.seq, () => JSON.parse((this.geometryOf.get(row.seq) as { geometry: string }).geometry) as SourceGeometry),
         }));
         return this.policy.overlap(subject, layer.dataset, found);
       });

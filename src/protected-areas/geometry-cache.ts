@@ -1,0 +1,59 @@
+import { countPositions } from "../geo/parts.js";
+import type { SourceGeometry } from "../geo/types.js";
+
+/**
+ * Parsed geometries of the active protected-area layer, least recently used dropped first once
+ * the positions held pass a budget: neighbouring sources keep meeting the same areas, and a large
+ * marine area is megabytes to read and parse. Emptied when the active layer changes; areas of a
+ * layer never change, so an entry never goes stale. Shared by every store.
+ */
+export class GeometryCache<LayerId, Key> {
+  private layerId: LayerId | null = null;
+  private readonly entries = new Map<Key, { geometry: SourceGeometry; positions: number }>();
+  private positions = 0;
+
+  constructor(private readonly maxPositions: number) {}
+
+  forLayer(layerId: LayerId): this {
+    if (this.layerId !== layerId) {
+      this.entries.clear();
+      this.positions = 0;
+      this.layerId = layerId;
+    }
+    return this;
+  }
+
+  get(key: Key): SourceGeometry | undefined {
+    const hit = this.entries.get(key);
+    if (hit === undefined) return undefined;
+    // Re-inserting moves it to the end of the Map's order: the most recently used.
+    this.entries.delete(key);
+    this.entries.set(key, hit);
+    return hit.geometry;
+  }
+
+  put(key: Key, geometry: SourceGeometry): void {
+    const positions = countPositions(geometry);
+    if (positions > this.maxPositions || this.entries.has(key)) return;
+    this.entries.set(key, { geometry, positions });
+    this.positions += positions;
+    for (const [oldest, entry] of this.entries) {
+      if (this.positions <= this.maxPositions) break;
+      this.entries.delete(oldest);
+      this.positions -= entry.positions;
+    }
+  }
+
+  /** The cached geometry, or `load()`'s, kept for next time. */
+  getOrLoad(key: Key, load: () => SourceGeometry): SourceGeometry {
+    const hit = this.get(key);
+    if (hit !== undefined) return hit;
+    const geometry = load();
+    this.put(key, geometry);
+    return geometry;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
