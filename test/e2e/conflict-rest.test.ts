@@ -6,6 +6,7 @@
  * overlapping creates.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { digitisedTwice, prng } from "../support/random-geometry.js";
 import { polyclipEngine } from "../../src/geo/overlap.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -59,39 +60,6 @@ let accountCounter = 0;
 function account(prefix = "acct-conflict"): string {
   accountCounter += 1;
   return `${prefix}-${accountCounter}`;
-}
-
-/** mulberry32. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
- * Two square fields of side `s` sharing the boundary x = x0 + s, each digitising it on its own:
- * k vertices along it, jittered by up to `eps` (1e-9° to 1e-15°), as two surveys of one fence.
- */
-function digitisedTwice(x0: number, y0: number, s: number, random: () => number): [Geometry, Geometry] {
-  const k = 3 + Math.floor(random() * 20);
-  const eps = 10 ** (-9 - Math.floor(random() * 7));
-  const west: Position[] = [];
-  const east: Position[] = [];
-  for (let i = 0; i <= k; i++) {
-    const inner = i !== 0 && i !== k;
-    const y = y0 + (s * i) / k;
-    west.push([x0 + s + (inner ? (random() - 0.5) * eps : 0), y]);
-    east.push([x0 + s + (random() - 0.5) * eps, y + (inner ? (random() - 0.5) * eps : 0)]);
-  }
-  return [
-    { type: "Polygon", coordinates: [[[x0, y0], ...west, [x0, y0 + s], [x0, y0]]] },
-    { type: "Polygon", coordinates: [[east[0], [x0 + 2 * s, y0], [x0 + 2 * s, y0 + s], ...[...east].reverse()]] },
-  ];
 }
 
 /**

@@ -4,6 +4,7 @@
  * half-open periods, and a shared attribute type (or none on either side).
  */
 import { describe, expect, it } from "vitest";
+import { digitisedTwice, prng } from "../support/random-geometry.js";
 import { EARTH_RADIUS_M, geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import { intersectionAreaM2, OverlayFailedError, polyclipEngine } from "../../src/geo/overlap.js";
@@ -64,39 +65,6 @@ function conflicts(a: SpatialSubject, b: SpatialSubject): boolean {
 }
 
 const unit = cell(0, 0, 1, 1);
-
-/** mulberry32. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
- * Two square fields of side `s` sharing the boundary x = x0 + s, each digitising it on its own:
- * k vertices along it, jittered by up to `eps` (1e-9° to 1e-15°), as two surveys of one fence.
- */
-function digitisedTwice(x0: number, y0: number, s: number, random: () => number): [PolygonGeometry, PolygonGeometry] {
-  const k = 3 + Math.floor(random() * 20);
-  const eps = 10 ** (-9 - Math.floor(random() * 7));
-  const west: Position[] = [];
-  const east: Position[] = [];
-  for (let i = 0; i <= k; i++) {
-    const inner = i !== 0 && i !== k;
-    const y = y0 + (s * i) / k;
-    west.push([x0 + s + (inner ? (random() - 0.5) * eps : 0), y]);
-    east.push([x0 + s + (random() - 0.5) * eps, y + (inner ? (random() - 0.5) * eps : 0)]);
-  }
-  return [
-    { type: "Polygon", coordinates: [[[x0, y0], ...west, [x0, y0 + s], [x0, y0]]] },
-    { type: "Polygon", coordinates: [[east[0], [x0 + 2 * s, y0], [x0 + 2 * s, y0 + s], ...[...east].reverse()]] },
-  ];
-}
 
 /** polyclip-ts's sweep line throws on this pair. */
 function defeatsPolyclip(a: PolygonGeometry, b: PolygonGeometry): boolean {
