@@ -5,15 +5,13 @@
  * UNAVAILABLE), the sandbox service's constant false/null, and concurrent overlapping creates.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { digitisedTwice, prng } from "../support/random-geometry.js";
+import { cellAt, digitisedTwice, patch, prng, ring } from "../support/geometry-fixtures.js";
 import { polyclipEngine } from "../../src/geo/overlap.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { grpc, LedgerGrpc, PRODUCTION_ID, SANDBOX_ID, ts, type ServiceName } from "./grpc-support.js";
 
 type Json = Record<string, any>;
-type Position = [number, number];
-type Rings = Position[][];
-type Geometry = { type: "Polygon"; coordinates: Rings } | { type: "MultiPolygon"; coordinates: Rings[] };
+import type { PolygonCoordinates as Rings, Position, SourceGeometry as Geometry } from "../../src/geo/types.js";
 
 const PROD: ServiceName = "SourceLedgerService";
 const SANDBOX: ServiceName = "SandboxSourceLedgerService";
@@ -30,31 +28,6 @@ afterAll(async () => {
   client?.close();
   await server?.close();
 });
-
-// --- geometry: each case gets its own patch of the earth, since conflicts are ledger-wide ---
-
-let slot = 0;
-/** The south-west corner of a fresh patch no other case uses. */
-function patch(): Position {
-  slot += 1;
-  return [-170 + (slot % 60) * 5, -60 + Math.floor(slot / 60) * 5];
-}
-
-function ring(lon1: number, lat1: number, lon2: number, lat2: number): Position[] {
-  return [
-    [lon1, lat1],
-    [lon2, lat1],
-    [lon2, lat2],
-    [lon1, lat2],
-    [lon1, lat1],
-  ];
-}
-
-/** A lon/lat cell relative to `origin`, in units of `unit` degrees (default: ~1 km fields). */
-function cellAt(origin: Position, x1: number, y1: number, x2: number, y2: number, unit = 0.01): Geometry {
-  const [x, y] = origin;
-  return { type: "Polygon", coordinates: [ring(x + x1 * unit, y + y1 * unit, x + x2 * unit, y + y2 * unit)] };
-}
 
 /** GeoJSON-like coordinates to the typed proto geometry (packed lon,lat rings). */
 function toProto(geometry: Geometry): object {

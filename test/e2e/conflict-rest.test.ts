@@ -6,14 +6,13 @@
  * overlapping creates.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { digitisedTwice, prng } from "../support/random-geometry.js";
+import { cellAt, digitisedTwice, patch, prng, ring } from "../support/geometry-fixtures.js";
 import { polyclipEngine } from "../../src/geo/overlap.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { RECORD_KEYS as RECORD_KEY_NAMES } from "./rest-support.js";
 
 type Json = Record<string, any>;
-type Position = [number, number];
-type Rings = Position[][];
-type Geometry = { type: "Polygon"; coordinates: Rings } | { type: "MultiPolygon"; coordinates: Rings[] };
+import type { PolygonCoordinates as Rings, Position, SourceGeometry as Geometry } from "../../src/geo/types.js";
 
 let server: TestServer;
 
@@ -24,31 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-
-// --- geometry: each case gets its own patch of the earth, since conflicts are ledger-wide ---
-
-let slot = 0;
-/** The south-west corner of a fresh 2° × 2° patch no other case uses. */
-function patch(): Position {
-  slot += 1;
-  return [-170 + (slot % 60) * 5, -60 + Math.floor(slot / 60) * 5];
-}
-
-function ring(lon1: number, lat1: number, lon2: number, lat2: number): Position[] {
-  return [
-    [lon1, lat1],
-    [lon2, lat1],
-    [lon2, lat2],
-    [lon1, lat2],
-    [lon1, lat1],
-  ];
-}
-
-/** A lon/lat cell relative to `origin`, in units of `unit` degrees (default: ~1 km fields). */
-function cellAt(origin: Position, x1: number, y1: number, x2: number, y2: number, unit = 0.01): Geometry {
-  const [x, y] = origin;
-  return { type: "Polygon", coordinates: [ring(x + x1 * unit, y + y1 * unit, x + x2 * unit, y + y2 * unit)] };
-}
 
 let altCounter = 0;
 function alt(prefix: string): string {
@@ -137,28 +111,7 @@ async function twoAccounts(): Promise<[string, string]> {
   return [await server.userToken(account()), await server.userToken(account())];
 }
 
-const RECORD_KEYS = [
-  "id",
-  "alt_id",
-  "methodology",
-  "tags",
-  "steward_id",
-  "project_id",
-  "outcome_reporting_year",
-  "source_type",
-  "attribute_type",
-  "geometry_source",
-  "geometry",
-  "start_at",
-  "end_at",
-  "account_id",
-  "created_by",
-  "updated_by",
-  "created_at",
-  "updated_at",
-  "conflict",
-  "unep_overlap",
-].sort();
+const RECORD_KEYS = [...RECORD_KEY_NAMES].sort();
 
 describe("conflicts across accounts", () => {
   it("B overlapping A in another account: B is flagged in its create response, GET A shows the flag, A's owner cannot see B", async () => {

@@ -4,7 +4,7 @@
  * half-open periods, and a shared attribute type (or none on either side).
  */
 import { describe, expect, it } from "vitest";
-import { digitisedTwice, prng } from "../support/random-geometry.js";
+import { digitisedTwice, prng } from "../support/geometry-fixtures.js";
 import { EARTH_RADIUS_M, geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import { intersectionAreaM2, OverlayFailedError, polyclipEngine } from "../../src/geo/overlap.js";

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { digitisedTwice, prng } from "../support/random-geometry.js";
+import { digitisedTwice, prng } from "../support/geometry-fixtures.js";
 import type { MultiPolygonGeometry, PolygonGeometry, Position, SourceGeometry } from "../../src/geo/types.js";
 import { checkGeometry } from "../../src/geo/validity.js";
 import { polyclipEngine } from "../../src/geo/overlap.js";

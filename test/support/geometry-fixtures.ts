@@ -1,5 +1,30 @@
 import type { PolygonGeometry, Position } from "../../src/geo/types.js";
 
+// Conflicts are ledger-wide, so each test case gets its own patch of the earth.
+let slot = 0;
+/** The south-west corner of a fresh patch (5° apart) no other case of this file uses. */
+export function patch(): Position {
+  slot += 1;
+  return [-170 + (slot % 60) * 5, -60 + Math.floor(slot / 60) * 5];
+}
+
+/** A closed lon/lat rectangle. */
+export function ring(lon1: number, lat1: number, lon2: number, lat2: number): Position[] {
+  return [
+    [lon1, lat1],
+    [lon2, lat1],
+    [lon2, lat2],
+    [lon1, lat2],
+    [lon1, lat1],
+  ];
+}
+
+/** A lon/lat cell relative to `origin`, in units of `unit` degrees (default: ~1 km fields). */
+export function cellAt(origin: Position, x1: number, y1: number, x2: number, y2: number, unit = 0.01): PolygonGeometry {
+  const [x, y] = origin;
+  return { type: "Polygon", coordinates: [ring(x + x1 * unit, y + y1 * unit, x + x2 * unit, y + y2 * unit)] };
+}
+
 /** mulberry32. */
 export function prng(seed: number): () => number {
   let state = seed >>> 0;
