@@ -15,6 +15,8 @@ import { productionIds, sandboxIds } from "./ledger/ids.js";
 import { createLedgerService } from "./ledger/service.js";
 import type { SourceStore } from "./store/port.js";
 import { createSandboxStore } from "./store/sandbox/index.js";
+import { conflictPolicy } from "./ledger/conflict.js";
+import { unepOverlapPolicy } from "./protected-areas/overlap.js";
 import { openProductionStore } from "./store/open.js";
 
 export interface AppOverrides {
@@ -69,7 +71,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     createAuthInterceptor({ verify, requiredScope: scopeForMethod }),
   ];
 
-  const store = overrides.store ?? (await openProductionStore(config));
+  const store = overrides.store ?? (await openProductionStore(config, { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy }));
   const sandboxStore = createSandboxStore({ ttlMs: config.sandboxTtlMs });
   const production = createLedgerService({ environment: "production", store, newId: productionIds() });
   const sandbox = createLedgerService({ environment: "sandbox", store: sandboxStore, newId: sandboxIds() });

@@ -1,5 +1,3 @@
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
-
 // RFC 3339 §5.6 date-time; the time zone offset is mandatory, `T`/`Z` may be lower case.
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9})\d*)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
@@ -33,8 +31,4 @@ export function parseRfc3339(text: string): { seconds: bigint; nanos: number } |
 /** Epoch milliseconds → `2024-01-01T00:00:00.000Z`. */
 export function formatRfc3339(ms: number): string {
   return new Date(ms).toISOString();
-}
-
-export function timestampToMs(ts: Timestamp): number {
-  return Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1_000_000);
 }

@@ -1,15 +1,22 @@
 import { ConfigError, type Config } from "../config.js";
-import { conflictPolicy } from "../ledger/conflict.js";
 import type { ProtectedAreaLayers } from "../protected-areas/layers.js";
-import { unepOverlapPolicy } from "../protected-areas/overlap.js";
 import { InvalidMongoUriError, openMongoProtectedAreaLayers, openMongoStore } from "./mongodb/index.js";
-import type { SourceStore } from "./port.js";
+import type { ConflictPolicy, ProtectedAreaPolicy, SourceStore } from "./port.js";
 import { openSqliteProtectedAreaLayers, openSqliteStore } from "./sqlite/index.js";
 
+/** The spatial analysis a production store applies (contract §8); the app composes it. */
+export interface SpatialAnalysis {
+  conflictPolicy: ConflictPolicy;
+  protectedAreaPolicy: ProtectedAreaPolicy;
+}
+
 /** The production store the configuration names. */
-export async function openProductionStore(config: Config): Promise<SourceStore> {
-  if (config.store === "mongodb") return openMongoProductionStore(config);
-  return openSqliteStore({ path: config.sqlitePath, conflictPolicy, protectedAreaPolicy: unepOverlapPolicy });
+export async function openProductionStore(config: Config, analysis: SpatialAnalysis): Promise<SourceStore> {
+  if (config.store === "mongodb") {
+    // An unreachable server does not stop the start: /readyz answers 503 until MongoDB answers.
+    return withMongo(config, (uri) => openMongoStore({ uri, database: config.mongodbDatabase, ...analysis }));
+  }
+  return openSqliteStore({ path: config.sqlitePath, ...analysis });
 }
 
 /**
@@ -19,13 +26,7 @@ export async function openProductionStore(config: Config): Promise<SourceStore> 
  */
 export async function openProtectedAreaLayers(config: Config): Promise<ProtectedAreaLayers> {
   if (config.store === "mongodb") {
-    if (config.mongodbUri === null) throw new ConfigError("MONGODB_URI is required when LEDGER_STORE=mongodb");
-    try {
-      return await openMongoProtectedAreaLayers({ uri: config.mongodbUri, database: config.mongodbDatabase });
-    } catch (error) {
-      if (error instanceof InvalidMongoUriError) throw new ConfigError(error.message);
-      throw error;
-    }
+    return withMongo(config, (uri) => openMongoProtectedAreaLayers({ uri, database: config.mongodbDatabase }));
   }
   if (config.sqlitePath === ":memory:") {
     throw new ConfigError("SQLITE_PATH=:memory: is private to one process; point SQLITE_PATH at the server's store file");
@@ -33,19 +34,11 @@ export async function openProtectedAreaLayers(config: Config): Promise<Protected
   return openSqliteProtectedAreaLayers(config.sqlitePath);
 }
 
-/**
- * MongoDB (a replica set or sharded cluster). An unreachable server does not stop the start:
- * `/readyz` answers 503 until MongoDB answers and the indexes exist.
- */
-async function openMongoProductionStore(config: Config): Promise<SourceStore> {
+/** Runs `open` with the configured URI; a URI the driver cannot parse is a configuration error. */
+async function withMongo<T>(config: Config, open: (uri: string) => Promise<T>): Promise<T> {
   if (config.mongodbUri === null) throw new ConfigError("MONGODB_URI is required when LEDGER_STORE=mongodb");
   try {
-    return await openMongoStore({
-      uri: config.mongodbUri,
-      database: config.mongodbDatabase,
-      conflictPolicy,
-      protectedAreaPolicy: unepOverlapPolicy,
-    });
+    return await open(config.mongodbUri);
   } catch (error) {
     if (error instanceof InvalidMongoUriError) throw new ConfigError(error.message);
     throw error;

@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp, type BuiltApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
+import { conflictPolicy } from "../../src/ledger/conflict.js";
+import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
 import { openProductionStore } from "../../src/store/open.js";
 import { StoreUnavailableError, type SourceStore } from "../../src/store/port.js";
 import { startJwksServer, TestIssuer, type JwksServer } from "../support/jwt.js";
@@ -99,7 +101,7 @@ describe("store failures", () => {
       AUTH_JWKS_URL: jwks.url,
       LOG_LEVEL: "silent",
     });
-    const switchable = switchableStore(await openProductionStore(config));
+    const switchable = switchableStore(await openProductionStore(config, { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy }));
     setMode = switchable.setMode;
     built = await buildApp(config, { store: switchable.store, logger: false });
     await built.app.listen({ port: 0, host: "127.0.0.1" });

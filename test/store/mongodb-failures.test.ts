@@ -48,6 +48,7 @@ import {
   takenAltIdsFilter,
   TRANSACTION_OPTIONS,
 } from "../../src/store/mongodb/queries.js";
+import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
 import { openProductionStore } from "../../src/store/open.js";
 import { AltIdTakenError, StoreUnavailableError, type NewSourceRecord } from "../../src/store/port.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -563,7 +564,7 @@ describe("the real driver with no server (unreachable MongoDB)", () => {
     expect(error).toBeInstanceOf(InvalidMongoUriError);
     expect((error as Error).message).not.toContain("hunter2");
     const config = loadConfig({ LEDGER_STORE: "mongodb", MONGODB_URI: "postgres://ledger:hunter2@db/x" });
-    const viaConfig = await failure(openProductionStore(config));
+    const viaConfig = await failure(openProductionStore(config, { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy }));
     expect((viaConfig as Error).name).toBe("ConfigError");
     expect((viaConfig as Error).message).not.toContain("hunter2");
   });
