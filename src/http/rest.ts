@@ -140,7 +140,6 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
       headers: headersOf(request),
       url: request.url,
       requestMethod: request.method,
-      signal: undefined,
       values,
     };
   }
