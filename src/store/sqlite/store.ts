@@ -14,6 +14,7 @@ import { openConnection } from "./connection.js";
 import { toStoreError } from "./errors.js";
 import { buildListStatement } from "./list-query.js";
 import { runMigrations } from "./migrations.js";
+import { GroupCommitter } from "./group-commit.js";
 import { COLUMNS, fromRow, selectList, toRow, type SourceRow } from "./rows.js";
 import { SqliteProtectedAreaReader } from "./protected-areas.js";
 import { MIGRATIONS } from "./schema.js";
@@ -34,6 +35,8 @@ export interface SqliteStoreOptions {
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
+/** Sources per group commit: one request of up to 1,000 always fits, and a group stays short. */
+const MAX_GROUP_SOURCES = 2_000;
 
 type Statement<P extends unknown[], R = unknown> = Database.Statement<P, R>;
 
@@ -50,7 +53,7 @@ function altIdsByAccount(records: readonly NewSourceRecord[]): Map<string, strin
 export class SqliteSourceStore implements SourceStore {
   private closed = false;
   private readonly listStatements = new Map<string, Statement<(string | number)[], SourceRow>>();
-  private readonly insertTransaction: Database.Transaction<(records: NewSourceRecord[]) => SourceRecord[]>;
+  private readonly writes: GroupCommitter;
   private readonly deleteTransaction: Database.Transaction<(lookup: () => { seq: number } | undefined) => boolean>;
   private readonly conflicts: ConflictScanner | null;
   private readonly protectedAreas: SqliteProtectedAreaReader | null;
@@ -102,26 +105,9 @@ export class SqliteSourceStore implements SourceStore {
     };
     this.conflicts = conflictPolicy ? new ConflictScanner(db, conflictPolicy) : null;
     this.protectedAreas = protectedAreaPolicy ? new SqliteProtectedAreaReader(db, protectedAreaPolicy) : null;
-    this.insertTransaction = db.transaction((records: NewSourceRecord[]) => {
-      this.assertAltIdsFree(records);
-      const inserted: SourceRecord[] = [];
-      const positionOf = new Map<string, number>();
-      for (const record of records) {
-        // Without a policy the store keeps what it is given (the contract suite relies on it).
-        let conflict = record.conflict;
-        if (this.conflicts) {
-          const admitted = this.conflicts.admit(record);
-          conflict = admitted.conflict;
-          // A later source of the batch may flag an earlier one that is already in `inserted`.
-          for (const id of admitted.flagged) {
-            const position = positionOf.get(id);
-            if (position !== undefined) inserted[position] = { ...inserted[position], conflict: true };
-          }
-        }
-        positionOf.set(record.id, inserted.length);
-        inserted.push(this.insertOne({ ...record, conflict }));
-      }
-      return inserted;
+    this.writes = new GroupCommitter(db, {
+      maxGroupWeight: MAX_GROUP_SOURCES,
+      mapError: (error) => toStoreError(error, "insert"),
     });
     this.deleteTransaction = db.transaction((lookup: () => { seq: number } | undefined) => {
       const seq = lookup()?.seq;
@@ -145,9 +131,10 @@ export class SqliteSourceStore implements SourceStore {
         : this.runSync("protected-area overlap", () =>
             protectedAreas.overlapsOf(records).map((unepOverlap, i) => ({ ...records[i], unepOverlap })),
           );
-    // IMMEDIATE takes the write lock before the alt_id check, so no other writer can slip in
-    // between the check and the inserts.
-    return this.runSync("insert", () => this.insertTransaction.immediate(withOverlap));
+    if (this.closed) throw new StoreUnavailableError("sqlite insert failed: store is closed");
+    // The group's BEGIN IMMEDIATE takes the write lock before any alt_id check, so no other writer
+    // can slip in between the check and the inserts; within the group, jobs run one after another.
+    return this.writes.submit(() => this.insertAll(withOverlap), withOverlap.length);
   }
 
   async list(query: ListQuery): Promise<SourceRecord[]> {
@@ -198,9 +185,16 @@ export class SqliteSourceStore implements SourceStore {
     this.runSync("ping", () => this.statements.ping.get());
   }
 
+  /** Write transactions committed so far: concurrent creates share one (group commit). */
+  get writeGroupsCommitted(): number {
+    return this.writes.groupsCommitted;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Creates already accepted are written before the file closes.
+    this.writes.flush();
     this.db.close();
   }
 
@@ -219,6 +213,29 @@ export class SqliteSourceStore implements SourceStore {
         throw new AltIdTakenError(accountId, [...seen].filter((altId) => taken.has(altId)));
       }
     }
+  }
+
+  /** Inserts one request's sources; the group committer runs it inside the request's savepoint. */
+  private insertAll(records: NewSourceRecord[]): SourceRecord[] {
+    this.assertAltIdsFree(records);
+    const inserted: SourceRecord[] = [];
+    const positionOf = new Map<string, number>();
+    for (const record of records) {
+      // Without a policy the store keeps what it is given (the contract suite relies on it).
+      let conflict = record.conflict;
+      if (this.conflicts) {
+        const admitted = this.conflicts.admit(record);
+        conflict = admitted.conflict;
+        // A later source of the batch may flag an earlier one that is already in `inserted`.
+        for (const id of admitted.flagged) {
+          const position = positionOf.get(id);
+          if (position !== undefined) inserted[position] = { ...inserted[position], conflict: true };
+        }
+      }
+      positionOf.set(record.id, inserted.length);
+      inserted.push(this.insertOne({ ...record, conflict }));
+    }
+    return inserted;
   }
 
   private insertOne(record: NewSourceRecord): SourceRecord {

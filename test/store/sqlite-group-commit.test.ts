@@ -1,0 +1,125 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { AltIdTakenError, StoreUnavailableError, type NewSourceRecord } from "../../src/store/port.js";
+import { openConnection } from "../../src/store/sqlite/connection.js";
+import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/index.js";
+import { makeRecord } from "../contract/fixtures.js";
+
+describe("sqlite store: group commit of concurrent creates", () => {
+  let dir: string;
+  let path: string;
+  let store: SqliteSourceStore;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "source-ledger-group-"));
+    path = join(dir, "ledger.sqlite");
+    store = openSqliteStore({ path });
+  });
+
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Ids on disk, read through a second connection. */
+  function idsOnDisk(): string[] {
+    const db = openConnection({ path, busyTimeoutMs: 1_000 });
+    try {
+      return db.prepare<[], { id: string }>("SELECT id FROM sources ORDER BY id").all().map((r) => r.id);
+    } finally {
+      db.close();
+    }
+  }
+
+  it("commits creates submitted in one event-loop turn in one transaction, each answered with its own records", async () => {
+    const requests = Array.from({ length: 5 }, () => [makeRecord(), makeRecord()]);
+    const before = store.writeGroupsCommitted;
+    const answers = await Promise.all(requests.map((records) => store.insertMany(records)));
+    expect(store.writeGroupsCommitted - before).toBe(1);
+    answers.forEach((answer, i) => expect(answer.map((r) => r.id)).toEqual(requests[i].map((r) => r.id)));
+    expect(idsOnDisk()).toEqual(requests.flat().map((r) => r.id).sort());
+  });
+
+  it("refuses only the request whose alt_id is taken; the rest of its group is stored", async () => {
+    const existing = makeRecord({ altId: "field-1" });
+    await store.insertMany([existing]);
+    const first = [makeRecord()];
+    const clashing = [makeRecord(), makeRecord({ altId: "field-1" })];
+    const last = [makeRecord()];
+    const before = store.writeGroupsCommitted;
+    const [a, b, c] = await Promise.allSettled([first, clashing, last].map((records) => store.insertMany(records)));
+    expect(store.writeGroupsCommitted - before).toBe(1);
+    expect(a.status).toBe("fulfilled");
+    expect(c.status).toBe("fulfilled");
+    expect(b.status).toBe("rejected");
+    const error = (b as PromiseRejectedResult).reason as AltIdTakenError;
+    expect(error).toBeInstanceOf(AltIdTakenError);
+    expect(error.altIds).toEqual(["field-1"]);
+    // Nothing of the refused request is stored, not even its first, valid source.
+    expect(idsOnDisk()).toEqual([existing.id, first[0].id, last[0].id].sort());
+  });
+
+  it("lets the first of two requests of one group with the same alt_id win", async () => {
+    const winner = [makeRecord({ altId: "twice" })];
+    const loser = [makeRecord({ altId: "twice" })];
+    const [a, b] = await Promise.allSettled([store.insertMany(winner), store.insertMany(loser)]);
+    expect(a.status).toBe("fulfilled");
+    expect((b as PromiseRejectedResult).reason).toBeInstanceOf(AltIdTakenError);
+    expect(idsOnDisk()).toEqual([winner[0].id]);
+  });
+
+  it("rolls back a request that fails for any other reason alone", async () => {
+    const good = [makeRecord()];
+    // JSON.stringify cannot write a BigInt: the request fails half-way through its own inserts.
+    const broken: NewSourceRecord[] = [makeRecord(), { ...makeRecord(), tags: [10n as unknown as string] }];
+    const alsoGood = [makeRecord()];
+    const [a, b, c] = await Promise.allSettled([good, broken, alsoGood].map((records) => store.insertMany(records)));
+    expect(a.status).toBe("fulfilled");
+    expect(b.status).toBe("rejected");
+    expect((b as PromiseRejectedResult).reason).toBeInstanceOf(TypeError);
+    expect(c.status).toBe("fulfilled");
+    expect(idsOnDisk()).toEqual([good[0].id, alsoGood[0].id].sort());
+  });
+
+  it("closes a group at 2,000 sources, so large batches do not pile into one long transaction", async () => {
+    const batches = Array.from({ length: 3 }, () => Array.from({ length: 1_000 }, () => makeRecord()));
+    const before = store.writeGroupsCommitted;
+    const answers = await Promise.all(batches.map((records) => store.insertMany(records)));
+    expect(store.writeGroupsCommitted - before).toBe(2);
+    expect(answers.map((a) => a.length)).toEqual([1_000, 1_000, 1_000]);
+    expect(idsOnDisk()).toHaveLength(3_000);
+  });
+
+  it("fails every request of a group whose transaction cannot start, and stores none of them", async () => {
+    await store.close();
+    store = openSqliteStore({ path, busyTimeoutMs: 0 });
+    const blocker = openConnection({ path, busyTimeoutMs: 0 });
+    blocker.exec("BEGIN IMMEDIATE");
+    try {
+      const outcomes = await Promise.allSettled([makeRecord(), makeRecord(), makeRecord()].map((r) => store.insertMany([r])));
+      for (const outcome of outcomes) {
+        expect(outcome.status).toBe("rejected");
+        expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
+      }
+    } finally {
+      blocker.exec("ROLLBACK");
+      blocker.close();
+    }
+    expect(idsOnDisk()).toEqual([]);
+    // The store recovers once the lock is free.
+    const later = makeRecord();
+    await store.insertMany([later]);
+    expect(idsOnDisk()).toEqual([later.id]);
+  });
+
+  it("writes creates still queued when the store closes before closing the file", async () => {
+    const record = makeRecord();
+    const pending = store.insertMany([record]);
+    await store.close();
+    await expect(pending).resolves.toHaveLength(1);
+    expect(idsOnDisk()).toEqual([record.id]);
+    await expect(store.insertMany([makeRecord()])).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+});
