@@ -83,13 +83,15 @@ describe("sqlite store: group commit of concurrent creates", () => {
     expect(idsOnDisk()).toEqual([good[0].id, alsoGood[0].id].sort());
   });
 
-  it("closes a group at 2,000 sources, so large batches do not pile into one long transaction", async () => {
-    const batches = Array.from({ length: 3 }, () => Array.from({ length: 1_000 }, () => makeRecord()));
+  it("closes a group at 1,000 sources, so large batches do not pile into one long transaction", async () => {
+    const sizes = [400, 600, 700, 1_000, 1];
+    const batches = sizes.map((size) => Array.from({ length: size }, () => makeRecord()));
     const before = store.writeGroupsCommitted;
     const answers = await Promise.all(batches.map((records) => store.insertMany(records)));
-    expect(store.writeGroupsCommitted - before).toBe(2);
-    expect(answers.map((a) => a.length)).toEqual([1_000, 1_000, 1_000]);
-    expect(idsOnDisk()).toHaveLength(3_000);
+    // 400 + 600 | 700 | 1,000 | 1: in arrival order, a group is closed before it would exceed 1,000.
+    expect(store.writeGroupsCommitted - before).toBe(4);
+    expect(answers.map((a) => a.length)).toEqual(sizes);
+    expect(idsOnDisk()).toHaveLength(2_701);
   });
 
   it("fails every request of a group whose transaction cannot start, and stores none of them", async () => {

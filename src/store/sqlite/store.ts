@@ -35,8 +35,12 @@ export interface SqliteStoreOptions {
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
-/** Sources per group commit: one request of up to 1,000 always fits, and a group stays short. */
-const MAX_GROUP_SOURCES = 2_000;
+/**
+ * Sources per group commit. Single-source creates gain the most from sharing a commit; a request
+ * of 1,000 already amortises its own, and holding several of them for one group would only raise
+ * their latency and the memory they keep alive together.
+ */
+const MAX_GROUP_SOURCES = 1_000;
 
 type Statement<P extends unknown[], R = unknown> = Database.Statement<P, R>;
 
