@@ -21,6 +21,7 @@ import {
 import { FieldViolationsError, notFound } from "./errors.js";
 import type { IdScheme } from "./ids.js";
 import { toProtoSource } from "./records.js";
+import { answersInProtobufBinary } from "./wire-format.js";
 import { checkIdentifierText, validateSourceInputs } from "./validate.js";
 import { violationKey, WHOLE_SOURCE, type Violation } from "./violation.js";
 import { attributeTypes, geometrySources, sourceTypes } from "./vocabulary.js";
@@ -44,7 +45,10 @@ export const recordSinkKey = createContextKey<SourceRecord[] | null>(null, { des
 
 function present(context: HandlerContext, records: SourceRecord[]): Source[] {
   const sink = context.values.get(recordSinkKey);
-  if (sink === null) return records.map(toProtoSource);
+  if (sink === null) {
+    const options = { geometryAsWireBytes: answersInProtobufBinary(context.requestHeader) };
+    return records.map((record) => toProtoSource(record, options));
+  }
   sink.push(...records);
   return [];
 }

@@ -1,0 +1,100 @@
+import { create, equals, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { GeometrySchema, SourceSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { geometryToProto } from "../../src/geo/proto-codec.js";
+import { encodeGeometry, encodeGeometryFieldData } from "../../src/geo/proto-wire.js";
+import type { PolygonCoordinates, Position, SourceGeometry } from "../../src/geo/types.js";
+import { toProtoSource } from "../../src/ledger/records.js";
+import { answersInProtobufBinary } from "../../src/ledger/wire-format.js";
+import { makeFullRecord } from "../contract/fixtures.js";
+import { prng } from "../support/geometry-fixtures.js";
+
+function randomRing(random: () => number, positions: number): Position[] {
+  const out: Position[] = [];
+  for (let i = 0; i < positions; i++) out.push([random() * 360 - 180, random() * 180 - 90]);
+  return out;
+}
+
+function polygon(random: () => number): PolygonCoordinates {
+  const rings = 1 + Math.floor(random() * 3);
+  // Sizes around the varint boundaries: 7 positions = 112 bytes, 8 = 128 (two-byte length).
+  return Array.from({ length: rings }, () => randomRing(random, [4, 7, 8, 100, 1025][Math.floor(random() * 5)]));
+}
+
+const reference = (g: SourceGeometry) => toBinary(GeometrySchema, geometryToProto(g));
+
+describe("geometry wire encoding", () => {
+  it("writes exactly protobuf-es's bytes for 300 seeded polygons and multipolygons", () => {
+    const random = prng(20261126);
+    for (let n = 0; n < 300; n++) {
+      const g: SourceGeometry =
+        n % 2 === 0
+          ? { type: "Polygon", coordinates: polygon(random) }
+          : { type: "MultiPolygon", coordinates: Array.from({ length: 1 + Math.floor(random() * 4) }, () => polygon(random)) };
+      expect(Buffer.from(encodeGeometry(g)).equals(Buffer.from(reference(g))), `case ${n}`).toBe(true);
+    }
+  });
+
+  it("keeps the bits of special doubles: -0, the smallest subnormal, the largest finite value", () => {
+    const g: SourceGeometry = {
+      type: "Polygon",
+      coordinates: [[[-0, 5e-324], [Number.MAX_VALUE, -Number.MAX_VALUE], [0.1 + 0.2, -0], [-0, 5e-324]]],
+    };
+    const bytes = encodeGeometry(g);
+    expect(Buffer.from(bytes).equals(Buffer.from(reference(g)))).toBe(true);
+    const decoded = fromBinary(GeometrySchema, bytes);
+    const coordinates = decoded.kind.case === "polygon" ? decoded.kind.value.rings[0].coordinates : [];
+    expect(Object.is(coordinates[0], -0)).toBe(true);
+    expect(coordinates).toEqual([-0, 5e-324, Number.MAX_VALUE, -Number.MAX_VALUE, 0.1 + 0.2, -0, -0, 5e-324]);
+  });
+
+  it("writes empty rings and polygons as protobuf-es does", () => {
+    const g: SourceGeometry = { type: "MultiPolygon", coordinates: [[], [[]], [[[1, 2], [3, 4]], []]] };
+    expect(Buffer.from(encodeGeometry(g)).equals(Buffer.from(reference(g)))).toBe(true);
+    const single: SourceGeometry = { type: "Polygon", coordinates: [] };
+    expect(Buffer.from(encodeGeometry(single)).equals(Buffer.from(reference(single)))).toBe(true);
+  });
+
+  it("as an unknown field: prefixes the length, and a Source decodes to the same message as the regular encoding", () => {
+    const record = makeFullRecord();
+    const data = encodeGeometryFieldData(record.geometry);
+    const payload = reference(record.geometry);
+    expect(data.length).toBeGreaterThan(payload.length);
+    expect(Buffer.from(data.subarray(data.length - payload.length)).equals(Buffer.from(payload))).toBe(true);
+
+    const fast = toProtoSource(record, { geometryAsWireBytes: true });
+    expect(fast.geometry).toBeUndefined();
+    const regular = toProtoSource(record);
+    const decodedFast = fromBinary(SourceSchema, toBinary(SourceSchema, fast));
+    const decodedRegular = fromBinary(SourceSchema, toBinary(SourceSchema, regular));
+    expect(equals(SourceSchema, decodedFast, decodedRegular)).toBe(true);
+    expect(decodedFast.geometry).toEqual(create(GeometrySchema, geometryToProto(record.geometry)));
+  });
+});
+
+describe("which answers are protobuf binary", () => {
+  it.each([
+    ["application/grpc", true],
+    ["application/grpc+proto", true],
+    ["application/GRPC+PROTO", true],
+    ["application/grpc-web", true],
+    ["application/grpc-web+proto", true],
+    ["application/grpc-web-text+proto", true],
+    ["application/proto", true],
+    ["application/connect+proto", true],
+    ["application/proto; charset=utf-8", true],
+    ["application/grpc+json", false],
+    ["application/grpc-web+json", false],
+    ["application/json", false],
+    ["application/connect+json", false],
+    ["application/protobuf", false],
+    ["application/grpc+protox", false],
+    ["text/plain", false],
+  ])("%s → %s", (contentType, binary) => {
+    expect(answersInProtobufBinary(new Headers({ "content-type": contentType }))).toBe(binary);
+  });
+
+  it("a call without a Content-Type (the in-process REST call) is not binary", () => {
+    expect(answersInProtobufBinary(new Headers())).toBe(false);
+  });
+});
