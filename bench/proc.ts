@@ -30,8 +30,22 @@ export interface SpawnOptions {
   timeoutMs?: number;
 }
 
+/** Where compileServers() writes the servers' JavaScript (git-ignored). */
+export const SERVER_BUILD_DIR = "bench/.build";
+
+/**
+ * Compiles the service and the baseline with tsc, as the container image runs them (`node
+ * dist/src/main.js`): tsx's module loader would otherwise run in a worker thread of every server,
+ * adding ~55 MB of RSS and a second isolate's CPU that the deployed service does not have.
+ */
+export function compileServers(): Promise<string> {
+  return runNode("node_modules/typescript/bin/tsc", ["-p", "bench/tsconfig.servers.json"], [], false);
+}
+
+/** A server entry: compiled JavaScript (`*.js`) runs as it is, TypeScript through tsx. */
 export function spawnServer(options: SpawnOptions): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", options.entry], {
+  const loader = options.entry.endsWith(".js") ? [] : ["--import", "tsx"];
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...loader, options.entry], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...options.env },
     stdio: ["ignore", "ignore", "pipe", "ipc"],
@@ -78,10 +92,10 @@ export function spawnServer(options: SpawnOptions): Promise<ServerProcess> {
   });
 }
 
-/** Runs `node --import tsx <entry> args…` to completion; rejects on a non-zero exit. */
-export function runNode(entry: string, args: string[], nodeArgs: string[] = []): Promise<string> {
+/** Runs `node --import tsx <entry> args…` (without tsx for JavaScript) to completion; rejects on a non-zero exit. */
+export function runNode(entry: string, args: string[], nodeArgs: string[] = [], typescript = true): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", entry, ...args], {
+    const child = spawn(process.execPath, [...nodeArgs, ...(typescript ? ["--import", "tsx"] : []), entry, ...args], {
       cwd: REPO_ROOT,
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -3,8 +3,8 @@
  * the 1,000,000-record ledger is built) and `npm run bench -- --quick` (smaller ledgers, one
  * run, under a minute).
  *
- * Every scenario runs against a real server process: bench/server.ts builds the app exactly like
- * src/main.ts (one port, HTTP/1.1 + h2c) over an embedded store file loaded beforehand through
+ * Every scenario runs against a real server process: bench/server.ts, compiled with tsc as the
+ * container image runs the service, builds the app exactly like src/main.ts (one port, HTTP/1.1 + h2c) over an embedded store file loaded beforehand through
  * the store (bench/seed.ts), with AUTH_ISSUER pointing at this process's JWKS and real RS256
  * tokens. HTTP load comes from autocannon in this process, gRPC load from Connect's gRPC
  * transport over h2c (bench/grpc-load.ts), both with 50 connections / calls in flight.
@@ -29,7 +29,18 @@ import { summariseProfile, type ProfileSummary } from "./cpuprofile.js";
 import { cellPolygon, CREATE_REGION } from "./geometry.js";
 import { runGrpcLoad } from "./grpc-load.js";
 import { runHttpLoad, type LoadResult } from "./http-load.js";
-import { cpuSecondsOf, machineBusySeconds, memoryOf, REPO_ROOT, runNode, spawnServer, waitUntilIdle, type ServerProcess } from "./proc.js";
+import {
+  compileServers,
+  cpuSecondsOf,
+  machineBusySeconds,
+  memoryOf,
+  REPO_ROOT,
+  runNode,
+  SERVER_BUILD_DIR,
+  spawnServer,
+  waitUntilIdle,
+  type ServerProcess,
+} from "./proc.js";
 import { writeReport, type Row } from "./report.js";
 import { BENCH_ACCOUNT, BENCH_ACTOR, type DatasetInfo } from "./seed.js";
 import { startIssuer } from "./tokens.js";
@@ -336,6 +347,9 @@ async function main(): Promise<void> {
   const validation: ValidationResult[] = VALIDATION_SHAPES.map((shape) => measureValidation(shape, plan.validationRuns));
   for (const v of validation) log(`S6 checkGeometry ${v.shape}: median ${v.medianMs.toFixed(1)} ms (${v.issues} issues)`);
 
+  const compiling = Date.now();
+  await compileServers();
+  log(`servers compiled with tsc in ${((Date.now() - compiling) / 1000).toFixed(1)} s`);
   const ledgers = await prepareLedgers();
   const ledgerPath = (count: number) => (ledgers.get(count) as DatasetInfo).path;
   const issuer = await startIssuer(alg);
@@ -367,7 +381,7 @@ async function main(): Promise<void> {
     LOG_LEVEL: "silent",
   });
   const startService = (name: string, nodeArgs: string[] = []) =>
-    spawnServer({ name, entry: "bench/server.ts", env: serviceEnv(files.get(name) as string), nodeArgs });
+    spawnServer({ name, entry: `${SERVER_BUILD_DIR}/bench/server.js`, env: serviceEnv(files.get(name) as string), nodeArgs });
 
   log("starting servers");
   const servers = new Map<string, ServerProcess>(
@@ -392,7 +406,7 @@ async function main(): Promise<void> {
   }
   const bodiesFile = join(runDir, "bodies.json");
   writeFileSync(bodiesFile, JSON.stringify({ one: JSON.parse(one), page: JSON.parse(pageLarge) }));
-  servers.set("baseline", await spawnServer({ name: "baseline", entry: "bench/baseline-server.ts", env: { BASELINE_BODIES: bodiesFile } }));
+  servers.set("baseline", await spawnServer({ name: "baseline", entry: `${SERVER_BUILD_DIR}/bench/baseline-server.js`, env: { BASELINE_BODIES: bodiesFile } }));
   const baselineOne = await fetchText((servers.get("baseline") as ServerProcess).port, `/sources/${ids[0]}`);
   const baselinePage = await fetchText((servers.get("baseline") as ServerProcess).port, LIST_PATH);
   const bodies = {
@@ -606,7 +620,7 @@ async function main(): Promise<void> {
     log(`profiling ${[...wanted].join(", ")}`);
     rmSync(PROFILE_DIR, { recursive: true, force: true });
     for (const key of wanted) {
-      // One directory per profile: Node writes one file per thread (tsx's loader runs in a worker),
+      // One directory per profile: Node writes one file per thread (tsx's loader, in S6, runs in a worker),
       // named CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile; thread 0 is the main thread.
       const dir = join(PROFILE_DIR, key);
       mkdirSync(dir, { recursive: true });
