@@ -15,7 +15,7 @@ import { toStoreError } from "./errors.js";
 import { buildListStatement } from "./list-query.js";
 import { runMigrations } from "./migrations.js";
 import { GroupCommitter } from "./group-commit.js";
-import { COLUMNS, fromRow, selectList, toRow, type SourceRow } from "./rows.js";
+import { COLUMNS, fromColumns, fromRow, selectList, toRow, type SourceRow } from "./rows.js";
 import { SqliteProtectedAreaReader } from "./protected-areas.js";
 import { MIGRATIONS } from "./schema.js";
 import { ConflictScanner } from "./spatial.js";
@@ -56,7 +56,7 @@ function altIdsByAccount(records: readonly NewSourceRecord[]): Map<string, strin
 
 export class SqliteSourceStore implements SourceStore {
   private closed = false;
-  private readonly listStatements = new Map<string, Statement<(string | number)[], SourceRow>>();
+  private readonly listStatements = new Map<string, Statement<(string | number)[], unknown[]>>();
   private readonly writes: GroupCommitter;
   private readonly deleteTransaction: Database.Transaction<(lookup: () => { seq: number } | undefined) => boolean>;
   private readonly conflicts: ConflictScanner | null;
@@ -66,8 +66,8 @@ export class SqliteSourceStore implements SourceStore {
     insertSource: Statement<[SourceRow]>;
     insertBbox: Statement<[number | bigint, number, number, number, number]>;
     insertAttributeType: Statement<[number | bigint, string]>;
-    getInAccount: Statement<[string, string], SourceRow>;
-    getAnywhere: Statement<[string], SourceRow>;
+    getInAccount: Statement<[string, string], unknown[]>;
+    getAnywhere: Statement<[string], unknown[]>;
     seqInAccount: Statement<[string, string], { seq: number }>;
     seqAnywhere: Statement<[string], { seq: number }>;
     seqByAltId: Statement<[string, string], { seq: number }>;
@@ -94,8 +94,9 @@ export class SqliteSourceStore implements SourceStore {
       insertAttributeType: db.prepare(
         "INSERT OR IGNORE INTO source_attribute_types (source_seq, attribute_type) VALUES (?, ?)",
       ),
-      getInAccount: db.prepare(`SELECT ${columns} FROM sources s WHERE s.id = ? AND s.account_id = ?`),
-      getAnywhere: db.prepare(`SELECT ${columns} FROM sources s WHERE s.id = ?`),
+      // Raw mode (arrays, see fromColumns) for the two hot reads, get and list.
+      getInAccount: db.prepare<[string, string], unknown[]>(`SELECT ${columns} FROM sources s WHERE s.id = ? AND s.account_id = ?`).raw(true),
+      getAnywhere: db.prepare<[string], unknown[]>(`SELECT ${columns} FROM sources s WHERE s.id = ?`).raw(true),
       seqInAccount: db.prepare("SELECT seq FROM sources WHERE id = ? AND account_id = ?"),
       seqAnywhere: db.prepare("SELECT seq FROM sources WHERE id = ?"),
       seqByAltId: db.prepare("SELECT seq FROM sources WHERE alt_id = ? AND account_id = ?"),
@@ -146,10 +147,10 @@ export class SqliteSourceStore implements SourceStore {
       const { key, sql, params } = buildListStatement(query);
       let statement = this.listStatements.get(key);
       if (statement === undefined) {
-        statement = this.db.prepare<(string | number)[], SourceRow>(sql);
+        statement = this.db.prepare<(string | number)[], unknown[]>(sql).raw(true);
         this.listStatements.set(key, statement);
       }
-      return statement.all(...params).map(fromRow);
+      return statement.all(...params).map(fromColumns);
     });
   }
 
@@ -157,7 +158,7 @@ export class SqliteSourceStore implements SourceStore {
     return this.runSync("get", () => {
       const row =
         accountId === null ? this.statements.getAnywhere.get(id) : this.statements.getInAccount.get(id, accountId);
-      return row === undefined ? null : fromRow(row);
+      return row === undefined ? null : fromColumns(row);
     });
   }
 
