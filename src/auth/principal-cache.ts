@@ -15,6 +15,8 @@ interface Entry {
 export class PrincipalCache {
   // A Map iterates in insertion order, so re-inserting on every hit makes the first key the LRU one.
   private readonly entries = new Map<string, Entry>();
+  /** The key last inserted or moved to the end of `entries`. */
+  private newest: string | undefined;
 
   constructor(
     private readonly maxEntries: number,
@@ -28,9 +30,16 @@ export class PrincipalCache {
   get(token: string, issuer: string, nowSeconds: number): Principal | undefined {
     const entry = this.entries.get(token);
     if (entry === undefined) return undefined;
-    this.entries.delete(token);
-    if (entry.issuer !== issuer || !this.stillValid(entry.principal, nowSeconds)) return undefined;
-    this.entries.set(token, entry);
+    if (entry.issuer !== issuer || !this.stillValid(entry.principal, nowSeconds)) {
+      this.entries.delete(token);
+      return undefined;
+    }
+    // Already the most recently used (a client's run of requests): moving it would change nothing.
+    if (token !== this.newest) {
+      this.entries.delete(token);
+      this.entries.set(token, entry);
+      this.newest = token;
+    }
     return entry.principal;
   }
 
@@ -38,6 +47,7 @@ export class PrincipalCache {
     if (this.maxEntries <= 0) return;
     this.entries.delete(token);
     this.entries.set(token, { principal, issuer });
+    this.newest = token;
     while (this.entries.size > this.maxEntries) {
       const oldest = this.entries.keys().next();
       if (oldest.done === true) break;
