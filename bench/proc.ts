@@ -30,6 +30,12 @@ export interface SpawnOptions {
   timeoutMs?: number;
 }
 
+/**
+ * The V8 flags the service runs with in production: the Dockerfile's CMD and `npm start` carry
+ * the same (test/deploy/node-flags.test.ts checks that the three agree).
+ */
+export const SERVICE_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=8"];
+
 /** Where compileServers() writes the servers' JavaScript (git-ignored). */
 export const SERVER_BUILD_DIR = "bench/.build";
 

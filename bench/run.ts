@@ -37,6 +37,7 @@ import {
   REPO_ROOT,
   runNode,
   SERVER_BUILD_DIR,
+  SERVICE_NODE_FLAGS,
   spawnServer,
   waitUntilIdle,
   type ServerProcess,
@@ -381,7 +382,12 @@ async function main(): Promise<void> {
     LOG_LEVEL: "silent",
   });
   const startService = (name: string, nodeArgs: string[] = []) =>
-    spawnServer({ name, entry: `${SERVER_BUILD_DIR}/bench/server.js`, env: serviceEnv(files.get(name) as string), nodeArgs });
+    spawnServer({
+      name,
+      entry: `${SERVER_BUILD_DIR}/bench/server.js`,
+      env: serviceEnv(files.get(name) as string),
+      nodeArgs: [...SERVICE_NODE_FLAGS, ...nodeArgs],
+    });
 
   log("starting servers");
   const servers = new Map<string, ServerProcess>(
