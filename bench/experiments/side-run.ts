@@ -1,0 +1,148 @@
+/**
+ * Experiment, not part of `npm run bench`: one scenario against one freshly started server, loads
+ * back to back, for quick A/B measurements while changing the code (the numbers marked "side run"
+ * in docs/benchmarks.md come from here). Uses the bench's compiled servers, JWKS, tokens and load
+ * generators; run `npm run bench -- --quick` once first so that bench/.build and the cached ledgers
+ * exist.
+ *
+ *   node --import tsx bench/experiments/side-run.ts <get|grpc|create|list> <ledger.sqlite> [options]
+ *
+ *   get     S2 against the S1 one-record baseline, alternating, 3 × 3 s
+ *   grpc    S5 (h2 client, gzip accepted) against S2 on the same server, alternating, 3 × 3 s
+ *   create  S4 into a copy of the ledger, 3 × 3 s  (--features N, default 1)
+ *   list    S3 at 50 connections, 3 × 3 s with 5 s pauses, sampling the server's RssAnon
+ *
+ *   --idle MS          pause before each measured load of the service (get), as the full run's
+ *                      interleaving does
+ *   --node-args "..."  extra V8/Node flags for the service (default: the production flags)
+ *   --env '{"K":"V"}'  extra environment for the service
+ *
+ * Ledgers: $TMPDIR/source-ledger-bench/<hash>/ledger-<count>.sqlite (printed by `npm run bench`).
+ */
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cellPolygon, CREATE_REGION } from "../geometry.js";
+import { runGrpcLoad } from "../grpc-load.js";
+import { runHttpLoad, type LoadResult } from "../http-load.js";
+import { cpuSecondsOf, memoryOf, SERVER_BUILD_DIR, SERVICE_NODE_FLAGS, spawnServer, type ServerProcess } from "../proc.js";
+import { BENCH_ACCOUNT, BENCH_ACTOR, type DatasetInfo } from "../seed.js";
+import { startIssuer } from "../tokens.js";
+
+const [scenario, ledger, ...rest] = process.argv.slice(2);
+const option = (name: string) => {
+  const i = rest.indexOf(name);
+  return i >= 0 ? rest[i + 1] : undefined;
+};
+if (!["get", "grpc", "create", "list"].includes(scenario ?? "") || !ledger) {
+  process.stderr.write("usage: node --import tsx bench/experiments/side-run.ts <get|grpc|create|list> <ledger.sqlite> [--idle MS] [--features N] [--node-args '...'] [--env JSON]\n");
+  process.exit(2);
+}
+
+const work = mkdtempSync(join(tmpdir(), "source-ledger-side-run-"));
+process.once("exit", () => rmSync(work, { recursive: true, force: true }));
+const info = JSON.parse(readFileSync(`${ledger}.json`, "utf8")) as DatasetInfo;
+const issuer = await startIssuer("RS256");
+const token = await issuer.token({ accountId: BENCH_ACCOUNT, actor: BENCH_ACTOR });
+const headers = { authorization: `Bearer ${token}` };
+const file = scenario === "create" ? join(work, "ledger.sqlite") : ledger;
+if (scenario === "create") copyFileSync(ledger, file);
+
+const service = await spawnServer({
+  name: "service",
+  entry: `${SERVER_BUILD_DIR}/bench/server.js`,
+  env: {
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LEDGER_STORE: "sqlite",
+    SQLITE_PATH: file,
+    AUTH_ISSUER: issuer.issuer,
+    LOG_LEVEL: "silent",
+    ...(JSON.parse(option("--env") ?? "{}") as Record<string, string>),
+  },
+  nodeArgs: option("--node-args")?.split(" ").filter(Boolean) ?? [...SERVICE_NODE_FLAGS],
+});
+const servers: ServerProcess[] = [service];
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const line = (label: string, r: LoadResult, extra = "") =>
+  `${label} ${Math.round(r.rps).toLocaleString("en-US")}/s p50 ${r.p50.toFixed(1)} ms p99 ${r.p99.toFixed(1)} ms failed ${r.failed}${extra}`;
+
+let next = 0;
+const getLoad = (port: number, seconds: number) =>
+  runHttpLoad({
+    port,
+    duration: seconds,
+    connections: 50,
+    headers,
+    requests: [{ method: "GET", setupRequest: (r) => ({ ...r, path: `/sources/${info.ids[(next++ * 7919) % info.ids.length]}` }) }],
+  });
+
+try {
+  if (scenario === "get") {
+    const one = await (await fetch(`http://127.0.0.1:${service.port}/sources/${info.ids[0]}`, { headers })).text();
+    const bodies = join(work, "bodies.json");
+    writeFileSync(bodies, JSON.stringify({ one: JSON.parse(one), page: [] }));
+    const baseline = await spawnServer({ name: "baseline", entry: `${SERVER_BUILD_DIR}/bench/baseline-server.js`, env: { BASELINE_BODIES: bodies } });
+    servers.push(baseline);
+    await getLoad(service.port, 2);
+    await getLoad(baseline.port, 2);
+    for (let run = 0; run < 3; run++) {
+      const b1 = await getLoad(baseline.port, 3);
+      await pause(Number(option("--idle") ?? 0));
+      const s2 = await getLoad(service.port, 3);
+      console.log(`${line("B1", b1)} | ${line("S2", s2, ` ratio ${(s2.rps / b1.rps).toFixed(2)}`)}`);
+    }
+  } else if (scenario === "grpc") {
+    const grpc = (seconds: number) =>
+      runGrpcLoad({ client: "h2", port: service.port, token, ids: info.ids, concurrency: 50, connections: 1, duration: seconds, acceptCompression: true });
+    await grpc(2);
+    for (let run = 0; run < 3; run++) {
+      const before = cpuSecondsOf(service.pid);
+      const s5 = await grpc(3);
+      const cores = (cpuSecondsOf(service.pid) - before) / s5.seconds;
+      const s2 = await getLoad(service.port, 3);
+      console.log(`${line("S5", s5, ` server cores ${cores.toFixed(2)}`)} | ${line("S2", s2)} | ratio ${(s5.rps / s2.rps).toFixed(2)}`);
+    }
+  } else if (scenario === "create") {
+    const features = Number(option("--features") ?? 1);
+    let cell = 0;
+    const feature = () => {
+      const c = cell++;
+      return JSON.stringify({
+        type: "Feature",
+        id: `side-${c}`,
+        properties: { start_at: "2024-01-01T00:00:00Z", end_at: "2025-01-01T00:00:00Z", source_type: "FIELD", steward_id: `grower-${c % 500}`, tags: ["side-run"] },
+        geometry: cellPolygon(CREATE_REGION, c),
+      });
+    };
+    const load = (seconds: number) =>
+      runHttpLoad({
+        port: service.port,
+        duration: seconds,
+        connections: features > 1 ? 10 : 50,
+        headers: { ...headers, "content-type": "application/json" },
+        requests: [{ method: "POST", path: "/sources", setupRequest: (r) => ({ ...r, body: `{"type":"FeatureCollection","features":[${Array.from({ length: features }, feature).join(",")}]}` }) }],
+      });
+    await load(2);
+    for (let run = 0; run < 3; run++) {
+      const r = await load(3);
+      console.log(`${line(`S4 (${features} per request)`, r)} = ${Math.round(r.rps * features).toLocaleString("en-US")} sources/s`);
+    }
+  } else {
+    const rssAnonMb = () => Number(/RssAnon:\s+(\d+)/.exec(readFileSync(`/proc/${service.pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+    let peakAnon = 0;
+    const sampler = setInterval(() => (peakAnon = Math.max(peakAnon, rssAnonMb())), 50);
+    console.log(`idle: RssAnon ${rssAnonMb().toFixed(0)} MB`);
+    for (let run = 0; run < 3; run++) {
+      const r = await runHttpLoad({ port: service.port, duration: 3, connections: 50, headers, requests: [{ method: "GET", path: "/sources?source_type=FIELD&limit=100" }] });
+      console.log(`${line("S3", r)} | peak RssAnon so far ${peakAnon.toFixed(0)} MB`);
+      await pause(5_000);
+    }
+    clearInterval(sampler);
+  }
+  console.log(`service peak RSS (VmHWM) ${memoryOf(service.pid).peakMb.toFixed(0)} MB`);
+} finally {
+  for (const server of servers) await server.stop();
+  await issuer.close();
+}
+process.exit(0);
