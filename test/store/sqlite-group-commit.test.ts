@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AltIdTakenError, StoreUnavailableError, type NewSourceRecord } from "../../src/store/port.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
+import { GroupCommitter } from "../../src/store/sqlite/group-commit.js";
 import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/index.js";
 import { makeRecord } from "../contract/fixtures.js";
 
@@ -123,5 +125,41 @@ describe("sqlite store: group commit of concurrent creates", () => {
     await expect(pending).resolves.toHaveLength(1);
     expect(idsOnDisk()).toEqual([record.id]);
     await expect(store.insertMany([makeRecord()])).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+});
+
+describe("GroupCommitter: errors that abort the whole group", () => {
+  it("rolls back every job of the group when one fails with an error the database may not have undone", async () => {
+    const db = new Database(":memory:");
+    db.exec("CREATE TABLE t (v TEXT NOT NULL)");
+    const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+    const committer = new GroupCommitter(db, {
+      maxGroupWeight: 100,
+      mapError: (error) => (error instanceof Database.SqliteError ? new StoreUnavailableError(error.code) : error),
+      abortsGroup: (error) => error instanceof Database.SqliteError && error.code.startsWith("SQLITE_IOERR"),
+    });
+    const outcomes = await Promise.allSettled([
+      committer.submit(() => insert.run("before"), 1),
+      committer.submit(() => {
+        insert.run("half-written");
+        throw new Database.SqliteError("disk I/O error", "SQLITE_IOERR_WRITE");
+      }, 1),
+      committer.submit(() => insert.run("after"), 1),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected", "rejected"]);
+    for (const outcome of outcomes) {
+      expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
+    }
+    expect(db.prepare("SELECT count(*) AS n FROM t").get()).toEqual({ n: 0 });
+    expect(db.inTransaction).toBe(false);
+    expect(committer.groupsCommitted).toBe(0);
+    // A constraint error is the job's own: the rest of its group commits.
+    const next = await Promise.allSettled([
+      committer.submit(() => insert.run("kept"), 1),
+      committer.submit(() => insert.run(null), 1),
+    ]);
+    expect(next.map((o) => o.status)).toEqual(["fulfilled", "rejected"]);
+    expect(db.prepare("SELECT v FROM t").all()).toEqual([{ v: "kept" }]);
+    db.close();
   });
 });

@@ -14,6 +14,12 @@ export interface GroupCommitOptions {
   maxGroupWeight: number;
   /** Maps a driver error to what the caller should see (e.g. StoreUnavailableError). */
   mapError: (error: unknown) => unknown;
+  /**
+   * Errors after which the database cannot be trusted to have undone the job (an I/O error may
+   * also have failed the ROLLBACK TO that undoes it): the whole group is rolled back and every job
+   * rejected, rather than committing the others next to a half-written job.
+   */
+  abortsGroup: (error: unknown) => boolean;
 }
 
 /**
@@ -45,7 +51,7 @@ export class GroupCommitter {
         } catch (error) {
           // Some errors (SQLITE_FULL, SQLITE_IOERR, …) make SQLite roll back the whole transaction;
           // going on would run the next jobs in autocommit mode, outside the group.
-          if (!db.inTransaction) throw error;
+          if (!db.inTransaction || options.abortsGroup(error)) throw error;
           outcomes.set(job, { ok: false, value: error });
         }
       }
@@ -58,6 +64,11 @@ export class GroupCommitter {
     return this.#groups;
   }
 
+  /**
+   * Queues `work` for the next group. It must be synchronous: better-sqlite3 only notices a
+   * returned promise after its synchronous part ran, and what follows an `await` would run outside
+   * the group's transaction.
+   */
   submit<T>(work: () => T, weight: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#pending.push({ work, weight, resolve: resolve as (value: unknown) => void, reject });

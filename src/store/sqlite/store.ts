@@ -113,6 +113,7 @@ export class SqliteSourceStore implements SourceStore {
     this.writes = new GroupCommitter(db, {
       maxGroupWeight: MAX_GROUP_SOURCES,
       mapError: (error) => toStoreError(error, "insert"),
+      abortsGroup: (error) => toStoreError(error, "insert") instanceof StoreUnavailableError,
     });
     this.deleteTransaction = db.transaction((lookup: () => { seq: number } | undefined) => {
       const seq = lookup()?.seq;
