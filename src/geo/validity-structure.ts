@@ -5,13 +5,16 @@ import { formatPosition, partLabel, partPath, positionPath, ringLabel, ringPath 
 
 export const MAX_POSITIONS = 100_000;
 
-/** Everything that can be judged without topology: counts, numbers, ranges, ring closure. */
-export function checkStructure(g: SourceGeometry): GeometryIssue[] {
+/**
+ * Everything that can be judged without topology: counts, numbers, ranges, ring closure.
+ * `maxPositions` is the limit on what a client may submit; protected areas are checked without it.
+ */
+export function checkStructure(g: SourceGeometry, maxPositions = MAX_POSITIONS): GeometryIssue[] {
   const polygons = polygonsOf(g);
   const positions = countPositions(g);
   // Past the limit every further check would be wasted work on a request that fails anyway.
-  if (positions > MAX_POSITIONS) {
-    return [{ path: [], detail: `geometry has ${positions} positions; at most ${MAX_POSITIONS} are allowed` }];
+  if (positions > maxPositions) {
+    return [{ path: [], detail: `geometry has ${positions} positions; at most ${maxPositions} are allowed` }];
   }
   if (polygons.length === 0) {
     return [{ path: [], detail: "MultiPolygon has no polygons; at least one is required" }];
@@ -67,7 +70,7 @@ function checkRing(g: SourceGeometry, part: number, index: number, ring: Positio
 }
 
 /** Stops at `limit` so a 100,000-position ring costs a few comparisons, not a hash set. */
-function countDistinctUpTo(ring: Position[], limit: number): number {
+export function countDistinctUpTo(ring: readonly Position[], limit: number): number {
   const seen: Position[] = [];
   for (const p of ring) {
     if (!seen.some((s) => s[0] === p[0] && s[1] === p[1])) {

@@ -1,5 +1,6 @@
 import { boxesIntersect } from "../geo/bbox.js";
 import { ringBox } from "../geo/planar.js";
+import { countDistinctUpTo } from "../geo/validity-structure.js";
 import type { BoundingBox, PolygonCoordinates, Position } from "../geo/types.js";
 
 /**
@@ -42,24 +43,13 @@ export function clipRing(ring: readonly Position[], box: BoundingBox): Position[
     }
     points = output;
   }
-  if (distinctAtLeast(points, 3) === false) return null;
+  if (countDistinctUpTo(points, 3) < 3) return null;
   return [...points, points[0]];
 }
 
 function crossing(a: Position, b: Position, da: number, db: number): Position {
   const t = da / (da - db);
   return [a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])];
-}
-
-function distinctAtLeast(points: readonly Position[], n: number): boolean {
-  const seen: Position[] = [];
-  for (const p of points) {
-    if (!seen.some((s) => s[0] === p[0] && s[1] === p[1])) {
-      seen.push(p);
-      if (seen.length >= n) return true;
-    }
-  }
-  return false;
 }
 
 /**

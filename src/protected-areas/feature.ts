@@ -1,9 +1,9 @@
 import { geodesicAreaM2 } from "../geo/area.js";
 import { boundingBox } from "../geo/bbox.js";
-import { polygonsOf } from "../geo/parts.js";
+import { countPositions, polygonsOf } from "../geo/parts.js";
 import type { PolygonCoordinates, Position, SourceGeometry } from "../geo/types.js";
 import { checkGeometry, type GeometryIssue } from "../geo/validity.js";
-import { MAX_POSITIONS } from "../geo/validity-structure.js";
+import { checkStructure, MAX_POSITIONS } from "../geo/validity-structure.js";
 import { checkTopology } from "../geo/validity-topology.js";
 import type { NewProtectedArea } from "./layers.js";
 
@@ -91,54 +91,17 @@ export function geometryOf(raw: unknown): SourceGeometry | string {
   return { type: "MultiPolygon", coordinates: polygons };
 }
 
-/**
- * The structural rules of checkGeometry, without its limit of 100,000 positions: that limit bounds
- * what a client may submit as a source, while a protected area (a coastline, a marine reserve)
- * may have millions of vertices and is still worth loading.
- */
-function checkLargeStructure(g: SourceGeometry): GeometryIssue | null {
-  const polygons = polygonsOf(g);
-  if (polygons.length === 0) return { path: [], detail: "MultiPolygon has no polygons" };
-  for (let part = 0; part < polygons.length; part++) {
-    const rings = polygons[part];
-    if (rings.length === 0) return { path: g.type === "Polygon" ? [] : [part], detail: `polygon ${part} has no rings` };
-    for (let index = 0; index < rings.length; index++) {
-      const ring = rings[index];
-      const path = g.type === "Polygon" ? [index] : [part, index];
-      const label = `${index === 0 ? "the exterior ring" : `hole ${index}`}${g.type === "Polygon" ? "" : ` of polygon ${part}`}`;
-      for (const [x, y] of ring) {
-        if (!(x >= -180 && x <= 180 && y >= -90 && y <= 90)) {
-          return { path, detail: `${label} has a position out of range at (${x}, ${y})` };
-        }
-      }
-      if (ring.length < 4) return { path, detail: `${label} has ${ring.length} positions; a ring needs at least 4` };
-      const first = ring[0];
-      const last = ring[ring.length - 1];
-      if (first[0] !== last[0] || first[1] !== last[1]) return { path, detail: `${label} is not closed` };
-      const distinct = new Set<string>();
-      for (const [x, y] of ring) {
-        distinct.add(`${x},${y}`);
-        if (distinct.size >= 3) break;
-      }
-      if (distinct.size < 3) return { path, detail: `${label} has fewer than 3 distinct vertices` };
-    }
-  }
-  return null;
-}
-
-function countPositions(g: SourceGeometry): number {
-  let n = 0;
-  for (const rings of polygonsOf(g)) for (const ring of rings) n += ring.length;
-  return n;
-}
-
 /** The first geometry issue (contract §5 rules, as checkGeometry applies them), and how many there are. */
 export function geometryIssue(g: SourceGeometry): { first: GeometryIssue; count: number } | null {
   if (countPositions(g) <= MAX_POSITIONS) {
     const issues = checkGeometry(g);
     return issues.length === 0 ? null : { first: issues[0], count: issues.length };
   }
-  const issue = checkLargeStructure(g) ?? checkTopology(g);
+  // A protected area (a coastline, a marine reserve) may have millions of vertices and is still
+  // worth loading: the same structural rules without the client limit, then the first topology issue.
+  const structural = checkStructure(g, Number.POSITIVE_INFINITY);
+  if (structural.length > 0) return { first: structural[0], count: structural.length };
+  const issue = checkTopology(g);
   return issue === null ? null : { first: issue, count: 1 };
 }
 

@@ -88,3 +88,29 @@ describe("protectedAreaFromFeature", () => {
     expect(rejection(paFeature(9, { type: "Polygon", coordinates: [spike] })).reason).toMatch(/invalid geometry/);
   });
 });
+
+describe("protected areas past the client's 100,000-position limit", () => {
+  /** A closed circle of `n` positions (plus the closing one) around (10, 10). */
+  const circle = (n: number): Position[] => {
+    const ring: Position[] = Array.from({ length: n }, (_, i) => [10 + Math.cos((2 * Math.PI * i) / n), 10 + Math.sin((2 * Math.PI * i) / n)]);
+    return [...ring, ring[0]];
+  };
+
+  it("accepts a valid area of 150,000 positions", () => {
+    const verdict = protectedAreaFromFeature(paFeature(9, { type: "Polygon", coordinates: [circle(150_000)] }));
+    expect(verdict.ok).toBe(true);
+  });
+
+  it("applies the structural rules without the limit: a position out of range, a ring not closed", () => {
+    const outOfRange = circle(150_000);
+    outOfRange[70_000] = [190, 10];
+    const a = protectedAreaFromFeature(paFeature(10, { type: "Polygon", coordinates: [outOfRange] }));
+    expect(a.ok).toBe(false);
+    expect(!a.ok && a.reason).toMatch(/position 70000 of the exterior ring is out of range at \(190, 10\)/);
+    expect(!a.ok && a.reason).not.toMatch(/at most 100000/);
+
+    const open = circle(150_000).slice(0, -1);
+    const b = protectedAreaFromFeature(paFeature(11, { type: "Polygon", coordinates: [open] }));
+    expect(!b.ok && b.reason).toMatch(/the exterior ring is not closed/);
+  });
+});
