@@ -9,7 +9,7 @@ import type { BoundingBox, PolygonCoordinates, Position } from "../geo/types.js"
  * 5 s, JSTS 0.5 s, for a field against a 200,000-vertex coastline), while a field meets only the
  * few hundred vertices near it; smaller rings go to the overlay whole.
  */
-export const CLIP_MIN_POSITIONS = 1_000;
+const CLIP_MIN_POSITIONS = 1_000;
 
 type Edge = (p: Position) => number;
 
@@ -20,7 +20,7 @@ type Edge = (p: Position) => number;
  * the source's box grown by a margin they lie strictly outside the source, so they cannot change
  * source ∩ ring. Returns null when nothing of the ring lies in the box.
  */
-export function clipRing(ring: readonly Position[], box: BoundingBox): Position[] | null {
+function clipRing(ring: readonly Position[], box: BoundingBox): Position[] | null {
   // Signed distance inside each side: positive inside.
   const sides: Edge[] = [(p) => p[0] - box.minX, (p) => box.maxX - p[0], (p) => p[1] - box.minY, (p) => box.maxY - p[1]];
   // The input is closed; work on the open ring and close at the end.

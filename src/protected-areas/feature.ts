@@ -71,7 +71,7 @@ function polygonOf(raw: unknown, where: string): PolygonCoordinates | string {
 }
 
 /** The GeoJSON geometry as a typed Polygon or MultiPolygon, or a reason it is not one. */
-export function geometryOf(raw: unknown): SourceGeometry | string {
+function geometryOf(raw: unknown): SourceGeometry | string {
   if (raw === undefined || raw === null) return "the feature has no geometry";
   if (!isRecord(raw)) return `its geometry is ${describe(raw)}, not a GeoJSON geometry object`;
   if (raw.type !== "Polygon" && raw.type !== "MultiPolygon") {
@@ -92,7 +92,7 @@ export function geometryOf(raw: unknown): SourceGeometry | string {
 }
 
 /** The first geometry issue (contract §5 rules, as checkGeometry applies them), and how many there are. */
-export function geometryIssue(g: SourceGeometry): { first: GeometryIssue; count: number } | null {
+function geometryIssue(g: SourceGeometry): { first: GeometryIssue; count: number } | null {
   if (countPositions(g) <= MAX_POSITIONS) {
     const issues = checkGeometry(g);
     return issues.length === 0 ? null : { first: issues[0], count: issues.length };

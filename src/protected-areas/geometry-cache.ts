@@ -12,7 +12,8 @@ export class GeometryCache<LayerId, Key> {
   private readonly entries = new Map<Key, { geometry: SourceGeometry; positions: number }>();
   private positions = 0;
 
-  constructor(private readonly maxPositions: number) {}
+  /** The default is about 30 MB of parsed coordinates. */
+  constructor(private readonly maxPositions: number = 500_000) {}
 
   forLayer(layerId: LayerId): this {
     if (this.layerId !== layerId) {

@@ -71,4 +71,8 @@ export interface LayerStatus {
 /** `activate` found the layer no longer loading: another import (`--force`) retired it. */
 export class LayerSupersededError extends Error {
   override name = "LayerSupersededError";
+
+  constructor(layerId: string | number) {
+    super(`protected-area layer ${layerId} is no longer loading: another import took over`);
+  }
 }

@@ -97,7 +97,7 @@ export interface OverlapEngines {
   clippedEngines: readonly OverlayEngine[];
 }
 
-export const DEFAULT_OVERLAP_ENGINES: OverlapEngines = { engines: DEFAULT_ENGINES, clippedEngines: [polyclipEngine] };
+const DEFAULT_OVERLAP_ENGINES: OverlapEngines = { engines: DEFAULT_ENGINES, clippedEngines: [polyclipEngine] };
 
 function pieceOf(subject: OverlapSubject, parcel: Parcel, engines: OverlapEngines): SourceGeometry | null {
   if (parcel.unclipped === null) return intersection(subject.geometry, parcel.near, engines.engines);

@@ -10,6 +10,7 @@ import {
   MongoServerSelectionError,
   MongoTopologyClosedError,
   MongoWriteConcernError,
+  type Db,
 } from "mongodb";
 import { StoreUnavailableError } from "../port.js";
 import { ALT_ID_INDEX } from "./queries.js";
@@ -63,12 +64,12 @@ const TRANSIENT_LABELS = [
   MongoErrorLabel.RetryableWriteError,
 ];
 
-export function isReplicaSetRequiredError(error: unknown): boolean {
+function isReplicaSetRequiredError(error: unknown): boolean {
   return error instanceof MongoServerError && error.code === 20 && STANDALONE_TRANSACTION.test(error.message);
 }
 
 /** The driver could not reach a usable server (network, server selection, closed client, timeouts, elections). */
-export function isUnavailableError(error: unknown): boolean {
+function isUnavailableError(error: unknown): boolean {
   if (!(error instanceof MongoError)) return false;
   if (
     error instanceof MongoNetworkError ||
@@ -137,4 +138,16 @@ export function toSetupError(error: unknown): unknown {
     );
   }
   return toStoreError(error, "setup");
+}
+
+/** MongoDB's code for "the collection already exists". */
+const NAMESPACE_EXISTS = 48;
+
+/** Creates `name` unless it exists: collections written inside transactions must exist before the first one. */
+export async function ensureCollection(db: Db, name: string): Promise<void> {
+  try {
+    await db.createCollection(name);
+  } catch (error) {
+    if (!(error instanceof MongoServerError && error.code === NAMESPACE_EXISTS)) throw error;
+  }
 }

@@ -46,7 +46,7 @@ import {
   type ProtectedAreaCandidateDocument,
   type ProtectedAreaDocument,
 } from "./documents.js";
-import { isDuplicateKey, toSetupError, toStoreError } from "./errors.js";
+import { ensureCollection, isDuplicateKey, toSetupError, toStoreError } from "./errors.js";
 import {
   abandonLayer,
   activateLayer,
@@ -65,6 +65,7 @@ import {
   AREA_INSERT_OPTIONS,
   areaGeometriesFilter,
   CANDIDATE_CHUNK,
+  chunks,
   DB_OPTIONS,
   garbageBatchQuery,
   garbageDeleteFilter,
@@ -82,15 +83,8 @@ import {
   protectedAreaCandidatesFilter,
 } from "./queries.js";
 
-const NAMESPACE_EXISTS = 48;
 const INDEX_NOT_FOUND = 27;
 const NAMESPACE_NOT_FOUND = 26;
-
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const result: T[][] = [];
-  for (let at = 0; at < items.length; at += size) result.push(items.slice(at, at + size));
-  return result;
-}
 
 /** The three collections of the layers, on one database handle. */
 interface LayerCollections {
@@ -123,11 +117,7 @@ export async function prepareProtectedAreaCollections(db: Db): Promise<void> {
     }
   }
   await geometryChunks.createIndexes(GEOMETRY_CHUNK_INDEXES);
-  try {
-    await db.createCollection(LAYERS);
-  } catch (error) {
-    if (!(error instanceof MongoServerError && error.code === NAMESPACE_EXISTS)) throw error;
-  }
+  await ensureCollection(db, LAYERS);
 }
 
 // --- the import side ---
@@ -255,7 +245,7 @@ export class MongoProtectedAreaLayers implements ProtectedAreaLayers {
       // deleted with the retired layer by the garbage collection the import runs when it fails.
       await this.updateState("import", (state) => {
         const next = heartbeatLayer(state, layerId, areas.length, now);
-        if (next === null) throw superseded(layerId);
+        if (next === null) throw new LayerSupersededError(layerId);
         return { next, result: undefined };
       });
     });
@@ -265,7 +255,7 @@ export class MongoProtectedAreaLayers implements ProtectedAreaLayers {
     return this.run("import activation", () =>
       this.updateState("import activation", (state) => {
         const activated = activateLayer(state, layerId, counts, now, new Date(this.clock()));
-        if (activated === null) throw superseded(layerId);
+        if (activated === null) throw new LayerSupersededError(layerId);
         return { next: activated.next, result: layerInfo(activated.active) };
       }),
     );
@@ -329,9 +319,6 @@ export class MongoProtectedAreaLayers implements ProtectedAreaLayers {
   }
 }
 
-function superseded(layerId: string): LayerSupersededError {
-  return new LayerSupersededError(`protected-area layer ${layerId} is no longer loading: another import took over`);
-}
 
 class MongoLayerImport implements LayerImport {
   private written = 0;
@@ -375,8 +362,6 @@ export async function openMongoProtectedAreaLayers(options: OpenMongoProtectedAr
 
 // --- the read side ---
 
-/** About 30 MB of coordinates, as on the embedded store. */
-const DEFAULT_CACHE_POSITIONS = 500_000;
 
 type OverlapSubject = Pick<SpatialSubject, "geometry" | "bbox" | "areaM2">;
 
@@ -400,7 +385,7 @@ export class MongoProtectedAreaReader {
   constructor(
     db: Db,
     private readonly policy: ProtectedAreaPolicy,
-    cachePositions: number = DEFAULT_CACHE_POSITIONS,
+    cachePositions?: number,
   ) {
     this.collections = layerCollections(db);
     this.cache = new GeometryCache<string, string>(cachePositions);
@@ -467,10 +452,5 @@ export class MongoProtectedAreaReader {
         read.candidates.filter((candidate) => boxesIntersect(candidate.bbox, subject.bbox)),
       ),
     );
-  }
-
-  /** @internal for tests: how many geometries are cached. */
-  get cachedGeometries(): number {
-    return this.cache.size;
   }
 }

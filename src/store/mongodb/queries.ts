@@ -366,3 +366,10 @@ export function garbageDeleteFilter(layerId: string, ids: readonly string[]): Fi
 
 /** The server's answer to `hello` that the store needs. */
 export const HELLO_COMMAND = { hello: 1 } as const;
+
+/** `items` in consecutive slices of at most `size`, for batched writes. */
+export function chunks<T>(items: readonly T[], size: number): T[][] {
+  const result: T[][] = [];
+  for (let at = 0; at < items.length; at += size) result.push(items.slice(at, at + size));
+  return result;
+}

@@ -3,7 +3,6 @@ import {
   MongoError,
   MongoErrorLabel,
   MongoNotConnectedError,
-  MongoServerError,
   MongoTopologyClosedError,
   type ClientSession,
   type Collection,
@@ -35,6 +34,7 @@ import {
   type SubjectDocument,
 } from "./documents.js";
 import {
+  ensureCollection,
   isAltIdDuplicate,
   isDuplicateKey,
   REPLICA_SET_REQUIRED,
@@ -46,6 +46,7 @@ import { MongoProtectedAreaReader, prepareProtectedAreaCollections } from "./pro
 import {
   CANDIDATE_CHUNK,
   CANDIDATE_OPTIONS,
+  chunks,
   conflictCandidatesFilter,
   DB_OPTIONS,
   DELETE_OPTIONS,
@@ -125,12 +126,6 @@ function altIdsByAccount(records: readonly NewSourceRecord[]): Map<string, strin
     altIds.add(altId);
   }
   return new Map([...byAccount].map(([accountId, altIds]) => [accountId, [...altIds]]));
-}
-
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const result: T[][] = [];
-  for (let at = 0; at < items.length; at += size) result.push(items.slice(at, at + size));
-  return result;
 }
 
 /**
@@ -240,11 +235,7 @@ export class MongoSourceStore implements SourceStore {
     await this.sources.createIndexes(SOURCE_INDEXES);
     await prepareProtectedAreaCollections(this.db);
     // Guards are upserted inside transactions; the collection must exist before the first one.
-    try {
-      await this.db.createCollection(GUARDS);
-    } catch (error) {
-      if (!(error instanceof MongoServerError && error.code === 48)) throw error; // 48: NamespaceExists
-    }
+    await ensureCollection(this.db, GUARDS);
   }
 
   private async run<T>(action: string, work: () => Promise<T>): Promise<T> {

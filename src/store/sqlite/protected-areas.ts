@@ -53,8 +53,6 @@ function layerInfo(row: LayerRow): LayerInfo {
   };
 }
 
-/** About 30 MB of parsed coordinates. */
-const DEFAULT_CACHE_POSITIONS = 500_000;
 
 /**
  * Computes `unep_overlap` on the embedded store: the active layer is read on every call (one
@@ -74,7 +72,7 @@ export class SqliteProtectedAreaReader {
   constructor(
     db: Database.Database,
     private readonly policy: ProtectedAreaPolicy,
-    cachePositions: number = DEFAULT_CACHE_POSITIONS,
+    cachePositions?: number,
   ) {
     this.cache = new GeometryCache<number, number>(cachePositions);
     this.activeLayer = db.prepare("SELECT id, dataset FROM protected_area_layers WHERE state = 'active'");
@@ -235,7 +233,7 @@ export class SqliteProtectedAreaLayers implements ProtectedAreaLayers {
             insertBox.run(seq, minX, maxX, minY, maxY, layerId);
           }
           // In the same transaction: a batch written after another import retired this layer rolls back.
-          if (heartbeat.run(now, areas.length, layerId).changes === 0) throw this.superseded(layerId);
+          if (heartbeat.run(now, areas.length, layerId).changes === 0) throw new LayerSupersededError(layerId);
         })
         .immediate(),
     );
@@ -246,7 +244,7 @@ export class SqliteProtectedAreaLayers implements ProtectedAreaLayers {
       this.db
         .transaction(() => {
           const row = this.statements.byId.get(layerId);
-          if (row === undefined || row.state !== "loading") throw this.superseded(layerId);
+          if (row === undefined || row.state !== "loading") throw new LayerSupersededError(layerId);
           this.statements.retireActive.run();
           this.statements.activate.run(now, now, counts.featureCount, counts.rejectedCount, layerId);
           return layerInfo(this.statements.byId.get(layerId) as LayerRow);
@@ -259,9 +257,6 @@ export class SqliteProtectedAreaLayers implements ProtectedAreaLayers {
     this.run("import abandon", () => this.db.transaction(() => this.statements.retireLayer.run(layerId)).immediate());
   }
 
-  private superseded(layerId: number): LayerSupersededError {
-    return new LayerSupersededError(`protected-area layer ${layerId} is no longer loading: another import took over`);
-  }
 
   private run<T>(action: string, work: () => T): T {
     if (this.closed) throw new StoreUnavailableError(`sqlite protected-area ${action} failed: store is closed`);
