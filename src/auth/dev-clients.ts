@@ -46,7 +46,7 @@ export async function loadDevClients(path: string): Promise<DevClient[]> {
 }
 
 /** Validates the whole file up front, so a typo fails start instead of a later token request. */
-export function parseDevClients(json: unknown, source: string): DevClient[] {
+function parseDevClients(json: unknown, source: string): DevClient[] {
   if (!Array.isArray(json) || json.length === 0) {
     throw new DevClientsFileError(`${source}: expected a non-empty JSON array of clients`);
   }

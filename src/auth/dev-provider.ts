@@ -7,8 +7,8 @@ import { readTokenRequest } from "./dev-token-request.js";
 import { localKeys } from "./keys.js";
 import type { OAuthError } from "./oauth-error.js";
 
-export const JWKS_PATH = "/.well-known/jwks.json";
-export const TOKEN_PATH = "/oauth/token";
+const JWKS_PATH = "/.well-known/jwks.json";
+const TOKEN_PATH = "/oauth/token";
 const ALGORITHM = "ES256";
 const DEFAULT_TOKEN_TTL_SECONDS = 3600;
 // A token request is a handful of short fields.

@@ -1,3 +1,4 @@
+import { formDecode } from "../http/querystring.js";
 import { invalidRequest, type Outcome } from "./oauth-error.js";
 
 /** The parameters of a client-credentials token request, wherever in the request they came from. */
@@ -97,18 +98,11 @@ function readBasic(authorization: string | undefined): Outcome<{ clientId: strin
   const decoded = Buffer.from(match[1], "base64").toString("utf8");
   const colon = decoded.indexOf(":");
   if (colon < 0) return invalidRequest("malformed HTTP Basic credentials");
-  try {
-    // RFC 6749 §2.3.1: both parts are form-urlencoded before being joined.
-    const clientId = formDecode(decoded.slice(0, colon));
-    const clientSecret = formDecode(decoded.slice(colon + 1));
-    return { ok: true, value: { clientId, clientSecret } };
-  } catch {
-    return invalidRequest("malformed HTTP Basic credentials");
-  }
-}
-
-function formDecode(text: string): string {
-  return decodeURIComponent(text.replace(/\+/g, " "));
+  // RFC 6749 §2.3.1: both parts are form-urlencoded before being joined.
+  const clientId = formDecode(decoded.slice(0, colon));
+  const clientSecret = formDecode(decoded.slice(colon + 1));
+  if (clientId === null || clientSecret === null) return invalidRequest("malformed HTTP Basic credentials");
+  return { ok: true, value: { clientId, clientSecret } };
 }
 
 function emptyParams(): BodyParams {

@@ -4,11 +4,11 @@ import { AuthenticationError, SigningKeysUnavailableError, type AuthenticationFa
 import { PrincipalCache } from "./principal-cache.js";
 import type { Principal } from "./principal.js";
 
-export { localKeys, remoteKeys, type RemoteKeysOptions } from "./keys.js";
+export { remoteKeys } from "./keys.js";
 
 /** Asymmetric only: accepting HS* would let anyone holding the public key mint tokens. */
-export const ALGORITHMS: readonly string[] = ["RS256", "ES256"];
-export const CLOCK_TOLERANCE_SECONDS = 5;
+const ALGORITHMS: string[] = ["RS256", "ES256"];
+const CLOCK_TOLERANCE_SECONDS = 5;
 const DEFAULT_CACHE_SIZE = 10_000;
 /** Far above any real access token; refusing early keeps oversized input away from base64 and JSON parsing. */
 const MAX_TOKEN_LENGTH = 16 * 1024;
@@ -36,7 +36,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     if (token.length > MAX_TOKEN_LENGTH) throw new AuthenticationError("malformed token");
     try {
       const { payload } = await jwtVerify(token, options.keys, {
-        algorithms: [...ALGORITHMS],
+        algorithms: ALGORITHMS,
         issuer,
         audience: options.audience,
         requiredClaims: ["exp"],

@@ -133,7 +133,8 @@ class OnePortServer extends http.Server {
       options.http2 ?? {},
       handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
     );
-    this.#h2.on("session", (session) => this.#trackSession(session, fastifyOptions));
+    const sessionTimeout = positiveNumber(fastifyOptions.http2SessionTimeout);
+    this.#h2.on("session", (session) => this.#trackSession(session, sessionTimeout));
 
     this.on("request", (_req: http.IncomingMessage, res: http.ServerResponse) => this.#trackResponse(res));
     this.on("close", () => clearTimeout(this.#deadlineTimer));
@@ -243,10 +244,9 @@ class OnePortServer extends http.Server {
     socket.resume();
   }
 
-  #trackSession(session: http2.ServerHttp2Session, fastifyOptions: Record<string, unknown>): void {
+  #trackSession(session: http2.ServerHttp2Session, sessionTimeout: number | undefined): void {
     this.#sessions.add(session);
     session.once("close", () => this.#sessions.delete(session));
-    const sessionTimeout = positiveNumber(fastifyOptions.http2SessionTimeout);
     if (sessionTimeout !== undefined) session.setTimeout(sessionTimeout, () => session.close());
     if (this.#draining) session.close();
   }

@@ -32,7 +32,7 @@ const STATUS: Record<Code, number> = {
   [Code.Unauthenticated]: 401,
 };
 
-export function httpStatusOf(code: Code): number {
+function httpStatusOf(code: Code): number {
   return STATUS[code];
 }
 

@@ -3,7 +3,10 @@ export const MALFORMED_QUERY = Symbol("malformed query parameters");
 
 export type ParsedQuery = Record<string, string | string[]> & { [MALFORMED_QUERY]?: string[] };
 
-function decode(text: string): string | null {
+/** Form-urlencoded decoding (`+` is a space); null when a percent-escape is malformed. */
+export function formDecode(text: string): string | null {
+  // Most names and values need no decoding at all; this runs for every one of every request.
+  if (text.indexOf("%") < 0 && text.indexOf("+") < 0) return text;
   try {
     return decodeURIComponent(text.replace(/\+/g, " "));
   } catch {
@@ -22,8 +25,8 @@ export function parseQueryString(text: string): ParsedQuery {
     if (pair === "") continue;
     const at = pair.indexOf("=");
     const rawName = at < 0 ? pair : pair.slice(0, at);
-    const name = decode(rawName) ?? rawName;
-    const value = decode(at < 0 ? "" : pair.slice(at + 1));
+    const name = formDecode(rawName) ?? rawName;
+    const value = formDecode(at < 0 ? "" : pair.slice(at + 1));
     if (value === null) {
       (query[MALFORMED_QUERY] ??= []).push(name);
       continue;

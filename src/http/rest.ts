@@ -132,6 +132,9 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     return reply.code(500).type(PROBLEM_CONTENT_TYPE).send(problem(500, "internal", "an internal error occurred; it has been logged"));
   });
 
+  // The sandbox also lists by id and alt_id (contract: its GET /sandbox/sources filters).
+  const listParameters: readonly string[] = environment === "sandbox" ? [...LIST_FILTERS, "id", "alt_id"] : LIST_FILTERS;
+
   function callOptions(request: FastifyRequest, violations: Violation[] = [], records: SourceRecord[] | null = null) {
     const values = createContextValues();
     values.set(decodeViolationsKey, violations);
@@ -177,8 +180,7 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
   });
 
   app.get(base, async (request, reply) => {
-    const allowed = environment === "sandbox" ? [...LIST_FILTERS, "id", "alt_id"] : LIST_FILTERS;
-    const query = new QueryReader(request.query as Record<string, string>, allowed);
+    const query = new QueryReader(request.query as Record<string, string>, listParameters);
     const message = create(ListSourcesRequestSchema, {
       methodology: query.text("methodology"),
       stewardId: query.text("steward_id"),
