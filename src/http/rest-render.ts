@@ -1,23 +1,10 @@
-import type { SourceRecord, UnepOverlapRecord } from "../store/port.js";
+import { unepOverlapJson, type SourceRecord, type UnepOverlapRecord } from "../store/port.js";
 import { formatRfc3339 } from "./rfc3339.js";
 
 const text = (value: string | null): string => (value === null ? "null" : JSON.stringify(value));
 
 function overlapJson(overlap: UnepOverlapRecord | null): string {
-  if (overlap === null) return "null";
-  return JSON.stringify({
-    dataset: overlap.dataset,
-    overlaps: overlap.overlaps,
-    area_m2: overlap.areaM2,
-    fraction: overlap.fraction,
-    areas: overlap.areas.map((a) => ({
-      id: a.id,
-      name: a.name,
-      designation: a.designation,
-      iucn_category: a.iucnCategory,
-      area_m2: a.areaM2,
-    })),
-  });
+  return overlap === null ? "null" : JSON.stringify(unepOverlapJson(overlap));
 }
 
 /**

@@ -9,6 +9,31 @@ export interface UnepOverlapRecord {
   areas: { id: string; name: string; designation: string; iucnCategory: string; areaM2: number }[];
 }
 
+/** The same overlap with the contract's snake_case keys: the REST body, and the MongoDB document. */
+export interface UnepOverlapJson {
+  dataset: string;
+  overlaps: boolean;
+  area_m2: number;
+  fraction: number;
+  areas: { id: string; name: string; designation: string; iucn_category: string; area_m2: number }[];
+}
+
+export function unepOverlapJson(overlap: UnepOverlapRecord): UnepOverlapJson {
+  return {
+    dataset: overlap.dataset,
+    overlaps: overlap.overlaps,
+    area_m2: overlap.areaM2,
+    fraction: overlap.fraction,
+    areas: overlap.areas.map((a) => ({
+      id: a.id,
+      name: a.name,
+      designation: a.designation,
+      iucn_category: a.iucnCategory,
+      area_m2: a.areaM2,
+    })),
+  };
+}
+
 /** What the service hands a store to insert. Enum-like fields hold the contract's upper-case names. */
 export interface NewSourceRecord {
   id: string;

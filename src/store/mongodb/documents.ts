@@ -1,17 +1,19 @@
 import { countPositions } from "../../geo/parts.js";
 import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
 import type { NewProtectedArea } from "../../protected-areas/layers.js";
-import type { NewSourceRecord, ProtectedArea, SourceRecord, SpatialSubject, UnepOverlapRecord } from "../port.js";
+import {
+  unepOverlapJson,
+  type NewSourceRecord,
+  type ProtectedArea,
+  type SourceRecord,
+  type SpatialSubject,
+  type UnepOverlapJson,
+  type UnepOverlapRecord,
+} from "../port.js";
 import { coverOf, type CoverGeometry } from "./cover.js";
 
-/** A protected area's overlap, in the document's snake_case. */
-export interface UnepOverlapDocument {
-  dataset: string;
-  overlaps: boolean;
-  area_m2: number;
-  fraction: number;
-  areas: { id: string; name: string; designation: string; iucn_category: string; area_m2: number }[];
-}
+/** A source's protected-area overlap, stored in the contract's snake_case form. */
+export type UnepOverlapDocument = UnepOverlapJson;
 
 /** Bounding box in degrees, kept exact (doubles) for the conflict policy's box test. */
 export interface BoxDocument {
@@ -81,22 +83,6 @@ function fromBoxDocument(box: BoxDocument): BoundingBox {
   return { minX: box.min_x, minY: box.min_y, maxX: box.max_x, maxY: box.max_y };
 }
 
-function toUnepDocument(overlap: UnepOverlapRecord): UnepOverlapDocument {
-  return {
-    dataset: overlap.dataset,
-    overlaps: overlap.overlaps,
-    area_m2: overlap.areaM2,
-    fraction: overlap.fraction,
-    areas: overlap.areas.map((a) => ({
-      id: a.id,
-      name: a.name,
-      designation: a.designation,
-      iucn_category: a.iucnCategory,
-      area_m2: a.areaM2,
-    })),
-  };
-}
-
 function fromUnepDocument(overlap: UnepOverlapDocument): UnepOverlapRecord {
   return {
     dataset: overlap.dataset,
@@ -138,7 +124,7 @@ export function toDocument(record: NewSourceRecord): SourceDocument {
     created_at: new Date(record.createdAt),
     updated_at: new Date(record.updatedAt),
     conflict: record.conflict,
-    unep_overlap: record.unepOverlap === null ? null : toUnepDocument(record.unepOverlap),
+    unep_overlap: record.unepOverlap === null ? null : unepOverlapJson(record.unepOverlap),
   };
 }
 
