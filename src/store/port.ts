@@ -145,6 +145,33 @@ export class AltIdTakenError extends Error {
   }
 }
 
+/** One account's part of a batch: its alt_ids each once in request order, and those given twice. */
+export interface AccountAltIds {
+  altIds: string[];
+  repeated: Set<string>;
+}
+
+/** A batch's alt_ids per account, in request order (every store checks them the same way). */
+export function altIdsByAccount(records: readonly NewSourceRecord[]): Map<string, AccountAltIds> {
+  const byAccount = new Map<string, { seen: Set<string>; repeated: Set<string> }>();
+  for (const { accountId, altId } of records) {
+    let account = byAccount.get(accountId);
+    if (account === undefined) byAccount.set(accountId, (account = { seen: new Set(), repeated: new Set() }));
+    if (account.seen.has(altId)) account.repeated.add(altId);
+    account.seen.add(altId);
+  }
+  return new Map([...byAccount].map(([accountId, { seen, repeated }]) => [accountId, { altIds: [...seen], repeated }]));
+}
+
+/**
+ * The AltIdTakenError for one account's part of a batch, or null: the alt_ids already `stored` or
+ * given twice, named in request order, so the caller can point at the offending features.
+ */
+export function altIdClash(accountId: string, { altIds, repeated }: AccountAltIds, stored: Iterable<string>): AltIdTakenError | null {
+  const taken = new Set([...stored, ...repeated]);
+  return taken.size === 0 ? null : new AltIdTakenError(accountId, altIds.filter((altId) => taken.has(altId)));
+}
+
 /** Thrown when a store would exceed a capacity bound (the sandbox's per-session cap); nothing was stored. */
 export class CapacityExceededError extends Error {
   constructor(

@@ -13,7 +13,9 @@ import {
 } from "mongodb";
 import type { BoundingBox } from "../../geo/types.js";
 import {
-  AltIdTakenError,
+  altIdClash,
+  altIdsByAccount,
+  type AccountAltIds,
   StoreUnavailableError,
   type ConflictPolicy,
   type ListQuery,
@@ -100,34 +102,6 @@ export function supportsTransactions(hello: Document): boolean {
   return typeof hello.setName === "string" || hello.msg === "isdbgrid";
 }
 
-/** Per account, in order of first appearance, the alt_ids that appear more than once in `records`. */
-function repeatedAltIds(records: readonly NewSourceRecord[]): Map<string, Set<string>> {
-  const seen = new Map<string, Set<string>>();
-  const repeated = new Map<string, Set<string>>();
-  for (const { accountId, altId } of records) {
-    let altIds = seen.get(accountId);
-    if (altIds === undefined) seen.set(accountId, (altIds = new Set()));
-    if (altIds.has(altId)) {
-      let twice = repeated.get(accountId);
-      if (twice === undefined) repeated.set(accountId, (twice = new Set()));
-      twice.add(altId);
-    }
-    altIds.add(altId);
-  }
-  return repeated;
-}
-
-/** The batch's alt_ids by account, each once, in request order. */
-function altIdsByAccount(records: readonly NewSourceRecord[]): Map<string, string[]> {
-  const byAccount = new Map<string, Set<string>>();
-  for (const { accountId, altId } of records) {
-    let altIds = byAccount.get(accountId);
-    if (altIds === undefined) byAccount.set(accountId, (altIds = new Set()));
-    altIds.add(altId);
-  }
-  return new Map([...byAccount].map(([accountId, altIds]) => [accountId, [...altIds]]));
-}
-
 /**
  * The SourceStore on MongoDB (a replica set or a sharded cluster). One MongoClient for the
  * store's life: the driver monitors the deployment, reconnects and re-elects by itself, so the
@@ -170,8 +144,8 @@ export class MongoSourceStore implements SourceStore {
   async insertMany(records: NewSourceRecord[]): Promise<SourceRecord[]> {
     if (records.length === 0) return [];
     return this.run("insert", async () => {
-      const repeated = repeatedAltIds(records);
-      if (repeated.size > 0) await this.throwTakenAltIds(records, repeated);
+      const altIds = altIdsByAccount(records);
+      if ([...altIds.values()].some((account) => account.repeated.size > 0)) await this.throwTakenAltIds(altIds);
       const batch = this.protectedAreas === null ? records : await this.withUnepOverlap(records, this.protectedAreas);
       for (let attempt = 1; ; attempt++) {
         try {
@@ -180,7 +154,7 @@ export class MongoSourceStore implements SourceStore {
           );
         } catch (error) {
           if (!isAltIdDuplicate(error)) throw error;
-          await this.throwTakenAltIds(records, new Map());
+          await this.throwTakenAltIds(altIds);
           // The duplicate was deleted before it could be named: the batch may fit now.
           if (attempt >= ALT_ID_ATTEMPTS) throw error;
         }
@@ -416,17 +390,18 @@ export class MongoSourceStore implements SourceStore {
 
   /**
    * Throws AltIdTakenError for the first account (in request order) with alt_ids already stored or
-   * in `repeated`, naming all of them in request order. Returns when there are none.
+   * repeated in the batch, naming all of them in request order. Returns when there are none.
    */
-  private async throwTakenAltIds(records: readonly NewSourceRecord[], repeated: Map<string, Set<string>>): Promise<void> {
-    for (const [accountId, altIds] of altIdsByAccount(records)) {
+  private async throwTakenAltIds(batch: Map<string, AccountAltIds>): Promise<void> {
+    for (const [accountId, account] of batch) {
       const stored = await this.sources
-        .find<{ alt_id: string }>(takenAltIdsFilter(accountId, altIds), TAKEN_ALT_IDS_OPTIONS)
+        .find<{ alt_id: string }>(takenAltIdsFilter(accountId, account.altIds), TAKEN_ALT_IDS_OPTIONS)
         .toArray();
-      const taken = new Set([...stored.map((d) => d.alt_id), ...(repeated.get(accountId) ?? [])]);
-      if (taken.size > 0) throw new AltIdTakenError(accountId, altIds.filter((altId) => taken.has(altId)));
+      const clash = altIdClash(accountId, account, stored.map((d) => d.alt_id));
+      if (clash) throw clash;
     }
   }
+
 }
 
 /**

@@ -1,5 +1,6 @@
 import {
-  AltIdTakenError,
+  altIdClash,
+  altIdsByAccount,
   CapacityExceededError,
   StoreUnavailableError,
   type ListQuery,
@@ -124,13 +125,10 @@ export class SandboxSourceStore implements SourceStore {
     if (positions > this.maxPositionsPerSession) {
       throw new CapacityExceededError(this.maxPositionsPerSession, "positions");
     }
-    const seen = new Set<string>();
-    const taken = new Set<string>();
-    for (const { altId } of group) {
-      if (seen.has(altId) || session?.hasAltId(altId)) taken.add(altId);
-      seen.add(altId);
-    }
-    if (taken.size > 0) throw new AltIdTakenError(accountId, [...seen].filter((altId) => taken.has(altId)));
+    const batch = altIdsByAccount(group).get(accountId);
+    if (batch === undefined) return;
+    const clash = altIdClash(accountId, batch, batch.altIds.filter((altId) => session?.hasAltId(altId)));
+    if (clash) throw clash;
   }
 
   private sessionsFor(accountId: string | null): Session[] {

@@ -1,7 +1,8 @@
 import type Database from "better-sqlite3";
 import type { BoundingBox } from "../../geo/types.js";
 import {
-  AltIdTakenError,
+  altIdClash,
+  altIdsByAccount,
   StoreUnavailableError,
   type ConflictPolicy,
   type ListQuery,
@@ -43,16 +44,6 @@ const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 const MAX_GROUP_SOURCES = 1_000;
 
 type Statement<P extends unknown[], R = unknown> = Database.Statement<P, R>;
-
-function altIdsByAccount(records: readonly NewSourceRecord[]): Map<string, string[]> {
-  const byAccount = new Map<string, string[]>();
-  for (const { accountId, altId } of records) {
-    const altIds = byAccount.get(accountId);
-    if (altIds === undefined) byAccount.set(accountId, [altId]);
-    else altIds.push(altId);
-  }
-  return byAccount;
-}
 
 export class SqliteSourceStore implements SourceStore {
   private closed = false;
@@ -205,21 +196,13 @@ export class SqliteSourceStore implements SourceStore {
   }
 
   private assertAltIdsFree(records: readonly NewSourceRecord[]): void {
-    for (const [accountId, altIds] of altIdsByAccount(records)) {
-      const taken = new Set(
-        this.statements.takenAltIds.all(accountId, JSON.stringify(altIds)).map((r) => r.alt_id),
-      );
-      const seen = new Set<string>();
-      for (const altId of altIds) {
-        if (seen.has(altId)) taken.add(altId);
-        seen.add(altId);
-      }
-      if (taken.size > 0) {
-        // In request order, so the caller can point at the offending features.
-        throw new AltIdTakenError(accountId, [...seen].filter((altId) => taken.has(altId)));
-      }
+    for (const [accountId, batch] of altIdsByAccount(records)) {
+      const stored = this.statements.takenAltIds.all(accountId, JSON.stringify(batch.altIds)).map((r) => r.alt_id);
+      const clash = altIdClash(accountId, batch, stored);
+      if (clash) throw clash;
     }
   }
+
 
   /** Inserts one request's sources; the group committer runs it inside the request's savepoint. */
   private insertAll(records: NewSourceRecord[]): SourceRecord[] {
