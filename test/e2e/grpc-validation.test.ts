@@ -336,3 +336,36 @@ it("a valid control source is accepted in both services", async () => {
     expect(outcome.code).toBe(grpc.status.OK);
   }
 });
+
+describe("Connect JSON: enums by their full names only", () => {
+  const body = (sourceType: string, altId: string) =>
+    JSON.stringify({
+      sources: [
+        {
+          altId,
+          sourceType,
+          geometry: { polygon: { rings: [{ coordinates: [0, 0, 0.01, 0, 0.01, 0.01, 0, 0.01, 0, 0] }] } },
+          startAt: "2024-01-01T00:00:00Z",
+          endAt: "2025-01-01T00:00:00Z",
+        },
+      ],
+    });
+  const post = async (json: string, token: string) =>
+    fetch(`${server.baseUrl}/sourceledger.v2.SandboxSourceLedgerService/CreateSources`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: json,
+    });
+
+  it("a short enum name (FIELD) is refused as invalid_argument, not silently dropped; SOURCE_TYPE_FIELD is kept", async () => {
+    const token = await server.userToken(uniqueAlt("acct-enum"));
+    const refused = await post(body("FIELD", "enum-short"), token);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { code: string }).code).toBe("invalid_argument");
+
+    const accepted = await post(body("SOURCE_TYPE_FIELD", "enum-full"), token);
+    expect(accepted.status).toBe(200);
+    const created = (await accepted.json()) as { sources: { altId: string; sourceType: string }[] };
+    expect(created.sources.map((s) => [s.altId, s.sourceType])).toEqual([["enum-full", "SOURCE_TYPE_FIELD"]]);
+  });
+});

@@ -326,6 +326,18 @@ describe("all-or-nothing", () => {
     expect(await list(server, token)).toEqual([]);
   });
 
+  it("an unknown query parameter on create → 422 at /query/<name>, nothing stored", async () => {
+    const { token } = await freshAccount();
+    for (const path of ["/sources?bogus=1", "/sandbox/sources?methodology=VM0042"]) {
+      const res = await server.request("POST", path, { token, json: flat(unique("query")) });
+      const name = path.slice(path.indexOf("?") + 1, path.indexOf("="));
+      await expectViolation(res, `/query/${name}`, `unknown query parameter "${name}"; allowed here: account_id`);
+    }
+    expect(await list(server, token)).toEqual([]);
+    const sandbox = await expectJson<unknown[]>(await server.request("GET", "/sandbox/sources", { token }), 200);
+    expect(sandbox).toEqual([]);
+  });
+
   it("1,001 features → 422 at /features, nothing stored", async () => {
     const { token } = await freshAccount();
     await expectViolation(

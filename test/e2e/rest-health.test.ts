@@ -12,6 +12,8 @@ import { openProductionStore } from "../../src/store/open.js";
 import { StoreUnavailableError, type SourceStore } from "../../src/store/port.js";
 import { startJwksServer, TestIssuer, type JwksServer } from "../support/jwt.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { createOnePortServerFactory } from "../../src/http/listen.js";
+import { grpc, LedgerGrpc, sourceInput } from "./grpc-support.js";
 import { expectJson, expectProblem, flat, unique, type SourceRecord } from "./rest-support.js";
 
 describe("health", () => {
@@ -80,6 +82,8 @@ describe("store failures", () => {
   let jwks: JwksServer;
   let built: BuiltApp;
   let baseUrl: string;
+  let port: number;
+  let grpcClient: LedgerGrpc;
   let setMode: (mode: Mode) => void;
   let token: string;
 
@@ -103,14 +107,19 @@ describe("store failures", () => {
     });
     const switchable = switchableStore(await openProductionStore(config, { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy }));
     setMode = switchable.setMode;
-    built = await buildApp(config, { store: switchable.store, logger: false });
+    // One port for HTTP/1.1 and h2c, as in production, so the gRPC client reaches the same app.
+    const onePort = createOnePortServerFactory({ graceMs: 1_000 });
+    built = await buildApp(config, { store: switchable.store, logger: false, serverFactory: onePort.serverFactory });
     await built.app.listen({ port: 0, host: "127.0.0.1" });
     const address = built.app.server.address();
-    baseUrl = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+    port = typeof address === "object" && address ? address.port : 0;
+    baseUrl = `http://127.0.0.1:${port}`;
+    grpcClient = new LedgerGrpc(port);
     token = await issuer.token({ [issuer.claim("account_id")]: unique("acct-store") });
   });
 
   afterAll(async () => {
+    grpcClient?.close();
     await built?.app.close();
     await jwks?.close();
   });
@@ -166,6 +175,31 @@ describe("store failures", () => {
       }
     } finally {
       setMode("ok");
+    }
+  });
+
+  it("over gRPC the same failures carry the same codes: UNAVAILABLE, then INTERNAL, with fixed messages", async () => {
+    const calls = [
+      ["CreateSources", { sources: [sourceInput(unique("grpc-store"))] }],
+      ["ListSources", {}],
+      ["GetSource", { id: "src_01ARZ3NDEKTSV4RRFFQ69G5FAV" }],
+      ["DeleteSource", { id: "src_01ARZ3NDEKTSV4RRFFQ69G5FAV" }],
+    ] as const;
+    for (const [mode, code, message] of [
+      ["unavailable", grpc.status.UNAVAILABLE, "the store is unavailable; retry later"],
+      ["broken", grpc.status.INTERNAL, "internal error"],
+    ] as const) {
+      setMode(mode);
+      try {
+        for (const [method, request] of calls) {
+          const outcome = await grpcClient.call("SourceLedgerService", method, request, token);
+          expect(outcome.code, `${mode} ${method}`).toBe(code);
+          expect(decodeURIComponent(outcome.details)).toBe(message);
+          expectNoLeak({ detail: outcome.details });
+        }
+      } finally {
+        setMode("ok");
+      }
     }
   });
 });
