@@ -326,6 +326,16 @@ describe("all-or-nothing", () => {
     expect(await list(server, token)).toEqual([]);
   });
 
+  it("holes may touch their shell, or each other, at single points (contract §5)", async () => {
+    const { token } = await freshAccount();
+    const shell = square(30, 30, 4);
+    // One hole touching the shell's west edge at (30, 32); another touching that hole at (31, 32).
+    const touchingShell = [[30, 32], [31, 31.5], [31, 32], [30.5, 32.5], [30, 32]];
+    const touchingHole = [[31, 32], [32, 31], [33, 32], [32, 33], [31, 32]];
+    const [record] = await createOk(server, token, flat(unique("touching-holes"), { geometry: { type: "Polygon", coordinates: [shell, touchingShell, touchingHole] } }));
+    expect((record.geometry as { coordinates: unknown[] }).coordinates).toEqual([shell, touchingShell, touchingHole]);
+  });
+
   it("an unknown query parameter on create → 422 at /query/<name>, nothing stored", async () => {
     const { token } = await freshAccount();
     for (const path of ["/sources?bogus=1", "/sandbox/sources?methodology=VM0042"]) {
