@@ -110,6 +110,9 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     }
   });
 
+  // Also the answer of every failed service call (the handlers below do not catch them): the
+  // error shield lets only ConnectErrors out of the interceptor chain. Create catches its own,
+  // to point violations into the body it decoded.
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     if (error instanceof ConnectError) return sendError(reply, error, null);
     const status = error.statusCode ?? 500;
@@ -195,25 +198,17 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
       id: query.text("id"),
       altId: query.text("alt_id"),
     });
-    try {
-      const records: SourceRecord[] = [];
-      await call(methods.listSources, message, callOptions(request, query.violations, records));
-      return reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordsJson(records));
-    } catch (error) {
-      return sendError(reply, error, null);
-    }
+    const records: SourceRecord[] = [];
+    await call(methods.listSources, message, callOptions(request, query.violations, records));
+    return reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordsJson(records));
   });
 
   app.get<{ Params: { id: string } }>(byId, async (request, reply) => {
     const query = new QueryReader(request.query as Record<string, string>, []);
     const message = create(GetSourceRequestSchema, { id: request.params.id });
-    try {
-      const records: SourceRecord[] = [];
-      await call(methods.getSource, message, callOptions(request, query.violations, records));
-      return reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordJson(records[0]));
-    } catch (error) {
-      return sendError(reply, error, null);
-    }
+    const records: SourceRecord[] = [];
+    await call(methods.getSource, message, callOptions(request, query.violations, records));
+    return reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordJson(records[0]));
   });
 
   app.delete<{ Params: { id: string } }>(byId, async (request, reply) => {
@@ -222,12 +217,8 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
       key: { case: "id", value: request.params.id },
       accountId: query.text("account_id"),
     });
-    try {
-      await call(methods.deleteSource, message, callOptions(request, query.violations));
-      return reply.code(204).send();
-    } catch (error) {
-      return sendError(reply, error, null);
-    }
+    await call(methods.deleteSource, message, callOptions(request, query.violations));
+    return reply.code(204).send();
   });
 
   app.delete(base, async (request, reply) => {
@@ -241,12 +232,8 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
       key: { case: "altId", value: altId ?? "" },
       accountId: query.text("account_id"),
     });
-    try {
-      await call(methods.deleteSource, message, callOptions(request, violations));
-      return reply.code(204).send();
-    } catch (error) {
-      return sendError(reply, error, null);
-    }
+    await call(methods.deleteSource, message, callOptions(request, violations));
+    return reply.code(204).send();
   });
 
   const notAllowed = (allow: string) => async (_request: FastifyRequest, reply: FastifyReply) =>
