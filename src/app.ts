@@ -8,7 +8,7 @@ import { createDevIdentityProvider, type DevIdentityProvider } from "./auth/dev-
 import type { Config } from "./config.js";
 import { createErrorShield } from "./http/error-shield.js";
 import { createInProcessCaller } from "./http/invoke.js";
-import { PROBLEM_CONTENT_TYPE, problem } from "./http/problem.js";
+import { problem, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
 import { MAX_BODY_BYTES, restRoutes } from "./http/rest.js";
 import { productionIds, sandboxIds } from "./ledger/ids.js";
@@ -48,7 +48,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     // Requests Fastify cannot route at all (a malformed URL) still get problem details.
     frameworkErrors: (error, _request, reply) => {
       const detail = error.code === "FST_ERR_BAD_URL" ? "the request URL is malformed" : "the request is malformed";
-      void (reply as FastifyReply).code(400).type(PROBLEM_CONTENT_TYPE).send(problem(400, "invalid_argument", detail));
+      sendProblem(reply as FastifyReply, problem(400, "invalid_argument", detail));
     },
     ...(overrides.serverFactory ? { serverFactory: overrides.serverFactory } : {}),
   });
@@ -113,11 +113,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       done();
       return;
     }
-    reply
-      .code(503)
-      .header("connection", "close")
-      .type(PROBLEM_CONTENT_TYPE)
-      .send(problem(503, "unavailable", "the service is shutting down; retry on another instance"));
+    sendProblem(reply.header("connection", "close"), problem(503, "unavailable", "the service is shutting down; retry on another instance"));
   });
 
   app.get("/healthz", async () => ({ status: "ok" }));
@@ -127,17 +123,11 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       return { status: "ready" };
     } catch (error) {
       request.log.warn({ err: error }, "store not ready");
-      return reply
-        .code(503)
-        .type(PROBLEM_CONTENT_TYPE)
-        .send(problem(503, "unavailable", "the store is unreachable"));
+      return sendProblem(reply, problem(503, "unavailable", "the store is unreachable"));
     }
   });
   app.setNotFoundHandler((request, reply) =>
-    reply
-      .code(404)
-      .type(PROBLEM_CONTENT_TYPE)
-      .send(problem(404, "not_found", `no route for ${request.method} ${request.url.split("?")[0]}`)),
+    sendProblem(reply, problem(404, "not_found", `no route for ${request.method} ${request.url.split("?")[0]}`)),
   );
   app.addHook("onClose", async () => {
     await sandboxStore.close();

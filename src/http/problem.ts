@@ -55,8 +55,24 @@ export function problemFromConnectError(
 ): ProblemDetails {
   const status = httpStatusOf(error.code);
   const detail =
-    status >= 500 && error.code !== Code.Unavailable ? "an internal error occurred; it has been logged" : error.rawMessage;
+    status >= 500 && error.code !== Code.Unavailable ? INTERNAL_ERROR_DETAIL : error.rawMessage;
   return problem(status, codeToString(error.code), detail, errors);
 }
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
+
+/** The fixed detail of every 500: the cause stays in the server log. */
+export const INTERNAL_ERROR_DETAIL = "an internal error occurred; it has been logged";
+
+/** Any reply that can carry a status, a content type and a body (Fastify's, whatever its generics). */
+interface ProblemReply {
+  code(status: number): ProblemReply;
+  type(contentType: string): ProblemReply;
+  send(payload: unknown): unknown;
+}
+
+/** Answers with `details` as application/problem+json, under its own status. */
+export function sendProblem<R extends ProblemReply>(reply: R, details: ProblemDetails): R {
+  reply.code(details.status).type(PROBLEM_CONTENT_TYPE).send(details);
+  return reply;
+}

@@ -13,7 +13,7 @@ import type { Violation } from "../ledger/violation.js";
 import type { SourceRecord } from "../store/port.js";
 import { attributeTypes, geometrySources, sourceTypes } from "../ledger/vocabulary.js";
 import type { InProcessCaller } from "./invoke.js";
-import { PROBLEM_CONTENT_TYPE, problem, problemFromConnectError } from "./problem.js";
+import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
 import { decodeCreateBody, type CreateBodyMap } from "./rest-decode.js";
 import { QueryReader } from "./rest-query.js";
 import { renderRecordJson, renderRecordsJson } from "./rest-render.js";
@@ -70,6 +70,9 @@ function pointerOf(v: Violation, body: CreateBodyMap | null): string {
   return pointer;
 }
 
+const unsupportedMediaType = () =>
+  problem(415, "invalid_argument", "Content-Type must be application/json (or application/geo+json)");
+
 function sendError(reply: FastifyReply, error: unknown, body: CreateBodyMap | null): FastifyReply {
   const connectError = ConnectError.from(error);
   const violations = error instanceof FieldViolationsError ? error.violations : [];
@@ -85,7 +88,7 @@ function sendError(reply: FastifyReply, error: unknown, body: CreateBodyMap | nu
   }
   const authenticate = connectError.metadata.get("www-authenticate");
   if (authenticate) reply.header("www-authenticate", authenticate);
-  return reply.code(details.status).type(PROBLEM_CONTENT_TYPE).send(details);
+  return sendProblem(reply, details);
 }
 
 /**
@@ -117,22 +120,12 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     if (error instanceof ConnectError) return sendError(reply, error, null);
     const status = error.statusCode ?? 500;
     if (status === 413) {
-      return reply
-        .code(413)
-        .type(PROBLEM_CONTENT_TYPE)
-        .send(problem(413, "resource_exhausted", `the body exceeds ${MAX_BODY_BYTES} bytes (10 MiB)`));
+      return sendProblem(reply, problem(413, "resource_exhausted", `the body exceeds ${MAX_BODY_BYTES} bytes (10 MiB)`));
     }
-    if (status === 415) {
-      return reply
-        .code(415)
-        .type(PROBLEM_CONTENT_TYPE)
-        .send(problem(415, "invalid_argument", "Content-Type must be application/json (or application/geo+json)"));
-    }
-    if (status >= 400 && status < 500) {
-      return reply.code(status).type(PROBLEM_CONTENT_TYPE).send(problem(status, "invalid_argument", error.message));
-    }
+    if (status === 415) return sendProblem(reply, unsupportedMediaType());
+    if (status >= 400 && status < 500) return sendProblem(reply, problem(status, "invalid_argument", error.message));
     request.log.error({ err: error }, "request failed");
-    return reply.code(500).type(PROBLEM_CONTENT_TYPE).send(problem(500, "internal", "an internal error occurred; it has been logged"));
+    return sendProblem(reply, problem(500, "internal", INTERNAL_ERROR_DETAIL));
   });
 
   // The sandbox also lists by id and alt_id (contract: its GET /sandbox/sources filters).
@@ -155,12 +148,7 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     const accountId = query.text("account_id");
     let decoded: ReturnType<typeof decodeCreateBody> | null = null;
     try {
-      if (request.body === undefined) {
-        return reply
-          .code(415)
-          .type(PROBLEM_CONTENT_TYPE)
-          .send(problem(415, "invalid_argument", "Content-Type must be application/json (or application/geo+json)"));
-      }
+      if (request.body === undefined) return sendProblem(reply, unsupportedMediaType());
       const bodyViolations: Violation[] = [];
       if (request.body instanceof UnparseableBody) {
         bodyViolations.push({ field: "sources", pointer: "", detail: request.body.reason });
@@ -237,11 +225,7 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
   });
 
   const notAllowed = (allow: string) => async (_request: FastifyRequest, reply: FastifyReply) =>
-    reply
-      .code(405)
-      .header("allow", allow)
-      .type(PROBLEM_CONTENT_TYPE)
-      .send(problem(405, "unimplemented", `method not allowed; allowed: ${allow}`));
+    sendProblem(reply.header("allow", allow), problem(405, "unimplemented", `method not allowed; allowed: ${allow}`));
   app.route({ method: ["PUT", "PATCH"], url: base, handler: notAllowed("GET, POST, DELETE") });
   app.route({ method: ["PUT", "PATCH", "POST"], url: byId, handler: notAllowed("GET, DELETE") });
 };
