@@ -2,6 +2,8 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { StoreUnavailableError } from "../port.js";
+import { runMigrations } from "./migrations.js";
+import { MIGRATIONS } from "./schema.js";
 
 const MEMORY_PATH = ":memory:";
 
@@ -37,5 +39,25 @@ export function openConnection({ path, busyTimeoutMs }: ConnectionOptions): Data
   } catch (error) {
     db.close();
     throw error;
+  }
+}
+
+/**
+ * Opens the file, brings its schema up to date and hands the connection to `use`. Whatever stops
+ * that (a missing permission, a non-directory parent, a corrupt file, a failed migration), the
+ * connection is closed and the caller gets a StoreUnavailableError: nothing can be served from the
+ * file until someone intervenes.
+ */
+export function openMigrated<T>(options: ConnectionOptions, use: (db: Database.Database) => T): T {
+  let db: Database.Database | undefined;
+  try {
+    db = openConnection(options);
+    runMigrations(db, MIGRATIONS);
+    return use(db);
+  } catch (error) {
+    db?.close();
+    if (error instanceof StoreUnavailableError) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new StoreUnavailableError(`sqlite open of ${options.path} failed: ${reason}`, { cause: error });
   }
 }

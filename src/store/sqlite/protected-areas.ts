@@ -11,10 +11,8 @@ import {
   type ProtectedAreaLayers,
 } from "../../protected-areas/layers.js";
 import { StoreUnavailableError, type ProtectedArea, type ProtectedAreaPolicy, type SpatialSubject, type UnepOverlapRecord } from "../port.js";
-import { openConnection } from "./connection.js";
+import { openMigrated } from "./connection.js";
 import { toStoreError } from "./errors.js";
-import { runMigrations } from "./migrations.js";
-import { MIGRATIONS } from "./schema.js";
 
 interface LayerRow {
   id: number;
@@ -292,15 +290,5 @@ const IMPORT_BUSY_TIMEOUT_MS = 30_000;
 
 /** Opens (creating and migrating if needed) the embedded store's protected-area layers. */
 export function openSqliteProtectedAreaLayers(path: string, busyTimeoutMs = IMPORT_BUSY_TIMEOUT_MS): SqliteProtectedAreaLayers {
-  let db: Database.Database | undefined;
-  try {
-    db = openConnection({ path, busyTimeoutMs });
-    runMigrations(db, MIGRATIONS);
-    return new SqliteProtectedAreaLayers(db);
-  } catch (error) {
-    db?.close();
-    if (error instanceof StoreUnavailableError) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new StoreUnavailableError(`sqlite open of ${path} failed: ${reason}`, { cause: error });
-  }
+  return openMigrated({ path, busyTimeoutMs }, (db) => new SqliteProtectedAreaLayers(db));
 }

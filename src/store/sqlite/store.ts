@@ -11,14 +11,12 @@ import {
   type SourceRecord,
   type SourceStore,
 } from "../port.js";
-import { openConnection } from "./connection.js";
+import { openMigrated } from "./connection.js";
 import { toStoreError } from "./errors.js";
 import { buildListStatement } from "./list-query.js";
-import { runMigrations } from "./migrations.js";
 import { GroupCommitter } from "./group-commit.js";
 import { COLUMNS, fromColumns, fromRow, selectList, toRow, type SourceRow } from "./rows.js";
 import { SqliteProtectedAreaReader } from "./protected-areas.js";
-import { MIGRATIONS } from "./schema.js";
 import { ConflictScanner } from "./spatial.js";
 
 export interface SqliteStoreOptions {
@@ -249,17 +247,8 @@ export class SqliteSourceStore implements SourceStore {
 
 /** Opens (creating if needed) and migrates the embedded store. */
 export function openSqliteStore(options: SqliteStoreOptions): SqliteSourceStore {
-  let db: Database.Database | undefined;
-  try {
-    db = openConnection({ path: options.path, busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
-    runMigrations(db, MIGRATIONS);
-    return new SqliteSourceStore(db, options.conflictPolicy, options.protectedAreaPolicy);
-  } catch (error) {
-    db?.close();
-    // Whatever stops the file from opening (a missing permission, a non-directory parent, a
-    // corrupt file, a failed migration), the service cannot serve until someone intervenes.
-    if (error instanceof StoreUnavailableError) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new StoreUnavailableError(`sqlite open of ${options.path} failed: ${reason}`, { cause: error });
-  }
+  return openMigrated(
+    { path: options.path, busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS },
+    (db) => new SqliteSourceStore(db, options.conflictPolicy, options.protectedAreaPolicy),
+  );
 }
