@@ -1,7 +1,8 @@
 import { geodesicAreaM2 } from "../geo/area.js";
-import { boundingBox, boxesIntersect } from "../geo/bbox.js";
+import { boxesIntersect } from "../geo/bbox.js";
 import { DEFAULT_ENGINES, intersection, polyclipEngine, unionOf, type OverlayEngine } from "../geo/overlap.js";
 import { geometryFromPolygons, polygonsOf } from "../geo/parts.js";
+import { ringBox } from "../geo/planar.js";
 import type { BoundingBox, PolygonCoordinates, SourceGeometry } from "../geo/types.js";
 import type { ProtectedArea, ProtectedAreaPolicy, SpatialSubject, UnepOverlapRecord } from "../store/port.js";
 import { clipPolygon, clippingBox } from "./clip.js";
@@ -47,7 +48,8 @@ export function partsNear(g: SourceGeometry, box: BoundingBox): Parcel | null {
   const whole: PolygonCoordinates[] = [];
   const near: PolygonCoordinates[] = [];
   for (const rings of parts) {
-    if (!boxesIntersect(boundingBox({ type: "Polygon", coordinates: rings }), box)) continue;
+    // A valid polygon's holes lie inside its exterior ring: that ring's box is the part's box.
+    if (!boxesIntersect(ringBox(rings[0]), box)) continue;
     const clipped = clipPolygon(rings, clipBox);
     if (clipped === null) continue;
     whole.push(rings);

@@ -1,4 +1,5 @@
 import { boundingBox } from "../geo/bbox.js";
+import { ringBox } from "../geo/planar.js";
 import { polygonsOf } from "../geo/parts.js";
 import type { BoundingBox, PolygonCoordinates, SourceGeometry } from "../geo/types.js";
 
@@ -16,7 +17,8 @@ interface Part {
 
 function partsOf(g: SourceGeometry): Part[] {
   return polygonsOf(g).map((rings) => {
-    const { minY, maxY } = boundingBox({ type: "Polygon", coordinates: rings });
+    // A valid polygon's holes lie inside its exterior ring: that ring's box is the part's box.
+    const { minY, maxY } = ringBox(rings[0]);
     return { rings, minY, maxY };
   });
 }
