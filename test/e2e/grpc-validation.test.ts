@@ -369,3 +369,18 @@ describe("Connect JSON: enums by their full names only", () => {
     expect(created.sources.map((s) => [s.altId, s.sourceType])).toEqual([["enum-full", "SOURCE_TYPE_FIELD"]]);
   });
 });
+
+describe("message size limit on the Connect routes (contract §5: 10 MiB)", () => {
+  it("a Connect JSON CreateSources over 10 MiB → resource_exhausted, nothing stored", async () => {
+    const token = await server.userToken(uniqueAlt("acct-size"));
+    const body = JSON.stringify({ sources: [{ altId: "too-big", tags: ["x".repeat(10 * 1024 * 1024 + 1)] }] });
+    const res = await fetch(`${server.baseUrl}/sourceledger.v2.SourceLedgerService/CreateSources`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body,
+    });
+    expect(((await res.json()) as { code: string }).code).toBe("resource_exhausted");
+    const listed = await fetch(`${server.baseUrl}/sources`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await listed.json()).toEqual([]);
+  });
+});

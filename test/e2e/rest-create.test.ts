@@ -326,6 +326,22 @@ describe("all-or-nothing", () => {
     expect(await list(server, token)).toEqual([]);
   });
 
+  it("values at every length and range limit are accepted and kept as sent (characters, not bytes)", async () => {
+    const { token } = await freshAccount();
+    // 256 characters of which 128 take 4 bytes in UTF-8 and two UTF-16 units each.
+    const altId = "🌾a".repeat(128);
+    const tags = Array.from({ length: 64 }, (_, i) => `${String(i).padStart(2, "0")}${"é".repeat(126)}`);
+    const bodies = [
+      flat(altId, { methodology: "m".repeat(256), steward_id: "s".repeat(256), project_id: "p".repeat(256), tags, outcome_reporting_year: 1000 }),
+      flat(unique("year-9999"), { outcome_reporting_year: 9999 }),
+    ];
+    const [first] = await createOk(server, token, bodies[0]);
+    expect([...first.alt_id]).toHaveLength(256);
+    expect(first).toMatchObject({ alt_id: altId, methodology: "m".repeat(256), steward_id: "s".repeat(256), project_id: "p".repeat(256), tags, outcome_reporting_year: 1000 });
+    const [second] = await createOk(server, token, bodies[1]);
+    expect(second.outcome_reporting_year).toBe(9999);
+  });
+
   it("holes may touch their shell, or each other, at single points (contract §5)", async () => {
     const { token } = await freshAccount();
     const shell = square(30, 30, 4);
