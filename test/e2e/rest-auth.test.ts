@@ -305,3 +305,26 @@ describe("created_by and updated_by", () => {
     expect(listed).toEqual(record);
   });
 });
+
+describe("signing keys out of reach", () => {
+  let unreachable: TestServer;
+
+  beforeAll(async () => {
+    // Port 9 (discard) is closed here: every key fetch fails at once.
+    unreachable = await startTestServer({ AUTH_JWKS_URL: "http://127.0.0.1:9/.well-known/jwks.json" });
+  });
+
+  afterAll(async () => {
+    await unreachable?.close();
+  });
+
+  it("a well-formed token that cannot be checked → 503 unavailable, not 401, and no address in the body", async () => {
+    const res = await fetch(`${unreachable.baseUrl}/sources`, {
+      headers: { authorization: `Bearer ${await unreachable.userToken("acct-keys")}` },
+    });
+    const problem = await expectProblem(res, 503, "unavailable");
+    expect(problem.detail).toBe("signing keys unavailable");
+    expect(JSON.stringify(problem)).not.toContain("127.0.0.1");
+    expect(res.headers.get("www-authenticate")).toBeNull();
+  });
+});
