@@ -13,7 +13,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { createContextValues, createHandlerContext } from "@connectrpc/connect";
 import { CreateSourcesRequestSchema, SourceLedgerService } from "../gen/sourceledger/v2/source_ledger_pb.js";
-import { principalKey, type Principal } from "../src/auth/principal.js";
+import { type Principal, principalKey } from "../src/auth/principal.js";
 import { geometryToProto } from "../src/geo/proto-codec.js";
 import type { PolygonGeometry, Position } from "../src/geo/types.js";
 import { conflictPolicy } from "../src/ledger/conflict.js";
@@ -42,7 +42,10 @@ function neighbourOfThree(k: number): PolygonGeometry {
   const ring: Position[] = [];
   for (let i = 0; i < RING_POSITIONS - 1; i++) {
     const angle = (2 * Math.PI * i) / (RING_POSITIONS - 1);
-    ring.push([Math.round((cx + 0.007 * Math.cos(angle)) * 1e7) / 1e7, Math.round((cy + 0.004 * Math.sin(angle)) * 1e7) / 1e7]);
+    ring.push([
+      Math.round((cx + 0.007 * Math.cos(angle)) * 1e7) / 1e7,
+      Math.round((cy + 0.004 * Math.sin(angle)) * 1e7) / 1e7,
+    ]);
   }
   ring.push(ring[0]);
   return { type: "Polygon", coordinates: [ring] };
@@ -63,7 +66,10 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-async function measure(size: number, dir: string): Promise<{ size: number; median: number; p90: number; flagged: number }> {
+async function measure(
+  size: number,
+  dir: string,
+): Promise<{ size: number; median: number; p90: number; flagged: number }> {
   const path = join(dir, `ledger-${size}.sqlite`);
   await seedLedger(path, size);
   const store = openSqliteStore({ path, conflictPolicy, protectedAreaPolicy: unepOverlapPolicy });

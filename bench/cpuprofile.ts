@@ -211,5 +211,7 @@ if (isMain) {
     process.stderr.write("usage: node --import tsx bench/cpuprofile.ts <file.cpuprofile> [top] [skip ms]\n");
     process.exit(2);
   }
-  process.stdout.write(`${formatSummary(summariseProfile(file, { top: Number(top), skipMs: Number(skipMs) }), Number(top))}\n`);
+  process.stdout.write(
+    `${formatSummary(summariseProfile(file, { top: Number(top), skipMs: Number(skipMs) }), Number(top))}\n`,
+  );
 }

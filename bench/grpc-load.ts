@@ -19,9 +19,13 @@
 import http2 from "node:http2";
 import { gunzipSync } from "node:zlib";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { createClient, type Client } from "@connectrpc/connect";
+import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
-import { GetSourceRequestSchema, GetSourceResponseSchema, SourceLedgerService } from "../gen/sourceledger/v2/source_ledger_pb.js";
+import {
+  GetSourceRequestSchema,
+  GetSourceResponseSchema,
+  SourceLedgerService,
+} from "../gen/sourceledger/v2/source_ledger_pb.js";
 import type { LoadResult } from "./http-load.js";
 
 export interface GrpcLoad {
@@ -156,7 +160,11 @@ async function runConnect(load: GrpcLoad): Promise<LoadResult> {
   const clients: Client<typeof SourceLedgerService>[] = managers.map((sessionManager) =>
     createClient(
       SourceLedgerService,
-      createGrpcTransport({ baseUrl, sessionManager, ...(load.acceptCompression === false ? { acceptCompression: [] } : {}) }),
+      createGrpcTransport({
+        baseUrl,
+        sessionManager,
+        ...(load.acceptCompression === false ? { acceptCompression: [] } : {}),
+      }),
     ),
   );
   const headers = { authorization: `Bearer ${load.token}` };

@@ -1,5 +1,5 @@
 /** Child processes of the bench: spawn with IPC, wait for "listening", sample memory, stop. */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 

@@ -86,8 +86,7 @@ function cells(row: Row): string[] {
       ? `${row.target.op.replace(">=", "≥").replace("<=", "≤")} ${row.target.threshold.toFixed(2)}× baseline`
       : `${row.target.op.replace(">=", "≥").replace("<=", "≤")} ${number(row.target.threshold, row.unit)}${unit}`
     : "";
-  const verdict =
-    row.pass === undefined ? "" : row.pass ? "pass" : row.errors ? `FAIL (${row.errors} errors)` : "FAIL";
+  const verdict = row.pass === undefined ? "" : row.pass ? "pass" : row.errors ? `FAIL (${row.errors} errors)` : "FAIL";
   return [
     row.scenario,
     row.metric + (row.note ? ` (${row.note})` : ""),
@@ -102,18 +101,19 @@ function cells(row: Row): string[] {
 const HEADER = ["scenario", "metric", "value", "baseline", "ratio", "target", "pass/fail"];
 
 export function markdownTable(rows: Row[]): string {
-  const escape = (s: string) => s.replace(/\|/g, "\\|");
+  const escapeCell = (s: string) => s.replace(/\|/g, "\\|");
   return [
     `| ${HEADER.join(" | ")} |`,
     `|${HEADER.map((_, i) => (i >= 2 && i <= 4 ? "---:" : "---")).join("|")}|`,
-    ...rows.map((row) => `| ${cells(row).map(escape).join(" | ")} |`),
+    ...rows.map((row) => `| ${cells(row).map(escapeCell).join(" | ")} |`),
   ].join("\n");
 }
 
 function consoleTable(rows: Row[]): string {
   const all = [HEADER, ...rows.map(cells)];
   const widths = HEADER.map((_, i) => Math.max(...all.map((r) => r[i].length)));
-  const line = (r: string[]) => r.map((c, i) => (i >= 2 && i <= 4 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join("  ");
+  const line = (r: string[]) =>
+    r.map((c, i) => (i >= 2 && i <= 4 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join("  ");
   return [line(HEADER), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map((r) => line(cells(r)))].join("\n");
 }
 
@@ -193,7 +193,9 @@ function docs(report: Report, host: Record<string, string>): string {
     grpcConnections: number;
   };
   const missed = report.rows.filter((r) => r.pass === false);
-  const profileKeys = [...new Set(missed.map((r) => r.profile).filter((p): p is string => !!p && !!report.profiles[p]))];
+  const profileKeys = [
+    ...new Set(missed.map((r) => r.profile).filter((p): p is string => !!p && !!report.profiles[p])),
+  ];
   const datasets = report.datasets as { count: number; method: string; seconds: number; bytes: number }[];
   const bodies = report.bodies as Record<string, number>;
   const lines = [
@@ -228,7 +230,10 @@ function docs(report: Report, host: Record<string, string>): string {
     "- **S1 baselines**: a bare Fastify 5 server (`bench/baseline-server.ts`, a separate process, compiled the same way) with JSON routes on the same paths returning the service's real answers as constant values (serialised by Fastify per request): " +
       `one record ${bodies.baselineRecordBytes?.toLocaleString("en-US")} B (service: ${bodies.recordBytes?.toLocaleString("en-US")} B) and a page of 100 records ${bodies.baselinePageBytes?.toLocaleString("en-US")} B (service: ${bodies.pageBytes?.toLocaleString("en-US")} B).`,
     "- **Ledgers** are loaded through the store before the servers start (`bench/seed.ts`): records built like the service builds them (production ids, bounding box and geodesic area from `src/geo`), one account, each a 100-position circle (0.004° radius, ~50 ha) in its own 0.01° cell of a grid, so no two overlap; half are `FIELD`. Ledgers up to 100,000 go through `insertMany`; the 1,000,000 one repeats the 10,000 one in SQL (new ids, alt_ids and creation times; geometry text shared), because `insertMany` loads ~9,000 records/s. Ledgers are cached in `$TMPDIR/source-ledger-bench/<hash of the store's and the seeder's source>/` (about 5.6 GB for the full set; safe to delete, `--fresh` rebuilds), so only the first run after a store change pays for them.",
-    ...datasets.map((d) => `  - ${d.count.toLocaleString("en-US")} records: ${(d.bytes / 1024 / 1024).toFixed(0)} MB, ${d.method}, built in ${d.seconds.toFixed(1)} s`),
+    ...datasets.map(
+      (d) =>
+        `  - ${d.count.toLocaleString("en-US")} records: ${(d.bytes / 1024 / 1024).toFixed(0)} MB, ${d.method}, built in ${d.seconds.toFixed(1)} s`,
+    ),
     "- **S2** asks for ids spread over the whole ledger in random order; **S3** always asks for the first page (the query the issue names); **S4** posts GeoJSON FeatureCollections of 1 or 100 new 100-position features (unique alt_ids, cells in a region away from the seeded one, so the conflict check finds no candidates) into a copy of the ledger, and deletes what it created after every load, so each run starts at the planned size; **S5** calls `GetSource` on a second server process over the S2 ledger; **S6** times `checkGeometry` in the bench process (median of several runs after a warm-up); **S7** reads `VmHWM` from `/proc/<pid>/status` of each server after the runs.",
     "",
     "## Results",
@@ -267,7 +272,12 @@ function docs(report: Report, host: Record<string, string>): string {
     );
     for (const key of profileKeys) {
       const explained = missed.filter((r) => r.profile === key).map((r) => `${r.scenario} — ${r.metric}`);
-      lines.push(`### Profile ${key} (explains: ${explained.join("; ")})`, "", formatSummary(report.profiles[key], 12), "");
+      lines.push(
+        `### Profile ${key} (explains: ${explained.join("; ")})`,
+        "",
+        formatSummary(report.profiles[key], 12),
+        "",
+      );
     }
   }
   lines.push("## Analysis and what could be tried", "", NOTES_START, notes, NOTES_END, "");

@@ -21,14 +21,24 @@
  *   --alg ES256        sign ES256 tokens instead of RS256
  */
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join, relative } from "node:path";
 import Database from "better-sqlite3";
-import { summariseProfile, type ProfileSummary } from "./cpuprofile.js";
-import { cellPolygon, CREATE_REGION } from "./geometry.js";
+import { type ProfileSummary, summariseProfile } from "./cpuprofile.js";
+import { CREATE_REGION, cellPolygon } from "./geometry.js";
 import { runGrpcLoad } from "./grpc-load.js";
-import { runHttpLoad, type LoadResult } from "./http-load.js";
+import { type LoadResult, runHttpLoad } from "./http-load.js";
 import {
   compileServers,
   cpuSecondsOf,
@@ -38,11 +48,11 @@ import {
   runNode,
   SERVER_BUILD_DIR,
   SERVICE_NODE_FLAGS,
+  type ServerProcess,
   spawnServer,
   waitUntilIdle,
-  type ServerProcess,
 } from "./proc.js";
-import { writeReport, type Row } from "./report.js";
+import { type Row, writeReport } from "./report.js";
 import { BENCH_ACCOUNT, BENCH_ACTOR, type DatasetInfo } from "./seed.js";
 import { startIssuer } from "./tokens.js";
 import { measureValidation, VALIDATION_SHAPES, type ValidationResult } from "./validate.js";
@@ -172,7 +182,8 @@ async function prepareLedgers(): Promise<Map<number, DatasetInfo>> {
   const cacheDir = join(cacheRoot, fingerprint);
   mkdirSync(cacheDir, { recursive: true });
   // Ledgers of older code are useless and large (the 1,000,000 one is ~5 GB).
-  for (const entry of readdirSync(cacheRoot)) if (entry !== fingerprint) rmSync(join(cacheRoot, entry), { recursive: true, force: true });
+  for (const entry of readdirSync(cacheRoot))
+    if (entry !== fingerprint) rmSync(join(cacheRoot, entry), { recursive: true, force: true });
   if (flag("--fresh")) for (const entry of readdirSync(cacheDir)) rmSync(join(cacheDir, entry), { force: true });
 
   // A replicated ledger is not the same ledger as a distinct one of that size: separate files.
@@ -185,7 +196,9 @@ async function prepareLedgers(): Promise<Map<number, DatasetInfo>> {
     rmSync(`${path}.json`, { force: true });
     const t = Date.now();
     await runNode("bench/seed.ts", base === undefined ? [path, String(count)] : [path, String(count), pathOf(base)]);
-    log(`ledger of ${fmt(count)} built in ${((Date.now() - t) / 1000).toFixed(1)} s${base ? ` (replicated from ${fmt(base)})` : ""}`);
+    log(
+      `ledger of ${fmt(count)} built in ${((Date.now() - t) / 1000).toFixed(1)} s${base ? ` (replicated from ${fmt(base)})` : ""}`,
+    );
   };
   // Two chains in parallel (two cores): each replicated ledger after its base, the rest alongside.
   const replicated = plan.datasets.filter((d) => d.base !== undefined);
@@ -227,7 +240,10 @@ function removeCreatedSources(path: string): number {
 function shuffled<T>(items: readonly T[], seed = 42): T[] {
   const out = [...items];
   let state = seed;
-  const random = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     [out[i], out[j]] = [out[j], out[i]];
@@ -294,7 +310,13 @@ async function runLoad(port: number, load: LoadKind, token: string, duration: nu
       });
     }
     case "list":
-      return runHttpLoad({ port, duration, connections: plan.connections, headers, requests: [{ method: "GET", path: LIST_PATH }] });
+      return runHttpLoad({
+        port,
+        duration,
+        connections: plan.connections,
+        headers,
+        requests: [{ method: "GET", path: LIST_PATH }],
+      });
     case "create": {
       const { features } = load;
       return runHttpLoad({
@@ -345,8 +367,11 @@ async function main(): Promise<void> {
   log(`mode ${plan.mode}: ${plan.runs} run(s) × ${plan.duration} s per load, ${plan.connections} connections`);
 
   // S6 first, while nothing else runs.
-  const validation: ValidationResult[] = VALIDATION_SHAPES.map((shape) => measureValidation(shape, plan.validationRuns));
-  for (const v of validation) log(`S6 checkGeometry ${v.shape}: median ${v.medianMs.toFixed(1)} ms (${v.issues} issues)`);
+  const validation: ValidationResult[] = VALIDATION_SHAPES.map((shape) =>
+    measureValidation(shape, plan.validationRuns),
+  );
+  for (const v of validation)
+    log(`S6 checkGeometry ${v.shape}: median ${v.medianMs.toFixed(1)} ms (${v.issues} issues)`);
 
   const compiling = Date.now();
   await compileServers();
@@ -412,7 +437,14 @@ async function main(): Promise<void> {
   }
   const bodiesFile = join(runDir, "bodies.json");
   writeFileSync(bodiesFile, JSON.stringify({ one: JSON.parse(one), page: JSON.parse(pageLarge) }));
-  servers.set("baseline", await spawnServer({ name: "baseline", entry: `${SERVER_BUILD_DIR}/bench/baseline-server.js`, env: { BASELINE_BODIES: bodiesFile } }));
+  servers.set(
+    "baseline",
+    await spawnServer({
+      name: "baseline",
+      entry: `${SERVER_BUILD_DIR}/bench/baseline-server.js`,
+      env: { BASELINE_BODIES: bodiesFile },
+    }),
+  );
   const baselineOne = await fetchText((servers.get("baseline") as ServerProcess).port, `/sources/${ids[0]}`);
   const baselinePage = await fetchText((servers.get("baseline") as ServerProcess).port, LIST_PATH);
   const bodies = {
@@ -422,11 +454,25 @@ async function main(): Promise<void> {
     baselineRecordBytes: Buffer.byteLength(baselineOne),
     baselinePageBytes: Buffer.byteLength(baselinePage),
   };
-  log(`bodies: record ${fmt(bodies.recordBytes)} B, page of 100 ${fmt(bodies.pageBytes)} B (baseline ${fmt(bodies.baselineRecordBytes)} / ${fmt(bodies.baselinePageBytes)} B)`);
+  log(
+    `bodies: record ${fmt(bodies.recordBytes)} B, page of 100 ${fmt(bodies.pageBytes)} B (baseline ${fmt(bodies.baselineRecordBytes)} / ${fmt(bodies.baselinePageBytes)} B)`,
+  );
 
   const scenarios: Scenario[] = [
-    { key: "B1", label: "baseline: bare Fastify, one-record body", server: "baseline", load: { kind: "get", ids }, perRequest: 1 },
-    { key: "S2", label: `GET /sources/{id} (${fmt(plan.get)} stored)`, server: "get", load: { kind: "get", ids }, perRequest: 1 },
+    {
+      key: "B1",
+      label: "baseline: bare Fastify, one-record body",
+      server: "baseline",
+      load: { kind: "get", ids },
+      perRequest: 1,
+    },
+    {
+      key: "S2",
+      label: `GET /sources/{id} (${fmt(plan.get)} stored)`,
+      server: "get",
+      load: { kind: "get", ids },
+      perRequest: 1,
+    },
     {
       key: "S5",
       label: `gRPC GetSource (${fmt(plan.get)} stored)`,
@@ -448,24 +494,49 @@ async function main(): Promise<void> {
       load: { kind: "grpc", ids, client: "connect", acceptCompression: true },
       perRequest: 1,
     },
-    { key: "B100", label: "baseline: bare Fastify, 100-record body", server: "baseline", load: { kind: "list" }, perRequest: 1 },
-    { key: "S3-small", label: `GET /sources?source_type=FIELD&limit=100 (${fmt(plan.listSmall)} stored)`, server: "list-small", load: { kind: "list" }, perRequest: 1 },
-    { key: "S3-large", label: `GET /sources?source_type=FIELD&limit=100 (${fmt(plan.listLarge)} stored)`, server: "list-large", load: { kind: "list" }, perRequest: 1 },
+    {
+      key: "B100",
+      label: "baseline: bare Fastify, 100-record body",
+      server: "baseline",
+      load: { kind: "list" },
+      perRequest: 1,
+    },
+    {
+      key: "S3-small",
+      label: `GET /sources?source_type=FIELD&limit=100 (${fmt(plan.listSmall)} stored)`,
+      server: "list-small",
+      load: { kind: "list" },
+      perRequest: 1,
+    },
+    {
+      key: "S3-large",
+      label: `GET /sources?source_type=FIELD&limit=100 (${fmt(plan.listLarge)} stored)`,
+      server: "list-large",
+      load: { kind: "list" },
+      perRequest: 1,
+    },
     ...([1, 100] as const).flatMap((features) =>
-      (["small", "large"] as const).map((size): Scenario => ({
-        key: `S4-${features === 1 ? "single" : "batch"}-${size}`,
-        label: `POST /sources, ${features === 1 ? "1 feature" : "100 features"} (${fmt(size === "small" ? plan.postSmall : plan.postLarge)} stored)`,
-        server: `create-${size}`,
-        load: { kind: "create", features },
-        perRequest: features,
-        cleans: files.get(`create-${size}`),
-      })),
+      (["small", "large"] as const).map(
+        (size): Scenario => ({
+          key: `S4-${features === 1 ? "single" : "batch"}-${size}`,
+          label: `POST /sources, ${features === 1 ? "1 feature" : "100 features"} (${fmt(size === "small" ? plan.postSmall : plan.postLarge)} stored)`,
+          server: `create-${size}`,
+          load: { kind: "create", features },
+          perRequest: features,
+          cleans: files.get(`create-${size}`),
+        }),
+      ),
     ),
   ];
 
   /** One load against a server, with the CPU each side used; waits for the server to go idle after. */
   const measure = async (server: ServerProcess, scenario: Scenario, duration: number): Promise<Measured> => {
-    const before = { server: cpuSecondsOf(server.pid), bench: cpuSecondsOf("self"), machine: machineBusySeconds(), at: performance.now() };
+    const before = {
+      server: cpuSecondsOf(server.pid),
+      bench: cpuSecondsOf("self"),
+      machine: machineBusySeconds(),
+      at: performance.now(),
+    };
     const result = await runLoad(server.port, scenario.load, token, duration);
     const wall = (performance.now() - before.at) / 1000;
     const serverCores = (cpuSecondsOf(server.pid) - before.server) / wall;
@@ -492,7 +563,9 @@ async function main(): Promise<void> {
       for (let retry = 1; retry <= plan.noiseRetries && result.cpu.otherCores > NOISY_CORES; retry++) {
         if (retrySeconds + plan.duration > plan.retryBudget) break;
         retrySeconds += plan.duration;
-        log(`run ${run} ${scenario.key}: other processes used ${result.cpu.otherCores.toFixed(2)} cores; measuring again`);
+        log(
+          `run ${run} ${scenario.key}: other processes used ${result.cpu.otherCores.toFixed(2)} cores; measuring again`,
+        );
         const again = await measure(server, scenario, plan.duration);
         if (again.cpu.otherCores < result.cpu.otherCores) result = again;
       }
@@ -531,95 +604,230 @@ async function main(): Promise<void> {
   };
   const rows: Row[] = [];
   const add = (row: Row) => rows.push({ ...row, errors: row.errors ?? 0 });
-  add({ id: "B1", scenario: `S1 ${label("B1")}`, metric: "req/s", value: median(rps("B1")), unit: "req/s", errors: failed("B1") });
+  add({
+    id: "B1",
+    scenario: `S1 ${label("B1")}`,
+    metric: "req/s",
+    value: median(rps("B1")),
+    unit: "req/s",
+    errors: failed("B1"),
+  });
   add({ id: "B1.p99", scenario: `S1 ${label("B1")}`, metric: "p99", value: median(p99("B1")), unit: "ms" });
-  add({ id: "B100", scenario: `S1 ${label("B100")}`, metric: "req/s", value: median(rps("B100")), unit: "req/s", errors: failed("B100") });
+  add({
+    id: "B100",
+    scenario: `S1 ${label("B100")}`,
+    metric: "req/s",
+    value: median(rps("B100")),
+    unit: "req/s",
+    errors: failed("B100"),
+  });
   add({ id: "B100.p99", scenario: `S1 ${label("B100")}`, metric: "p99", value: median(p99("B100")), unit: "ms" });
   add({
-    id: "S2.ratio", scenario: `S2 ${label("S2")}`, metric: "req/s vs baseline", value: median(rps("S2")), unit: "req/s",
-    baseline: median(rps("B1")), ratio: ratios(rps("S2"), rps("B1")), target: { on: "ratio", op: ">=", threshold: 0.5 }, profile: profileOf.S2, errors: failed("S2"),
+    id: "S2.ratio",
+    scenario: `S2 ${label("S2")}`,
+    metric: "req/s vs baseline",
+    value: median(rps("S2")),
+    unit: "req/s",
+    baseline: median(rps("B1")),
+    ratio: ratios(rps("S2"), rps("B1")),
+    target: { on: "ratio", op: ">=", threshold: 0.5 },
+    profile: profileOf.S2,
+    errors: failed("S2"),
   });
-  add({ id: "S2.p99", scenario: `S2 ${label("S2")}`, metric: "p99 latency", value: median(p99("S2")), unit: "ms", target: { on: "value", op: "<", threshold: 10 }, profile: profileOf.S2 });
+  add({
+    id: "S2.p99",
+    scenario: `S2 ${label("S2")}`,
+    metric: "p99 latency",
+    value: median(p99("S2")),
+    unit: "ms",
+    target: { on: "value", op: "<", threshold: 10 },
+    profile: profileOf.S2,
+  });
   for (const size of ["small", "large"] as const) {
     const key = `S3-${size}`;
     add({
-      id: `${key}.ratio`, scenario: `S3 ${label(key)}`, metric: "req/s vs baseline", value: median(rps(key)), unit: "req/s",
-      baseline: median(rps("B100")), ratio: ratios(rps(key), rps("B100")), target: { on: "ratio", op: ">=", threshold: 0.4 }, profile: profileOf[key], errors: failed(key),
+      id: `${key}.ratio`,
+      scenario: `S3 ${label(key)}`,
+      metric: "req/s vs baseline",
+      value: median(rps(key)),
+      unit: "req/s",
+      baseline: median(rps("B100")),
+      ratio: ratios(rps(key), rps("B100")),
+      target: { on: "ratio", op: ">=", threshold: 0.4 },
+      profile: profileOf[key],
+      errors: failed(key),
     });
     add({
-      id: `${key}.p99`, scenario: `S3 ${label(key)}`, metric: "p99 latency", value: median(p99(key)), unit: "ms",
-      target: size === "large" ? { on: "value", op: "<", threshold: 20 } : undefined, profile: profileOf[key],
+      id: `${key}.p99`,
+      scenario: `S3 ${label(key)}`,
+      metric: "p99 latency",
+      value: median(p99(key)),
+      unit: "ms",
+      target: size === "large" ? { on: "value", op: "<", threshold: 20 } : undefined,
+      profile: profileOf[key],
     });
   }
   add({
-    id: "S3.growth", scenario: `S3 cost ${fmt(plan.listLarge)} vs ${fmt(plan.listSmall)} stored`, metric: "time per request ratio",
-    value: ratios(rps("S3-small"), rps("S3-large")), unit: "×", target: { on: "value", op: "<=", threshold: 1.5 }, profile: profileOf["S3-large"],
+    id: "S3.growth",
+    scenario: `S3 cost ${fmt(plan.listLarge)} vs ${fmt(plan.listSmall)} stored`,
+    metric: "time per request ratio",
+    value: ratios(rps("S3-small"), rps("S3-large")),
+    unit: "×",
+    target: { on: "value", op: "<=", threshold: 1.5 },
+    profile: profileOf["S3-large"],
     note: `p50 ratio ${median(p50("S3-large").map((x, i) => x / Math.max(1e-9, p50("S3-small")[i]))).toFixed(2)}×`,
   });
   add({
-    id: "S4.batch", scenario: `S4 ${label("S4-batch-large")}`, metric: "sources/s", value: median(rps("S4-batch-large")), unit: "sources/s",
-    target: { on: "value", op: ">=", threshold: 3000 }, profile: profileOf["S4-batch-large"], errors: failed("S4-batch-large"),
+    id: "S4.batch",
+    scenario: `S4 ${label("S4-batch-large")}`,
+    metric: "sources/s",
+    value: median(rps("S4-batch-large")),
+    unit: "sources/s",
+    target: { on: "value", op: ">=", threshold: 3000 },
+    profile: profileOf["S4-batch-large"],
+    errors: failed("S4-batch-large"),
   });
-  add({ id: "S4.batch.p99", scenario: `S4 ${label("S4-batch-large")}`, metric: "p99 latency", value: median(p99("S4-batch-large")), unit: "ms" });
-  add({ id: "S4.batch.small", scenario: `S4 ${label("S4-batch-small")}`, metric: "sources/s", value: median(rps("S4-batch-small")), unit: "sources/s", errors: failed("S4-batch-small") });
   add({
-    id: "S4.batch.degradation", scenario: `S4 batches: ${fmt(plan.postSmall)} → ${fmt(plan.postLarge)} stored`, metric: "throughput drop",
-    value: ratios(rps("S4-batch-small"), rps("S4-batch-large")), unit: "×", target: { on: "value", op: "<=", threshold: 1.5 }, profile: profileOf["S4-batch-large"],
+    id: "S4.batch.p99",
+    scenario: `S4 ${label("S4-batch-large")}`,
+    metric: "p99 latency",
+    value: median(p99("S4-batch-large")),
+    unit: "ms",
   });
   add({
-    id: "S4.single.p99", scenario: `S4 ${label("S4-single-large")}`, metric: "p99 latency", value: median(p99("S4-single-large")), unit: "ms",
-    target: { on: "value", op: "<", threshold: 15 }, profile: profileOf["S4-single-large"], errors: failed("S4-single-large"),
+    id: "S4.batch.small",
+    scenario: `S4 ${label("S4-batch-small")}`,
+    metric: "sources/s",
+    value: median(rps("S4-batch-small")),
+    unit: "sources/s",
+    errors: failed("S4-batch-small"),
   });
-  add({ id: "S4.single", scenario: `S4 ${label("S4-single-large")}`, metric: "sources/s", value: median(rps("S4-single-large")), unit: "sources/s" });
-  add({ id: "S4.single.small.p99", scenario: `S4 ${label("S4-single-small")}`, metric: "p99 latency", value: median(p99("S4-single-small")), unit: "ms", errors: failed("S4-single-small") });
   add({
-    id: "S4.single.degradation", scenario: `S4 single feature: ${fmt(plan.postSmall)} → ${fmt(plan.postLarge)} stored`, metric: "p99 growth",
-    value: ratios(p99("S4-single-large"), p99("S4-single-small").map((x) => Math.max(1, x))), unit: "×", target: { on: "value", op: "<=", threshold: 1.5 },
+    id: "S4.batch.degradation",
+    scenario: `S4 batches: ${fmt(plan.postSmall)} → ${fmt(plan.postLarge)} stored`,
+    metric: "throughput drop",
+    value: ratios(rps("S4-batch-small"), rps("S4-batch-large")),
+    unit: "×",
+    target: { on: "value", op: "<=", threshold: 1.5 },
+    profile: profileOf["S4-batch-large"],
+  });
+  add({
+    id: "S4.single.p99",
+    scenario: `S4 ${label("S4-single-large")}`,
+    metric: "p99 latency",
+    value: median(p99("S4-single-large")),
+    unit: "ms",
+    target: { on: "value", op: "<", threshold: 15 },
+    profile: profileOf["S4-single-large"],
+    errors: failed("S4-single-large"),
+  });
+  add({
+    id: "S4.single",
+    scenario: `S4 ${label("S4-single-large")}`,
+    metric: "sources/s",
+    value: median(rps("S4-single-large")),
+    unit: "sources/s",
+  });
+  add({
+    id: "S4.single.small.p99",
+    scenario: `S4 ${label("S4-single-small")}`,
+    metric: "p99 latency",
+    value: median(p99("S4-single-small")),
+    unit: "ms",
+    errors: failed("S4-single-small"),
+  });
+  add({
+    id: "S4.single.degradation",
+    scenario: `S4 single feature: ${fmt(plan.postSmall)} → ${fmt(plan.postLarge)} stored`,
+    metric: "p99 growth",
+    value: ratios(
+      p99("S4-single-large"),
+      p99("S4-single-small").map((x) => Math.max(1, x)),
+    ),
+    unit: "×",
+    target: { on: "value", op: "<=", threshold: 1.5 },
     profile: profileOf["S4-single-large"],
     note: `throughput drop ${ratios(rps("S4-single-small"), rps("S4-single-large")).toFixed(2)}×`,
   });
   add({
-    id: "S5.ratio", scenario: `S5 ${label("S5")}`, metric: "calls/s vs S2 REST", value: median(rps("S5")), unit: "req/s",
-    baseline: median(rps("S2")), ratio: ratios(rps("S5"), rps("S2")), target: { on: "ratio", op: ">=", threshold: 1 }, profile: profileOf.S5, errors: failed("S5"),
+    id: "S5.ratio",
+    scenario: `S5 ${label("S5")}`,
+    metric: "calls/s vs S2 REST",
+    value: median(rps("S5")),
+    unit: "req/s",
+    baseline: median(rps("S2")),
+    ratio: ratios(rps("S5"), rps("S2")),
+    target: { on: "ratio", op: ">=", threshold: 1 },
+    profile: profileOf.S5,
+    errors: failed("S5"),
   });
   add({ id: "S5.p99", scenario: `S5 ${label("S5")}`, metric: "p99 latency", value: median(p99("S5")), unit: "ms" });
   for (const key of ["S5-identity", "S5-connect"]) {
     add({
-      id: key, scenario: `S5 ${label(key)}`, metric: "calls/s vs S2 REST", value: median(rps(key)), unit: "req/s",
-      baseline: median(rps("S2")), ratio: ratios(rps(key), rps("S2")), errors: failed(key), note: `p99 ${median(p99(key)).toFixed(1)} ms`,
+      id: key,
+      scenario: `S5 ${label(key)}`,
+      metric: "calls/s vs S2 REST",
+      value: median(rps(key)),
+      unit: "req/s",
+      baseline: median(rps("S2")),
+      ratio: ratios(rps(key), rps("S2")),
+      errors: failed(key),
+      note: `p99 ${median(p99(key)).toFixed(1)} ms`,
     });
   }
-  validation.forEach((v, i) =>
+  validation.forEach((v, i) => {
     add({
-      id: `S6.${i}`, scenario: `S6 checkGeometry, MultiPolygon of ${v.shape} (${fmt(v.positions)} positions)`, metric: `median of ${v.runsMs.length}`,
-      value: v.medianMs, unit: "ms", target: { on: "value", op: "<", threshold: 150 }, profile: "S6", errors: v.issues,
-    }),
-  );
+      id: `S6.${i}`,
+      scenario: `S6 checkGeometry, MultiPolygon of ${v.shape} (${fmt(v.positions)} positions)`,
+      metric: `median of ${v.runsMs.length}`,
+      value: v.medianMs,
+      unit: "ms",
+      target: { on: "value", op: "<", threshold: 150 },
+      profile: "S6",
+      errors: v.issues,
+    });
+  });
   const s2to4 = ["get", "list-small", "list-large", "create-small", "create-large"];
   const peak = Math.max(...s2to4.map((n) => memory[n].peakMb));
   add({
-    id: "S7.max", scenario: "S7 peak RSS of the servers of S2–S4 (VmHWM)", metric: "max", value: peak, unit: "MB",
-    target: { on: "value", op: "<", threshold: 300 }, note: s2to4.map((n) => `${n} ${memory[n].peakMb.toFixed(0)}`).join(", "),
+    id: "S7.max",
+    scenario: "S7 peak RSS of the servers of S2–S4 (VmHWM)",
+    metric: "max",
+    value: peak,
+    unit: "MB",
+    target: { on: "value", op: "<", threshold: 300 },
+    note: s2to4.map((n) => `${n} ${memory[n].peakMb.toFixed(0)}`).join(", "),
   });
   add({
-    id: "S7.grpc", scenario: "S7 peak RSS of the S5 server (gRPC only, not in the target)", metric: "VmHWM", value: memory.grpc.peakMb, unit: "MB",
+    id: "S7.grpc",
+    scenario: "S7 peak RSS of the S5 server (gRPC only, not in the target)",
+    metric: "VmHWM",
+    value: memory.grpc.peakMb,
+    unit: "MB",
   });
   add({
-    id: "S7.large", scenario: `S7 peak RSS, server with ${fmt(plan.listLarge)} stored`, metric: "VmHWM", value: memory["list-large"].peakMb, unit: "MB",
+    id: "S7.large",
+    scenario: `S7 peak RSS, server with ${fmt(plan.listLarge)} stored`,
+    metric: "VmHWM",
+    value: memory["list-large"].peakMb,
+    unit: "MB",
     target: { on: "value", op: "<", threshold: 300 },
   });
   for (const row of rows) {
     if (!row.target) continue;
     const x = row.target.on === "ratio" ? (row.ratio as number) : row.value;
     const { op, threshold } = row.target;
-    row.pass = (op === ">=" ? x >= threshold : op === "<" ? x < threshold : x <= threshold) && !(row.errors && row.errors > 0);
+    row.pass =
+      (op === ">=" ? x >= threshold : op === "<" ? x < threshold : x <= threshold) && !(row.errors && row.errors > 0);
   }
 
   // -------------------------------------------------------------------------------------------
   // CPU profiles of the scenarios behind missed targets.
   const profiles: Record<string, ProfileSummary> = {};
   const wanted = new Set<string>(
-    flag("--profile-all") ? Object.values(profileOf).concat("S6") : rows.filter((r) => r.pass === false && r.profile).map((r) => r.profile as string),
+    flag("--profile-all")
+      ? Object.values(profileOf).concat("S6")
+      : rows.filter((r) => r.pass === false && r.profile).map((r) => r.profile as string),
   );
   const profiling = quick ? flag("--profile") || flag("--profile-all") : !flag("--no-profile");
   if (profiling && wanted.size > 0) {
@@ -656,7 +864,9 @@ async function main(): Promise<void> {
       await server.stop();
       if (scenario.cleans) removeCreatedSources(scenario.cleans);
       profiles[key] = summariseProfile(mainThreadProfile(), { skipMs: from, untilMs: until });
-      log(`profiled ${key}: ${fmt(Math.round(result.rps * scenario.perRequest))}/s under the profiler, busy ${profiles[key].busyMs} ms`);
+      log(
+        `profiled ${key}: ${fmt(Math.round(result.rps * scenario.perRequest))}/s under the profiler, busy ${profiles[key].busyMs} ms`,
+      );
     }
   }
   await issuer.close();
@@ -671,7 +881,10 @@ async function main(): Promise<void> {
     argv,
     rows,
     raw: Object.fromEntries(
-      scenarios.map((s) => [s.key, { label: s.label, perRequest: s.perRequest, server: s.server, runs: results.get(s.key) as Measured[] }]),
+      scenarios.map((s) => [
+        s.key,
+        { label: s.label, perRequest: s.perRequest, server: s.server, runs: results.get(s.key) as Measured[] },
+      ]),
     ),
     memory,
     validation,

@@ -100,11 +100,26 @@ export async function seedLedger(path: string, count: number): Promise<DatasetIn
     // Closing checkpoints the WAL: the file alone is the ledger, ready to copy.
     await store.close();
   }
-  return { path, count, account: BENCH_ACCOUNT, ids, method: "insertMany", seconds: (performance.now() - started) / 1000, bytes: statSync(path).size };
+  return {
+    path,
+    count,
+    account: BENCH_ACCOUNT,
+    ids,
+    method: "insertMany",
+    seconds: (performance.now() - started) / 1000,
+    bytes: statSync(path).size,
+  };
 }
 
 /** Tables of sources the replication fills; another table of sources makes it fall back to seedLedger. */
-const KNOWN_SOURCE_TABLES = new Set(["sources", "source_attribute_types", "source_bbox", "source_bbox_node", "source_bbox_rowid", "source_bbox_parent"]);
+const KNOWN_SOURCE_TABLES = new Set([
+  "sources",
+  "source_attribute_types",
+  "source_bbox",
+  "source_bbox_node",
+  "source_bbox_rowid",
+  "source_bbox_parent",
+]);
 
 /** Tables that hold per-source rows (named source… or referencing sources) the replication would not fill. */
 function replicationBlockers(db: Database.Database): string[] {
@@ -121,9 +136,15 @@ function replicationBlockers(db: Database.Database): string[] {
           .all(name)
           .some((fk) => fk.table === "sources"),
     );
-  const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('sources')").all().map((c) => c.name);
+  const columns = db
+    .prepare<[], { name: string }>("SELECT name FROM pragma_table_info('sources')")
+    .all()
+    .map((c) => c.name);
   const known = new Set<string>(["seq", ...COLUMNS]);
-  return [...tables.map((t) => `table ${t}`), ...columns.filter((c) => !known.has(c)).map((c) => `column sources.${c}`)];
+  return [
+    ...tables.map((t) => `table ${t}`),
+    ...columns.filter((c) => !known.has(c)).map((c) => `column sources.${c}`),
+  ];
 }
 
 export async function replicateLedger(base: DatasetInfo, path: string, count: number): Promise<DatasetInfo> {
@@ -135,7 +156,9 @@ export async function replicateLedger(base: DatasetInfo, path: string, count: nu
   const blockers = replicationBlockers(db);
   if (blockers.length > 0) {
     db.close();
-    process.stderr.write(`bench seed: schema has ${blockers.join(", ")}; loading ${count} records with insertMany instead\n`);
+    process.stderr.write(
+      `bench seed: schema has ${blockers.join(", ")}; loading ${count} records with insertMany instead\n`,
+    );
     return seedLedger(path, count);
   }
   // Loading only: a crash leaves a file the next run rebuilds (the cache entry is written last).
@@ -207,7 +230,11 @@ if (isMain) {
   }
   const { readFileSync } = await import("node:fs");
   const info = basePath
-    ? await replicateLedger(JSON.parse(readFileSync(`${basePath}.json`, "utf8")) as DatasetInfo, path, Number(countText))
+    ? await replicateLedger(
+        JSON.parse(readFileSync(`${basePath}.json`, "utf8")) as DatasetInfo,
+        path,
+        Number(countText),
+      )
     : await seedLedger(path, Number(countText));
   writeFileSync(`${path}.json`, JSON.stringify(info));
   process.stdout.write(`${JSON.stringify({ ...info, ids: info.ids.length })}\n`);

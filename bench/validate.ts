@@ -6,8 +6,9 @@
  * As a script it repeats the check for `seconds` (for `node --cpu-prof`):
  *   node --import tsx bench/validate.ts [seconds]
  */
-import { checkGeometry } from "../src/geo/validity.js";
+
 import type { MultiPolygonGeometry } from "../src/geo/types.js";
+import { checkGeometry } from "../src/geo/validity.js";
 import { largeMultiPolygon } from "./geometry.js";
 
 export interface ValidationShape {

@@ -1,23 +1,23 @@
-import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import type { Interceptor } from "@connectrpc/connect";
+import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerFactory } from "fastify";
 import { SandboxSourceLedgerService, SourceLedgerService } from "../gen/sourceledger/v2/source_ledger_pb.js";
+import { createDevIdentityProvider, type DevIdentityProvider } from "./auth/dev-provider.js";
 import { createAuthInterceptor, scopeForMethod } from "./auth/interceptor.js";
 import { createTokenVerifier, remoteKeys, type TokenVerifier } from "./auth/verifier.js";
-import { createDevIdentityProvider, type DevIdentityProvider } from "./auth/dev-provider.js";
 import type { Config } from "./config.js";
 import { createErrorShield } from "./http/error-shield.js";
 import { createInProcessCaller } from "./http/invoke.js";
 import { problem, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
 import { MAX_BODY_BYTES, restRoutes } from "./http/rest.js";
+import { conflictPolicy } from "./ledger/conflict.js";
 import { productionIds, sandboxIds } from "./ledger/ids.js";
 import { createLedgerService } from "./ledger/service.js";
-import type { SourceStore } from "./store/port.js";
-import { createSandboxStore } from "./store/sandbox/index.js";
-import { conflictPolicy } from "./ledger/conflict.js";
 import { unepOverlapPolicy } from "./protected-areas/overlap.js";
 import { openProductionStore } from "./store/open.js";
+import type { SourceStore } from "./store/port.js";
+import { createSandboxStore } from "./store/sandbox/index.js";
 
 export interface AppOverrides {
   /** A ready production store (tests); otherwise opened from the configuration. */
@@ -71,7 +71,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     createAuthInterceptor({ verify, requiredScope: scopeForMethod }),
   ];
 
-  const store = overrides.store ?? (await openProductionStore(config, { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy }));
+  const store =
+    overrides.store ?? (await openProductionStore(config, { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy }));
   const sandboxStore = createSandboxStore({ ttlMs: config.sandboxTtlMs });
   const production = createLedgerService({ environment: "production", store, newId: productionIds() });
   const sandbox = createLedgerService({ environment: "sandbox", store: sandboxStore, newId: sandboxIds() });
@@ -113,7 +114,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       done();
       return;
     }
-    sendProblem(reply.header("connection", "close"), problem(503, "unavailable", "the service is shutting down; retry on another instance"));
+    sendProblem(
+      reply.header("connection", "close"),
+      problem(503, "unavailable", "the service is shutting down; retry on another instance"),
+    );
   });
 
   app.get("/healthz", async () => ({ status: "ok" }));

@@ -11,7 +11,9 @@ runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, 
     process.exitCode = code;
   })
   .catch((error: unknown) => {
-    process.stderr.write(`unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exitCode = 2;
   })
   .finally(() => {

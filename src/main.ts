@@ -1,6 +1,6 @@
 import { buildApp } from "./app.js";
-import { ConfigError, loadConfig } from "./config.js";
 import { isLoopbackHost } from "./auth/loopback.js";
+import { ConfigError, loadConfig } from "./config.js";
 import { createOnePortServerFactory } from "./http/listen.js";
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -13,7 +13,10 @@ async function main(): Promise<void> {
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   setListeningAddress(config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host, port);
-  app.log.info({ port, host: config.host, store: config.store }, `listening on http://${config.host}:${port} (HTTP/1.1 and h2c)`);
+  app.log.info(
+    { port, host: config.host, store: config.store },
+    `listening on http://${config.host}:${port} (HTTP/1.1 and h2c)`,
+  );
 
   if (devIdentity) {
     if (!isLoopbackHost(config.host)) {
@@ -52,7 +55,12 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  const message = error instanceof ConfigError ? `configuration error: ${error.message}` : error instanceof Error ? error.stack : String(error);
+  const message =
+    error instanceof ConfigError
+      ? `configuration error: ${error.message}`
+      : error instanceof Error
+        ? error.stack
+        : String(error);
   process.stderr.write(`source-ledger failed to start: ${message}\n`);
   process.exit(1);
 });

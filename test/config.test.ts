@@ -20,11 +20,15 @@ describe("configuration (contract §1)", () => {
   });
 
   it("derives the JWKS URL from the issuer, with or without its trailing slash", () => {
-    expect(loadConfig({ AUTH_ISSUER: "https://idp.example/" }).authJwksUrl).toBe("https://idp.example/.well-known/jwks.json");
-    expect(loadConfig({ AUTH_ISSUER: "https://idp.example" }).authJwksUrl).toBe("https://idp.example/.well-known/jwks.json");
-    expect(loadConfig({ AUTH_ISSUER: "https://idp.example/", AUTH_JWKS_URL: "https://keys.example/jwks" }).authJwksUrl).toBe(
-      "https://keys.example/jwks",
+    expect(loadConfig({ AUTH_ISSUER: "https://idp.example/" }).authJwksUrl).toBe(
+      "https://idp.example/.well-known/jwks.json",
     );
+    expect(loadConfig({ AUTH_ISSUER: "https://idp.example" }).authJwksUrl).toBe(
+      "https://idp.example/.well-known/jwks.json",
+    );
+    expect(
+      loadConfig({ AUTH_ISSUER: "https://idp.example/", AUTH_JWKS_URL: "https://keys.example/jwks" }).authJwksUrl,
+    ).toBe("https://keys.example/jwks");
   });
 
   it.each([
@@ -36,7 +40,10 @@ describe("configuration (contract §1)", () => {
     [{ LOG_LEVEL: "loud" }, "LOG_LEVEL must be one of"],
     [{ AUTH_ISSUER: "not a url" }, "AUTH_ISSUER must be an absolute http(s) URL"],
     [{ AUTH_ISSUER: "ftp://idp.example/" }, "AUTH_ISSUER must be an http(s) URL"],
-    [{ AUTH_ISSUER: "https://idp.example/", AUTH_JWKS_URL: "jwks.json" }, "AUTH_JWKS_URL must be an absolute http(s) URL"],
+    [
+      { AUTH_ISSUER: "https://idp.example/", AUTH_JWKS_URL: "jwks.json" },
+      "AUTH_JWKS_URL must be an absolute http(s) URL",
+    ],
   ])("refuses %j with a ConfigError naming the variable", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -107,6 +107,8 @@ describe("the service process (contract §1, §3)", () => {
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     expect(await exitCode(child)).toBe(1);
-    expect(stderr.trim()).toBe('source-ledger failed to start: configuration error: PORT must be an integer, got "not-a-port"');
+    expect(stderr.trim()).toBe(
+      'source-ledger failed to start: configuration error: PORT must be an integer, got "not-a-port"',
+    );
   });
 });

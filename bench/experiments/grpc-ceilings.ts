@@ -13,9 +13,9 @@
  * Compare with `side-run.ts grpc` (the service as deployed, through Fastify).
  */
 import { fork } from "node:child_process";
+import { readFileSync } from "node:fs";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
@@ -37,7 +37,10 @@ function serve(kind: Kind): void {
   let handler: (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void;
   if (kind === "bare") {
     // The load client decodes its first answer and checks the id, so the answer is a real message.
-    const message = toBinary(GetSourceResponseSchema, create(GetSourceResponseSchema, { source: { id: process.env.FIRST_ID, altId: "x".repeat(3_000) } }));
+    const message = toBinary(
+      GetSourceResponseSchema,
+      create(GetSourceResponseSchema, { source: { id: process.env.FIRST_ID, altId: "x".repeat(3_000) } }),
+    );
     const frame = Buffer.alloc(5 + message.length);
     frame.writeUInt32BE(message.length, 1);
     frame.set(message, 5);
@@ -51,12 +54,19 @@ function serve(kind: Kind): void {
     };
   } else {
     const issuer = process.env.ISSUER as string;
-    const verify = createTokenVerifier({ issuer, audience: AUDIENCE, keys: remoteKeys(`${issuer}.well-known/jwks.json`) });
+    const verify = createTokenVerifier({
+      issuer,
+      audience: AUDIENCE,
+      keys: remoteKeys(`${issuer}.well-known/jwks.json`),
+    });
     const store = openSqliteStore({ path: process.env.SQLITE_PATH as string });
     const service = createLedgerService({ environment: "production", store, newId: productionIds() });
     handler = connectNodeAdapter({
       routes: (router) => router.service(SourceLedgerService, service),
-      interceptors: [createErrorShield({ error() {} }), createAuthInterceptor({ verify, requiredScope: scopeForMethod })],
+      interceptors: [
+        createErrorShield({ error() {} }),
+        createAuthInterceptor({ verify, requiredScope: scopeForMethod }),
+      ],
       compressMinBytes: 64 * 1024,
     });
   }
@@ -74,15 +84,29 @@ async function measure(ledger: string): Promise<void> {
       execArgv: ["--import", "tsx"],
       env: { ...process.env, CEILING_SERVER: kind, SQLITE_PATH: ledger, ISSUER: issuer.issuer, FIRST_ID: info.ids[0] },
     });
-    const port = await new Promise<number>((resolve) => child.once("message", (m: { port: number }) => resolve(m.port)));
+    const port = await new Promise<number>((resolve) =>
+      child.once("message", (m: { port: number }) => resolve(m.port)),
+    );
     const ids = kind === "bare" ? [info.ids[0]] : info.ids;
-    const load = (seconds: number) => runGrpcLoad({ client: "h2", port, token, ids, concurrency: 50, connections: 1, duration: seconds, acceptCompression: true });
+    const load = (seconds: number) =>
+      runGrpcLoad({
+        client: "h2",
+        port,
+        token,
+        ids,
+        concurrency: 50,
+        connections: 1,
+        duration: seconds,
+        acceptCompression: true,
+      });
     await load(1);
     for (let run = 0; run < 3; run++) {
       const before = cpuSecondsOf(child.pid as number);
       const result = await load(3);
       const cores = (cpuSecondsOf(child.pid as number) - before) / result.seconds;
-      process.stdout.write(`${kind}: ${Math.round(result.rps).toLocaleString("en-US")} calls/s, p99 ${result.p99.toFixed(1)} ms, server ${cores.toFixed(2)} cores, failed ${result.failed}\n`);
+      process.stdout.write(
+        `${kind}: ${Math.round(result.rps).toLocaleString("en-US")} calls/s, p99 ${result.p99.toFixed(1)} ms, server ${cores.toFixed(2)} cores, failed ${result.failed}\n`,
+      );
     }
     child.disconnect();
     await new Promise((resolve) => child.once("exit", resolve));

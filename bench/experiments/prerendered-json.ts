@@ -50,7 +50,12 @@ async function serve(): Promise<void> {
     return row ? reply.type("application/json").send(render(row)) : reply.code(404).send();
   });
   app.get<{ Querystring: { source_type: string; limit: string } }>("/sources", async (request, reply) => {
-    const rows = list.all(accountOf(request.headers.authorization), request.query.source_type, Number(request.query.limit), 0);
+    const rows = list.all(
+      accountOf(request.headers.authorization),
+      request.query.source_type,
+      Number(request.query.limit),
+      0,
+    );
     return reply.type("application/json").send(`[${rows.map(render).join(",")}]`);
   });
   await app.listen({ port: 0, host: "127.0.0.1" });
@@ -75,7 +80,9 @@ async function measure(ledger: string, cacheSize: string): Promise<void> {
       connections: 50,
       duration: 3,
       headers,
-      requests: [{ method: "GET", setupRequest: (r) => ({ ...r, path: `/sources/${info.ids[i++ % info.ids.length]}` }) }],
+      requests: [
+        { method: "GET", setupRequest: (r) => ({ ...r, path: `/sources/${info.ids[i++ % info.ids.length]}` }) },
+      ],
     });
     const page = await runHttpLoad({
       port: server.port,
@@ -96,7 +103,9 @@ if (process.env.PRERENDERED_SERVER === "1") {
 } else {
   const [ledger, cacheSize = "-2000"] = process.argv.slice(2);
   if (!ledger) {
-    process.stderr.write("usage: node --import tsx bench/experiments/prerendered-json.ts <ledger.sqlite> [cache_size]\n");
+    process.stderr.write(
+      "usage: node --import tsx bench/experiments/prerendered-json.ts <ledger.sqlite> [cache_size]\n",
+    );
     process.exit(2);
   }
   await measure(ledger, cacheSize);

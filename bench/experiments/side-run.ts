@@ -22,10 +22,17 @@
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cellPolygon, CREATE_REGION } from "../geometry.js";
+import { CREATE_REGION, cellPolygon } from "../geometry.js";
 import { runGrpcLoad } from "../grpc-load.js";
-import { runHttpLoad, type LoadResult } from "../http-load.js";
-import { cpuSecondsOf, memoryOf, SERVER_BUILD_DIR, SERVICE_NODE_FLAGS, spawnServer, type ServerProcess } from "../proc.js";
+import { type LoadResult, runHttpLoad } from "../http-load.js";
+import {
+  cpuSecondsOf,
+  memoryOf,
+  SERVER_BUILD_DIR,
+  SERVICE_NODE_FLAGS,
+  type ServerProcess,
+  spawnServer,
+} from "../proc.js";
 import { BENCH_ACCOUNT, BENCH_ACTOR, type DatasetInfo } from "../seed.js";
 import { startIssuer } from "../tokens.js";
 
@@ -35,7 +42,9 @@ const option = (name: string) => {
   return i >= 0 ? rest[i + 1] : undefined;
 };
 if (!["get", "grpc", "create", "list"].includes(scenario ?? "") || !ledger) {
-  process.stderr.write("usage: node --import tsx bench/experiments/side-run.ts <get|grpc|create|list> <ledger.sqlite> [--idle MS] [--features N] [--node-args '...'] [--env JSON]\n");
+  process.stderr.write(
+    "usage: node --import tsx bench/experiments/side-run.ts <get|grpc|create|list> <ledger.sqlite> [--idle MS] [--features N] [--node-args '...'] [--env JSON]\n",
+  );
   process.exit(2);
 }
 
@@ -74,7 +83,12 @@ const getLoad = (port: number, seconds: number) =>
     duration: seconds,
     connections: 50,
     headers,
-    requests: [{ method: "GET", setupRequest: (r) => ({ ...r, path: `/sources/${info.ids[(next++ * 7919) % info.ids.length]}` }) }],
+    requests: [
+      {
+        method: "GET",
+        setupRequest: (r) => ({ ...r, path: `/sources/${info.ids[(next++ * 7919) % info.ids.length]}` }),
+      },
+    ],
   });
 
 try {
@@ -82,7 +96,11 @@ try {
     const one = await (await fetch(`http://127.0.0.1:${service.port}/sources/${info.ids[0]}`, { headers })).text();
     const bodies = join(work, "bodies.json");
     writeFileSync(bodies, JSON.stringify({ one: JSON.parse(one), page: [] }));
-    const baseline = await spawnServer({ name: "baseline", entry: `${SERVER_BUILD_DIR}/bench/baseline-server.js`, env: { BASELINE_BODIES: bodies } });
+    const baseline = await spawnServer({
+      name: "baseline",
+      entry: `${SERVER_BUILD_DIR}/bench/baseline-server.js`,
+      env: { BASELINE_BODIES: bodies },
+    });
     servers.push(baseline);
     await getLoad(service.port, 2);
     await getLoad(baseline.port, 2);
@@ -94,14 +112,25 @@ try {
     }
   } else if (scenario === "grpc") {
     const grpc = (seconds: number) =>
-      runGrpcLoad({ client: "h2", port: service.port, token, ids: info.ids, concurrency: 50, connections: 1, duration: seconds, acceptCompression: true });
+      runGrpcLoad({
+        client: "h2",
+        port: service.port,
+        token,
+        ids: info.ids,
+        concurrency: 50,
+        connections: 1,
+        duration: seconds,
+        acceptCompression: true,
+      });
     await grpc(2);
     for (let run = 0; run < 3; run++) {
       const before = cpuSecondsOf(service.pid);
       const s5 = await grpc(3);
       const cores = (cpuSecondsOf(service.pid) - before) / s5.seconds;
       const s2 = await getLoad(service.port, 3);
-      console.log(`${line("S5", s5, ` server cores ${cores.toFixed(2)}`)} | ${line("S2", s2)} | ratio ${(s5.rps / s2.rps).toFixed(2)}`);
+      console.log(
+        `${line("S5", s5, ` server cores ${cores.toFixed(2)}`)} | ${line("S2", s2)} | ratio ${(s5.rps / s2.rps).toFixed(2)}`,
+      );
     }
   } else if (scenario === "create") {
     const features = Number(option("--features") ?? 1);
@@ -111,7 +140,13 @@ try {
       return JSON.stringify({
         type: "Feature",
         id: `side-${c}`,
-        properties: { start_at: "2024-01-01T00:00:00Z", end_at: "2025-01-01T00:00:00Z", source_type: "FIELD", steward_id: `grower-${c % 500}`, tags: ["side-run"] },
+        properties: {
+          start_at: "2024-01-01T00:00:00Z",
+          end_at: "2025-01-01T00:00:00Z",
+          source_type: "FIELD",
+          steward_id: `grower-${c % 500}`,
+          tags: ["side-run"],
+        },
         geometry: cellPolygon(CREATE_REGION, c),
       });
     };
@@ -121,20 +156,38 @@ try {
         duration: seconds,
         connections: features > 1 ? 10 : 50,
         headers: { ...headers, "content-type": "application/json" },
-        requests: [{ method: "POST", path: "/sources", setupRequest: (r) => ({ ...r, body: `{"type":"FeatureCollection","features":[${Array.from({ length: features }, feature).join(",")}]}` }) }],
+        requests: [
+          {
+            method: "POST",
+            path: "/sources",
+            setupRequest: (r) => ({
+              ...r,
+              body: `{"type":"FeatureCollection","features":[${Array.from({ length: features }, feature).join(",")}]}`,
+            }),
+          },
+        ],
       });
     await load(2);
     for (let run = 0; run < 3; run++) {
       const r = await load(3);
-      console.log(`${line(`S4 (${features} per request)`, r)} = ${Math.round(r.rps * features).toLocaleString("en-US")} sources/s`);
+      console.log(
+        `${line(`S4 (${features} per request)`, r)} = ${Math.round(r.rps * features).toLocaleString("en-US")} sources/s`,
+      );
     }
   } else {
-    const rssAnonMb = () => Number(/RssAnon:\s+(\d+)/.exec(readFileSync(`/proc/${service.pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+    const rssAnonMb = () =>
+      Number(/RssAnon:\s+(\d+)/.exec(readFileSync(`/proc/${service.pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
     let peakAnon = 0;
     const sampler = setInterval(() => (peakAnon = Math.max(peakAnon, rssAnonMb())), 50);
     console.log(`idle: RssAnon ${rssAnonMb().toFixed(0)} MB`);
     for (let run = 0; run < 3; run++) {
-      const r = await runHttpLoad({ port: service.port, duration: 3, connections: 50, headers, requests: [{ method: "GET", path: "/sources?source_type=FIELD&limit=100" }] });
+      const r = await runHttpLoad({
+        port: service.port,
+        duration: 3,
+        connections: 50,
+        headers,
+        requests: [{ method: "GET", path: "/sources?source_type=FIELD&limit=100" }],
+      });
       console.log(`${line("S3", r)} | peak RssAnon so far ${peakAnon.toFixed(0)} MB`);
       await pause(5_000);
     }

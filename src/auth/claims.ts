@@ -43,7 +43,9 @@ function optionalString(value: unknown, claim: ClaimName): string | null {
 
 function scopesOf(payload: JWTPayload): ReadonlySet<string> {
   const scopes = new Set<string>();
-  const add = (values: readonly string[]) => values.forEach((value) => value !== "" && scopes.add(value));
+  const add = (values: readonly string[]) => {
+    for (const value of values) if (value !== "") scopes.add(value);
+  };
   const { scope, scp, permissions } = payload;
   if (scope !== undefined) add(spaceSeparated(scope, "scope"));
   // Azure AD and Okta send `scp` as an array, some issuers as a space-separated string.

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type JWK, type JWTVerifyGetKey } from "jose";
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, type JWTVerifyGetKey, SignJWT } from "jose";
 import { claimNamespace } from "./claims.js";
-import { createDemoClient, loadDevClients, type DevClient } from "./dev-clients.js";
+import { createDemoClient, type DevClient, loadDevClients } from "./dev-clients.js";
 import { decideGrant, type Grant } from "./dev-token-grant.js";
 import { readTokenRequest } from "./dev-token-request.js";
 import { localKeys } from "./keys.js";
@@ -127,7 +127,8 @@ export async function createDevIdentityProvider(options: DevIdentityProviderOpti
       issuer = value;
     },
     issuer() {
-      if (issuer === null) throw new Error("development identity provider: issuer not set (call setIssuer after listen)");
+      if (issuer === null)
+        throw new Error("development identity provider: issuer not set (call setIssuer after listen)");
       return issuer;
     },
     demoClient: fromFile === null ? demoCredentials(clientList[0]) : undefined,

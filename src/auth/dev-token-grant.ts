@@ -71,7 +71,11 @@ export function decideGrant(params: TokenRequestParams, policy: GrantPolicy): Ou
 // A stand-in for unknown clients, so a lookup miss costs the same comparison as a wrong secret.
 const UNKNOWN_CLIENT_SECRET = digest("unknown client");
 
-function authenticate(clients: ReadonlyMap<string, DevClient>, clientId: string, secret: string): DevClient | undefined {
+function authenticate(
+  clients: ReadonlyMap<string, DevClient>,
+  clientId: string,
+  secret: string,
+): DevClient | undefined {
   const client = clients.get(clientId);
   const expected = client === undefined ? UNKNOWN_CLIENT_SECRET : digest(client.clientSecret);
   // Digests have equal length, which timingSafeEqual needs, and hide the secret's length.

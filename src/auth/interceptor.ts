@@ -1,7 +1,7 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { insufficientScopeChallenge, invalidTokenChallenge } from "./challenge.js";
-import { AuthenticationError, SigningKeysUnavailableError, type AuthenticationFailure } from "./errors.js";
-import { principalKey, type Principal, type Scope } from "./principal.js";
+import { AuthenticationError, type AuthenticationFailure, SigningKeysUnavailableError } from "./errors.js";
+import { type Principal, principalKey, type Scope } from "./principal.js";
 
 export { scopeForMethod } from "./scopes.js";
 

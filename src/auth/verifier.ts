@@ -1,8 +1,8 @@
-import { errors, jwtVerify, type JWTVerifyGetKey } from "jose";
+import { errors, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { principalFromClaims } from "./claims.js";
-import { AuthenticationError, SigningKeysUnavailableError, type AuthenticationFailure } from "./errors.js";
-import { PrincipalCache } from "./principal-cache.js";
+import { AuthenticationError, type AuthenticationFailure, SigningKeysUnavailableError } from "./errors.js";
 import type { Principal } from "./principal.js";
+import { PrincipalCache } from "./principal-cache.js";
 
 export { remoteKeys } from "./keys.js";
 

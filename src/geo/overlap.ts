@@ -4,7 +4,13 @@ import { DEFAULT_ENGINES, type OverlayEngine } from "./overlay-engines.js";
 import { geometryFromPolygons, polygonsOf } from "./parts.js";
 import type { PolygonCoordinates, SourceGeometry } from "./types.js";
 
-export { DEFAULT_ENGINES, jstsEngine, polyclipEngine, snappedJstsEngine, type OverlayEngine } from "./overlay-engines.js";
+export {
+  DEFAULT_ENGINES,
+  jstsEngine,
+  type OverlayEngine,
+  polyclipEngine,
+  snappedJstsEngine,
+} from "./overlay-engines.js";
 
 export interface OverlayAttempt {
   engine: string;
@@ -19,7 +25,9 @@ export class OverlayFailedError extends Error {
     readonly operation: "intersection" | "union",
     readonly attempts: OverlayAttempt[],
   ) {
-    const reasons = attempts.map(({ engine, error }) => `${engine}: ${error instanceof Error ? error.message : String(error)}`);
+    const reasons = attempts.map(
+      ({ engine, error }) => `${engine}: ${error instanceof Error ? error.message : String(error)}`,
+    );
     super(`polygon ${operation} failed in every overlay engine (${reasons.join("; ") || "no engines given"})`);
   }
 }
@@ -28,13 +36,21 @@ export class OverlayFailedError extends Error {
  * Geodesic area (square metres, see geodesicAreaM2) of the planar lon/lat intersection of a
  * and b. Touching boundaries give 0.
  */
-export function intersectionAreaM2(a: SourceGeometry, b: SourceGeometry, engines: readonly OverlayEngine[] = DEFAULT_ENGINES): number {
+export function intersectionAreaM2(
+  a: SourceGeometry,
+  b: SourceGeometry,
+  engines: readonly OverlayEngine[] = DEFAULT_ENGINES,
+): number {
   const common = intersection(a, b, engines);
   return common === null ? 0 : geodesicAreaM2(common);
 }
 
 /** The planar lon/lat intersection, or null when it has no area. */
-export function intersection(a: SourceGeometry, b: SourceGeometry, engines: readonly OverlayEngine[] = DEFAULT_ENGINES): SourceGeometry | null {
+export function intersection(
+  a: SourceGeometry,
+  b: SourceGeometry,
+  engines: readonly OverlayEngine[] = DEFAULT_ENGINES,
+): SourceGeometry | null {
   // Most pairs a conflict scan looks at are far apart; no engine needs to see those.
   if (!boxesIntersect(boundingBox(a), boundingBox(b))) return null;
   const result = firstSuccess("intersection", engines, (engine) => engine.intersection(polygonsOf(a), polygonsOf(b)));
@@ -42,7 +58,10 @@ export function intersection(a: SourceGeometry, b: SourceGeometry, engines: read
 }
 
 /** The planar lon/lat union, or null for an empty list. */
-export function unionOf(geoms: SourceGeometry[], engines: readonly OverlayEngine[] = DEFAULT_ENGINES): SourceGeometry | null {
+export function unionOf(
+  geoms: SourceGeometry[],
+  engines: readonly OverlayEngine[] = DEFAULT_ENGINES,
+): SourceGeometry | null {
   if (geoms.length === 0) return null;
   const result = firstSuccess("union", engines, (engine) => engine.union(geoms.map(polygonsOf)));
   return geometryFromPolygons(result);

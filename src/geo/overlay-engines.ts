@@ -5,7 +5,7 @@ import OverlayOp from "jsts/org/locationtech/jts/operation/overlay/OverlayOp.js"
 import UnaryUnionOp from "jsts/org/locationtech/jts/operation/union/UnaryUnionOp.js";
 import GeometryPrecisionReducer from "jsts/org/locationtech/jts/precision/GeometryPrecisionReducer.js";
 import * as polyclip from "polyclip-ts";
-import { jstsFactory, polygonsFromJsts, polygonToJsts, polygonsToJsts } from "./jsts-convert.js";
+import { jstsFactory, polygonsFromJsts, polygonsToJsts, polygonToJsts } from "./jsts-convert.js";
 import type { PolygonCoordinates } from "./types.js";
 
 /**
@@ -30,7 +30,8 @@ export const polyclipEngine: OverlayEngine = {
 export const jstsEngine: OverlayEngine = {
   name: "jsts",
   intersection: (a, b) => polygonsFromJsts(OverlayOp.intersection(polygonsToJsts(a), polygonsToJsts(b))),
-  union: (inputs) => polygonsFromJsts(UnaryUnionOp.union(collectionOf(inputs.flat())) ?? jstsFactory.createMultiPolygon([])),
+  union: (inputs) =>
+    polygonsFromJsts(UnaryUnionOp.union(collectionOf(inputs.flat())) ?? jstsFactory.createMultiPolygon([])),
 };
 
 /**

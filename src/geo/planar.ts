@@ -103,5 +103,7 @@ export function isCollinear(ring: Position[]): boolean {
   if (far === undefined) return true;
   const dx = far[0] - origin[0];
   const dy = far[1] - origin[1];
-  return ring.every((p) => Math.abs(dx * (p[1] - origin[1]) - dy * (p[0] - origin[0])) / farDistance <= TOUCH_TOLERANCE_DEG);
+  return ring.every(
+    (p) => Math.abs(dx * (p[1] - origin[1]) - dy * (p[0] - origin[0])) / farDistance <= TOUCH_TOLERANCE_DEG,
+  );
 }

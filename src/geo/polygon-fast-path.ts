@@ -1,5 +1,5 @@
-import { boxContains } from "./planar.js";
 import { intersectingBoxPairs } from "./box-pairs.js";
+import { boxContains } from "./planar.js";
 import { ringsMayTouch } from "./ring-contact.js";
 import { RingIndex } from "./ring-index.js";
 import { isClearlySimpleRing } from "./ring-simplicity.js";

@@ -1,9 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import {
-  GeometrySchema,
-  type Geometry,
-  type Polygon,
-} from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { type Geometry, GeometrySchema, type Polygon } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { PolygonCoordinates, Position, SourceGeometry } from "./types.js";
 
 /** A packing problem found while unpacking a proto geometry; `path` as in GeometryIssue. */
@@ -28,7 +24,10 @@ function unpackPolygon(polygon: Polygon, prefix: number[], issues: PackingIssue[
 }
 
 /** Proto geometry → GeoJSON form; null when no kind is set. */
-export function geometryFromProto(g: Geometry | undefined): { geometry: SourceGeometry | null; issues: PackingIssue[] } {
+export function geometryFromProto(g: Geometry | undefined): {
+  geometry: SourceGeometry | null;
+  issues: PackingIssue[];
+} {
   const issues: PackingIssue[] = [];
   switch (g?.kind.case) {
     case "polygon":

@@ -118,6 +118,7 @@ export function encodeGeometryFieldData(g: SourceGeometry): Uint8Array {
   const out = new WireWriter(varintSize(size) + size);
   out.varint(size);
   writeGeometry(out, g);
-  if (out.written !== out.bytes.length) throw new Error(`geometry encoding wrote ${out.written} of ${out.bytes.length} bytes`);
+  if (out.written !== out.bytes.length)
+    throw new Error(`geometry encoding wrote ${out.written} of ${out.bytes.length} bytes`);
   return out.bytes;
 }

@@ -50,7 +50,13 @@ export class RingIndex {
     const found: number[] = [];
     const b = this.chunkBoxes;
     for (let c = 0; c * 4 < b.length; c++) {
-      if (b[c * 4] > window.maxX || b[c * 4 + 2] < window.minX || b[c * 4 + 1] > window.maxY || b[c * 4 + 3] < window.minY) continue;
+      if (
+        b[c * 4] > window.maxX ||
+        b[c * 4 + 2] < window.minX ||
+        b[c * 4 + 1] > window.maxY ||
+        b[c * 4 + 3] < window.minY
+      )
+        continue;
       const end = Math.min(this.ring.length - 1, (c + 1) * CHUNK_SEGMENTS);
       for (let i = c * CHUNK_SEGMENTS; i < end; i++) found.push(i);
     }

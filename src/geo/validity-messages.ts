@@ -1,5 +1,5 @@
 import TopologyValidationError from "jsts/org/locationtech/jts/operation/valid/TopologyValidationError.js";
-import { isCollinear, pointInRing, countSegmentsNear } from "./planar.js";
+import { countSegmentsNear, isCollinear, pointInRing } from "./planar.js";
 import type { PolygonCoordinates, Position, SourceGeometry } from "./types.js";
 import type { GeometryIssue } from "./validity.js";
 import { formatLocation, partLabel, partPath, ringLabel, ringPath } from "./validity-labels.js";
@@ -50,7 +50,8 @@ export function describePartError(
     }
     case TopologyValidationError.HOLE_OUTSIDE_SHELL: {
       const hole = holes[0];
-      if (hole === undefined) return issue(undefined, `a hole of ${partLabel(g, part)} lies outside its exterior ring near ${near}`);
+      if (hole === undefined)
+        return issue(undefined, `a hole of ${partLabel(g, part)} lies outside its exterior ring near ${near}`);
       return issue(hole, `${label(hole)} lies outside ${label(0)} near ${near}`);
     }
     case TopologyValidationError.NESTED_HOLES: {
@@ -73,7 +74,10 @@ export function describePartError(
       return issue(undefined, `${partLabel(g, part)} repeats a ring near ${near}`);
     }
     default:
-      return issue(through[0], `${through.length > 0 ? label(through[0]) : partLabel(g, part)} is invalid near ${near}: ${error.getMessage()}`);
+      return issue(
+        through[0],
+        `${through.length > 0 ? label(through[0]) : partLabel(g, part)} is invalid near ${near}: ${error.getMessage()}`,
+      );
   }
 }
 
@@ -95,7 +99,10 @@ export function describePairError(
     error.getErrorType() === TopologyValidationError.SELF_INTERSECTION ||
     error.getErrorType() === TopologyValidationError.DUPLICATE_RINGS
   ) {
-    return { path: [second], detail: `polygons ${first} and ${second} overlap or share an edge near ${near}; ${DISSOLVE}` };
+    return {
+      path: [second],
+      detail: `polygons ${first} and ${second} overlap or share an edge near ${near}; ${DISSOLVE}`,
+    };
   }
   return {
     path: [second],

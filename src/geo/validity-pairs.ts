@@ -34,7 +34,13 @@ export function findPartInteraction(parts: PolygonCoordinates[], exact: ExactPai
 }
 
 /** With no boundary contact, any vertex of one part is inside the other or the whole part is not. */
-function nestingIssue(first: number, second: number, parts: PolygonCoordinates[], a: RingIndex[], b: RingIndex[]): GeometryIssue | null {
+function nestingIssue(
+  first: number,
+  second: number,
+  parts: PolygonCoordinates[],
+  a: RingIndex[],
+  b: RingIndex[],
+): GeometryIssue | null {
   const candidates: [number, RingIndex[], RingIndex[]][] = [
     [second, b, a],
     [first, a, b],

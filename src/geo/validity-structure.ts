@@ -25,7 +25,9 @@ export function checkStructure(g: SourceGeometry, maxPositions = MAX_POSITIONS):
       const subject = g.type === "Polygon" ? "Polygon" : partLabel(g, part);
       issues.push({ path: partPath(g, part), detail: `${subject} has no rings; an exterior ring is required` });
     }
-    rings.forEach((ring, index) => checkRing(g, part, index, ring, issues));
+    rings.forEach((ring, index) => {
+      checkRing(g, part, index, ring, issues);
+    });
   });
   return issues;
 }
@@ -47,7 +49,10 @@ function checkRing(g: SourceGeometry, part: number, index: number, ring: Positio
       issues.push({ path, detail: `${where} is not a pair of finite numbers: ${formatPosition(x, y)}` });
       continue;
     }
-    const problems = [...(lonOk ? [] : ["longitude must be within -180..180"]), ...(latOk ? [] : ["latitude must be within -90..90"])];
+    const problems = [
+      ...(lonOk ? [] : ["longitude must be within -180..180"]),
+      ...(latOk ? [] : ["latitude must be within -90..90"]),
+    ];
     issues.push({ path, detail: `${where} is out of range at ${formatPosition(x, y)}: ${problems.join(" and ")}` });
   }
   // Closure and distinctness compare values; with NaN in the ring they would only add noise.
@@ -55,17 +60,26 @@ function checkRing(g: SourceGeometry, part: number, index: number, ring: Positio
 
   const path = ringPath(g, part, index);
   if (ring.length < 4) {
-    issues.push({ path, detail: `${label()} has ${ring.length} position${ring.length === 1 ? "" : "s"}; a ring needs at least 4` });
+    issues.push({
+      path,
+      detail: `${label()} has ${ring.length} position${ring.length === 1 ? "" : "s"}; a ring needs at least 4`,
+    });
   }
   if (ring.length === 0) return;
   const first = ring[0];
   const last = ring[ring.length - 1];
   if (first[0] !== last[0] || first[1] !== last[1]) {
-    issues.push({ path, detail: `${label()} is not closed: its last position ${formatPosition(last[0], last[1])} differs from its first ${formatPosition(first[0], first[1])}` });
+    issues.push({
+      path,
+      detail: `${label()} is not closed: its last position ${formatPosition(last[0], last[1])} differs from its first ${formatPosition(first[0], first[1])}`,
+    });
   }
   const distinct = countDistinctUpTo(ring, 3);
   if (distinct < 3) {
-    issues.push({ path, detail: `${label()} has only ${distinct} distinct ${distinct === 1 ? "vertex" : "vertices"}; at least 3 are required` });
+    issues.push({
+      path,
+      detail: `${label()} has only ${distinct} distinct ${distinct === 1 ? "vertex" : "vertices"}; at least 3 are required`,
+    });
   }
 }
 

@@ -15,11 +15,17 @@ export function createErrorShield(logger: ErrorLogger): Interceptor {
       return await next(req);
     } catch (error) {
       if (error instanceof ConnectError && error.code === Code.Unavailable) {
-        logger.error({ err: error.cause, procedure: `${req.service.typeName}/${req.method.name}` }, "dependency unavailable");
+        logger.error(
+          { err: error.cause, procedure: `${req.service.typeName}/${req.method.name}` },
+          "dependency unavailable",
+        );
         throw error;
       }
       if (error instanceof ConnectError && error.code !== Code.Internal && error.code !== Code.Unknown) throw error;
-      logger.error({ err: error, procedure: `${req.service.typeName}/${req.method.name}` }, "unexpected error in handler");
+      logger.error(
+        { err: error, procedure: `${req.service.typeName}/${req.method.name}` },
+        "unexpected error in handler",
+      );
       throw new ConnectError("internal error", Code.Internal);
     }
   };

@@ -1,8 +1,14 @@
-import { create, type DescMessage, type DescMethodUnary, type DescService, type MessageShape } from "@bufbuild/protobuf";
 import {
+  create,
+  type DescMessage,
+  type DescMethodUnary,
+  type DescService,
+  type MessageShape,
+} from "@bufbuild/protobuf";
+import {
+  type ContextValues,
   createContextValues,
   createServiceImplSpec,
-  type ContextValues,
   type HandlerContext,
   type Interceptor,
   type ServiceImpl,
@@ -50,11 +56,13 @@ class InProcessContext implements HandlerContext {
   ) {}
 
   get responseHeader(): Headers {
-    return (this.#responseHeader ??= new Headers());
+    this.#responseHeader ??= new Headers();
+    return this.#responseHeader;
   }
 
   get responseTrailer(): Headers {
-    return (this.#responseTrailer ??= new Headers());
+    this.#responseTrailer ??= new Headers();
+    return this.#responseTrailer;
   }
 
   timeoutMs(): undefined {
@@ -85,7 +93,14 @@ export function createInProcessCaller<S extends DescService>(
     const unary = methodSpec.impl as unknown as UnaryImpl;
     const innermost: AnyFn = async (request) => {
       const req = request as UnaryRequest;
-      const context = new InProcessContext(req.service, method, req.requestMethod, req.url, req.header, req.contextValues);
+      const context = new InProcessContext(
+        req.service,
+        method,
+        req.requestMethod,
+        req.url,
+        req.header,
+        req.contextValues,
+      );
       const output = await unary(req.message, context);
       const response: UnaryResponse = {
         stream: false,
@@ -103,7 +118,10 @@ export function createInProcessCaller<S extends DescService>(
       };
       return response;
     };
-    chains.set(method.localName, interceptors.reduceRight<AnyFn>((next, interceptor) => interceptor(next), innermost));
+    chains.set(
+      method.localName,
+      interceptors.reduceRight<AnyFn>((next, interceptor) => interceptor(next), innermost),
+    );
   }
 
   return async <I extends DescMessage, O extends DescMessage>(

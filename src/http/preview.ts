@@ -18,7 +18,10 @@ export function preview(value: unknown, depth = 0): string {
   }
   if (typeof value === "object") {
     const keys = Object.keys(value);
-    return `{${keys.slice(0, 4).map((k) => JSON.stringify(k.slice(0, MAX_PREVIEW))).join(",")}${keys.length > 4 ? ",…" : ""}}`;
+    return `{${keys
+      .slice(0, 4)
+      .map((k) => JSON.stringify(k.slice(0, MAX_PREVIEW)))
+      .join(",")}${keys.length > 4 ? ",…" : ""}}`;
   }
   return typeof value;
 }

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from "node:http";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 
 /** RFC 9457 problem details, with the Connect code and field-level errors (contract §6). */
@@ -54,8 +54,7 @@ export function problemFromConnectError(
   errors: { pointer: string; detail: string }[] = [],
 ): ProblemDetails {
   const status = httpStatusOf(error.code);
-  const detail =
-    status >= 500 && error.code !== Code.Unavailable ? INTERNAL_ERROR_DETAIL : error.rawMessage;
+  const detail = status >= 500 && error.code !== Code.Unavailable ? INTERNAL_ERROR_DETAIL : error.rawMessage;
   return problem(status, codeToString(error.code), detail, errors);
 }
 

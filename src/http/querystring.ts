@@ -28,7 +28,8 @@ export function parseQueryString(text: string): ParsedQuery {
     const name = formDecode(rawName) ?? rawName;
     const value = formDecode(at < 0 ? "" : pair.slice(at + 1));
     if (value === null) {
-      (query[MALFORMED_QUERY] ??= []).push(name);
+      query[MALFORMED_QUERY] ??= [];
+      query[MALFORMED_QUERY].push(name);
       continue;
     }
     const existing = query[name];

@@ -1,15 +1,15 @@
 import { create } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import {
-  CreateSourcesRequestSchema,
-  GeometrySchema,
-  SourceInputSchema,
   type CreateSourcesRequest,
+  CreateSourcesRequestSchema,
   type Geometry,
+  GeometrySchema,
   type SourceInput,
+  SourceInputSchema,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { MAX_SOURCES_PER_REQUEST } from "../ledger/validate.js";
-import { WHOLE_SOURCE, type Violation } from "../ledger/violation.js";
+import { type Violation, WHOLE_SOURCE } from "../ledger/violation.js";
 import { attributeTypes, geometrySources, sourceTypes, type Vocabulary } from "../ledger/vocabulary.js";
 import { preview } from "./preview.js";
 import { parseRfc3339 } from "./rfc3339.js";
@@ -75,7 +75,10 @@ class SourceDecoder {
   text(field: "methodology" | "steward_id" | "project_id", raw: unknown, pointer: string): void {
     const value = this.at(field, raw, pointer);
     if (value === undefined) return;
-    if (typeof value !== "string") return this.fail(field, pointer, `${field} must be a string, got ${describe(value)}`);
+    if (typeof value !== "string") {
+      this.fail(field, pointer, `${field} must be a string, got ${describe(value)}`);
+      return;
+    }
     if (field === "methodology") this.input.methodology = value;
     else if (field === "steward_id") this.input.stewardId = value;
     else this.input.projectId = value;
@@ -84,16 +87,25 @@ class SourceDecoder {
   altId(raw: unknown, pointer: string): void {
     const value = this.at("alt_id", raw, pointer);
     if (value === undefined) return;
-    if (typeof value !== "string") return this.fail("alt_id", pointer, `alt_id must be a string, got ${describe(value)}`);
+    if (typeof value !== "string") {
+      this.fail("alt_id", pointer, `alt_id must be a string, got ${describe(value)}`);
+      return;
+    }
     this.input.altId = value;
   }
 
   tags(raw: unknown, pointer: string): void {
     const value = this.at("tags", raw, pointer);
     if (value === undefined) return;
-    if (!Array.isArray(value)) return this.fail("tags", pointer, `tags must be an array of strings, got ${describe(value)}`);
+    if (!Array.isArray(value)) {
+      this.fail("tags", pointer, `tags must be an array of strings, got ${describe(value)}`);
+      return;
+    }
     const bad = value.findIndex((tag) => typeof tag !== "string");
-    if (bad >= 0) return this.fail("tags", `${pointer}/${bad}`, `a tag must be a string, got ${describe(value[bad])}`);
+    if (bad >= 0) {
+      this.fail("tags", `${pointer}/${bad}`, `a tag must be a string, got ${describe(value[bad])}`);
+      return;
+    }
     this.input.tags = value as string[];
   }
 
@@ -101,7 +113,12 @@ class SourceDecoder {
     const value = this.at("outcome_reporting_year", raw, pointer);
     if (value === undefined) return;
     if (typeof value !== "number" || !Number.isInteger(value) || Math.abs(value) > 2 ** 31 - 1) {
-      return this.fail("outcome_reporting_year", pointer, `outcome_reporting_year must be an integer year, got ${preview(value)}`);
+      this.fail(
+        "outcome_reporting_year",
+        pointer,
+        `outcome_reporting_year must be an integer year, got ${preview(value)}`,
+      );
+      return;
     }
     this.input.outcomeReportingYear = value;
   }
@@ -109,7 +126,11 @@ class SourceDecoder {
   private enumValue(field: string, vocabulary: Vocabulary, value: unknown, pointer: string): number | undefined {
     const known = typeof value === "string" ? vocabulary.valueOf(value) : undefined;
     if (known === undefined) {
-      this.fail(field, pointer, `${field} must be one of ${vocabulary.names.join(", ")} (exact, upper case), got ${preview(value)}`);
+      this.fail(
+        field,
+        pointer,
+        `${field} must be one of ${vocabulary.names.join(", ")} (exact, upper case), got ${preview(value)}`,
+      );
     }
     return known;
   }
@@ -121,14 +142,16 @@ class SourceDecoder {
 
   geometrySource(raw: unknown, pointer: string): void {
     const value = this.at("geometry_source", raw, pointer);
-    if (value !== undefined) this.input.geometrySource = this.enumValue("geometry_source", geometrySources, value, pointer) ?? 0;
+    if (value !== undefined)
+      this.input.geometrySource = this.enumValue("geometry_source", geometrySources, value, pointer) ?? 0;
   }
 
   attributeType(raw: unknown, pointer: string): void {
     const value = this.at("attribute_type", raw, pointer);
     if (value === undefined) return;
     if (!Array.isArray(value)) {
-      return this.fail("attribute_type", pointer, `attribute_type must be an array of strings, got ${describe(value)}`);
+      this.fail("attribute_type", pointer, `attribute_type must be an array of strings, got ${describe(value)}`);
+      return;
     }
     const numbers = value.map((item, i) => this.enumValue("attribute_type", attributeTypes, item, `${pointer}/${i}`));
     // Indexes must keep matching the body, so a partly unknown list is dropped whole.
@@ -139,7 +162,10 @@ class SourceDecoder {
     const value = this.at(field, raw, pointer);
     if (value === undefined) return;
     const parsed = typeof value === "string" ? parseRfc3339(value) : null;
-    if (!parsed) return this.fail(field, pointer, dateTimeProblem(field, value));
+    if (!parsed) {
+      this.fail(field, pointer, dateTimeProblem(field, value));
+      return;
+    }
     const ts = create(TimestampSchema, parsed);
     if (field === "start_at") this.input.startAt = ts;
     else this.input.endAt = ts;
@@ -194,7 +220,8 @@ function dateTimeProblem(field: string, value: unknown): string {
   if (shape && shape.groups?.offset === undefined) {
     return `${expected}; ${preview(value)} has no offset (add Z for UTC or +hh:mm)`;
   }
-  if (shape) return `${field} ${preview(value)} is not a real date and time (check the day of the month, hours, minutes and offset)`;
+  if (shape)
+    return `${field} ${preview(value)} is not a real date and time (check the day of the month, hours, minutes and offset)`;
   return `${expected}; got ${preview(value)}`;
 }
 
@@ -214,7 +241,10 @@ function decodeRing(ring: unknown, pointer: string, report: Report): number[] | 
       position.length > 3 ||
       !position.every((n) => typeof n === "number")
     ) {
-      report(`${pointer}/${i}`, `a position must be an array of 2 or 3 numbers (longitude, latitude[, altitude]), got ${preview(position)}`);
+      report(
+        `${pointer}/${i}`,
+        `a position must be an array of 2 or 3 numbers (longitude, latitude[, altitude]), got ${preview(position)}`,
+      );
       return null;
     }
     // Altitudes are accepted and dropped (contract §5).
@@ -251,7 +281,10 @@ function decodeGeometry(value: unknown, pointer: string, report: Report): Geomet
   }
   if (value.type === "MultiPolygon") {
     if (!Array.isArray(coordinates)) {
-      report(`${pointer}/coordinates`, `MultiPolygon coordinates must be an array of polygons, got ${describe(coordinates)}`);
+      report(
+        `${pointer}/coordinates`,
+        `MultiPolygon coordinates must be an array of polygons, got ${describe(coordinates)}`,
+      );
       return null;
     }
     const polygons = [];
@@ -284,7 +317,12 @@ function decodeFeature(
     decoder.pointers.set(field, pointer);
   }
   if (!isObject(feature)) {
-    violations.push({ source: index, field: WHOLE_SOURCE, pointer: base, detail: `a feature must be a GeoJSON Feature object, got ${describe(feature)}` });
+    violations.push({
+      source: index,
+      field: WHOLE_SOURCE,
+      pointer: base,
+      detail: `a feature must be a GeoJSON Feature object, got ${describe(feature)}`,
+    });
     return decoder;
   }
   if (feature.type !== "Feature") {
@@ -355,7 +393,11 @@ export function decodeCreateBody(body: unknown): DecodedCreate {
     map.sourcesPointer = "/features";
     const features = body.features;
     if (!Array.isArray(features)) {
-      violations.push({ field: "sources", pointer: "/features", detail: `features must be an array of Feature objects, got ${describe(features)}` });
+      violations.push({
+        field: "sources",
+        pointer: "/features",
+        detail: `features must be an array of Feature objects, got ${describe(features)}`,
+      });
     } else if (features.length > MAX_SOURCES_PER_REQUEST) {
       violations.push({
         field: "sources",

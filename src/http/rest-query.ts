@@ -1,6 +1,6 @@
 import type { Violation } from "../ledger/violation.js";
-import { MALFORMED_QUERY, type ParsedQuery } from "./querystring.js";
 import type { Vocabulary } from "../ledger/vocabulary.js";
+import { MALFORMED_QUERY, type ParsedQuery } from "./querystring.js";
 
 type RawQuery = Record<string, string | string[] | undefined>;
 
@@ -20,7 +20,10 @@ export class QueryReader {
     }
     for (const name of Object.keys(query)) {
       if (!allowed.includes(name)) {
-        this.fail(name, `unknown query parameter "${name}"; allowed here: ${allowed.length ? allowed.join(", ") : "none"}`);
+        this.fail(
+          name,
+          `unknown query parameter "${name}"; allowed here: ${allowed.length ? allowed.join(", ") : "none"}`,
+        );
       }
     }
   }

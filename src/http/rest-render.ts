@@ -1,4 +1,4 @@
-import { unepOverlapJson, type SourceRecord, type UnepOverlapRecord } from "../store/port.js";
+import { type SourceRecord, type UnepOverlapRecord, unepOverlapJson } from "../store/port.js";
 import { formatRfc3339 } from "./rfc3339.js";
 
 const text = (value: string | null): string => (value === null ? "null" : JSON.stringify(value));

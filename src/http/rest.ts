@@ -10,11 +10,11 @@ import {
 import { FieldViolationsError } from "../ledger/errors.js";
 import { decodeViolationsKey, recordSinkKey } from "../ledger/service.js";
 import type { Violation } from "../ledger/violation.js";
-import type { SourceRecord } from "../store/port.js";
 import { attributeTypes, geometrySources, sourceTypes } from "../ledger/vocabulary.js";
+import type { SourceRecord } from "../store/port.js";
 import type { InProcessCaller } from "./invoke.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
-import { decodeCreateBody, type CreateBodyMap } from "./rest-decode.js";
+import { type CreateBodyMap, decodeCreateBody } from "./rest-decode.js";
 import { QueryReader } from "./rest-query.js";
 import { renderRecordJson, renderRecordsJson } from "./rest-render.js";
 
@@ -120,7 +120,10 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     if (error instanceof ConnectError) return sendError(reply, error, null);
     const status = error.statusCode ?? 500;
     if (status === 413) {
-      return sendProblem(reply, problem(413, "resource_exhausted", `the body exceeds ${MAX_BODY_BYTES} bytes (10 MiB)`));
+      return sendProblem(
+        reply,
+        problem(413, "resource_exhausted", `the body exceeds ${MAX_BODY_BYTES} bytes (10 MiB)`),
+      );
     }
     if (status === 415) return sendProblem(reply, unsupportedMediaType());
     if (status >= 400 && status < 500) return sendProblem(reply, problem(status, "invalid_argument", error.message));
@@ -129,7 +132,8 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
   });
 
   // The sandbox also lists by id and alt_id (contract: its GET /sandbox/sources filters).
-  const listParameters: readonly string[] = environment === "sandbox" ? [...LIST_FILTERS, "id", "alt_id"] : LIST_FILTERS;
+  const listParameters: readonly string[] =
+    environment === "sandbox" ? [...LIST_FILTERS, "id", "alt_id"] : LIST_FILTERS;
 
   function callOptions(request: FastifyRequest, violations: Violation[] = [], records: SourceRecord[] | null = null) {
     const values = createContextValues();
@@ -214,7 +218,11 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     const altId = query.text("alt_id");
     const violations = [...query.violations];
     if (altId === undefined) {
-      violations.push({ field: "alt_id", pointer: "/query/alt_id", detail: "alt_id is required to delete without an id in the path" });
+      violations.push({
+        field: "alt_id",
+        pointer: "/query/alt_id",
+        detail: "alt_id is required to delete without an id in the path",
+      });
     }
     const message = create(DeleteSourceRequestSchema, {
       key: { case: "altId", value: altId ?? "" },

@@ -27,7 +27,11 @@ export type OverlapArea = (a: SpatialSubject["geometry"], b: SpatialSubject["geo
  * coincide, the pair is taken as conflicting: for a ledger that must not sell an acre twice, a
  * flag to review is the safe error, and an exception here would fail the whole create.
  */
-export function sourcesConflict(a: SpatialSubject, b: SpatialSubject, overlapArea: OverlapArea = intersectionAreaM2): boolean {
+export function sourcesConflict(
+  a: SpatialSubject,
+  b: SpatialSubject,
+  overlapArea: OverlapArea = intersectionAreaM2,
+): boolean {
   if (!periodsOverlap(a, b) || !attributesCompatible(a, b) || !boxesIntersect(a.bbox, b.bbox)) return false;
   const smaller = Math.min(a.areaM2, b.areaM2);
   if (!(smaller > 0)) return false;

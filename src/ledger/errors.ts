@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { BadRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import { violationFieldPath, type Violation } from "./violation.js";
+import { type Violation, violationFieldPath } from "./violation.js";
 
 /**
  * The most violations one error detail carries: a gRPC error travels in HTTP/2 trailers, and a
@@ -17,7 +17,7 @@ export class FieldViolationsError extends ConnectError {
   // ConnectError recognises its instances by shape and by the name "ConnectError" (kept as is);
   // this class is recognised by its own prototype chain only.
   static override [Symbol.hasInstance](value: unknown): boolean {
-    return Function.prototype[Symbol.hasInstance].call(this, value);
+    return Function.prototype[Symbol.hasInstance].call(FieldViolationsError, value);
   }
 
   constructor(
@@ -30,7 +30,11 @@ export class FieldViolationsError extends ConnectError {
       return { field, description: v.detail, pointer: fieldPathToPointer(field) };
     });
     if (violations.length > MAX_DETAIL_VIOLATIONS) {
-      shown.push({ field: "", description: `and ${violations.length - MAX_DETAIL_VIOLATIONS} more violations`, pointer: "" });
+      shown.push({
+        field: "",
+        description: `and ${violations.length - MAX_DETAIL_VIOLATIONS} more violations`,
+        pointer: "",
+      });
     }
     super(message, code, undefined, [
       { desc: BadRequestSchema, value: create(BadRequestSchema, { fieldViolations: shown }) },
@@ -47,7 +51,10 @@ function summarise(violations: Violation[]): string {
 
 /** `sources[3].geometry.polygon.rings[0]` → `/sources/3/geometry/polygon/rings/0`. */
 function fieldPathToPointer(field: string): string {
-  return `/${field.replace(/\[(\d+)\]/g, ".$1").split(".").join("/")}`;
+  return `/${field
+    .replace(/\[(\d+)\]/g, ".$1")
+    .split(".")
+    .join("/")}`;
 }
 
 export function notFound(what: string): ConnectError {

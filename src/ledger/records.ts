@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { SourceSchema, type Source } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { type Source, SourceSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { geometryToProto } from "../geo/proto-codec.js";
 import { encodeGeometryFieldData } from "../geo/proto-wire.js";
 import type { SourceRecord } from "../store/port.js";
@@ -53,7 +53,9 @@ export function toProtoSource(record: SourceRecord, options: ToProtoOptions = {}
       : undefined,
   });
   if (options.geometryAsWireBytes) {
-    source.$unknown = [{ no: GEOMETRY_FIELD, wireType: WireType.LengthDelimited, data: encodeGeometryFieldData(record.geometry) }];
+    source.$unknown = [
+      { no: GEOMETRY_FIELD, wireType: WireType.LengthDelimited, data: encodeGeometryFieldData(record.geometry) },
+    ];
   }
   return source;
 }

@@ -6,25 +6,25 @@ import type {
   Source,
   SourceLedgerService,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import { principalKey, type Principal } from "../auth/principal.js";
+import { type Principal, principalKey } from "../auth/principal.js";
 import { geodesicAreaM2 } from "../geo/area.js";
 import { boundingBox } from "../geo/bbox.js";
 import {
   AltIdTakenError,
   CapacityExceededError,
-  StoreUnavailableError,
   type ListQuery,
   type NewSourceRecord,
   type SourceRecord,
   type SourceStore,
+  StoreUnavailableError,
 } from "../store/port.js";
 import { FieldViolationsError, notFound } from "./errors.js";
 import type { IdScheme } from "./ids.js";
 import { toProtoSource } from "./records.js";
-import { answersInProtobufBinary } from "./wire-format.js";
 import { checkIdentifierText, validateSourceInputs } from "./validate.js";
-import { violationKey, WHOLE_SOURCE, type Violation } from "./violation.js";
+import { type Violation, violationKey, WHOLE_SOURCE } from "./violation.js";
 import { attributeTypes, geometrySources, sourceTypes } from "./vocabulary.js";
+import { answersInProtobufBinary } from "./wire-format.js";
 
 export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 1000;
@@ -88,7 +88,11 @@ function storeFailure(error: unknown): never {
 }
 
 /** The account an admin-only `account_id` request field names, or a violation for everyone else. */
-function requestedAccount(principal: Principal, accountId: string | undefined, violations: Violation[]): string | undefined {
+function requestedAccount(
+  principal: Principal,
+  accountId: string | undefined,
+  violations: Violation[],
+): string | undefined {
   if (accountId === undefined) return undefined;
   if (!principal.isAdmin) {
     violations.push({ field: "account_id", detail: "account_id is accepted only from admin tokens" });
@@ -116,7 +120,8 @@ function listQueryOf(
   }
   if (environment === "production") {
     if (req.id !== undefined) violations.push({ field: "id", detail: "the id filter exists only in the sandbox" });
-    if (req.altId !== undefined) violations.push({ field: "alt_id", detail: "the alt_id filter exists only in the sandbox" });
+    if (req.altId !== undefined)
+      violations.push({ field: "alt_id", detail: "the alt_id filter exists only in the sandbox" });
   } else {
     for (const [field, value] of [
       ["id", req.id],
@@ -134,11 +139,17 @@ function listQueryOf(
   if (offset < 0) violations.push({ field: "offset", detail: `offset must be 0 or more, got ${offset}` });
   const year = req.outcomeReportingYear;
   if (year !== undefined && (year < 1000 || year > 9999)) {
-    violations.push({ field: "outcome_reporting_year", detail: `outcome_reporting_year must be a year from 1000 to 9999, got ${year}` });
+    violations.push({
+      field: "outcome_reporting_year",
+      detail: `outcome_reporting_year must be a year from 1000 to 9999, got ${year}`,
+    });
   }
   const sourceType = req.sourceType === 0 ? undefined : sourceTypes.nameOf(req.sourceType);
   if (req.sourceType !== 0 && sourceType === undefined) {
-    violations.push({ field: "source_type", detail: `source_type ${req.sourceType} is not one of ${sourceTypes.names.join(", ")}` });
+    violations.push({
+      field: "source_type",
+      detail: `source_type ${req.sourceType} is not one of ${sourceTypes.names.join(", ")}`,
+    });
   }
   const geometrySource = req.geometrySource === 0 ? undefined : geometrySources.nameOf(req.geometrySource);
   if (req.geometrySource !== 0 && geometrySource === undefined) {
@@ -151,7 +162,11 @@ function listQueryOf(
   req.attributeType.forEach((value, index) => {
     const name = attributeTypes.nameOf(value);
     if (name === undefined) {
-      violations.push({ field: "attribute_type", index, detail: `attribute_type ${value} is not one of ${attributeTypes.names.join(", ")}` });
+      violations.push({
+        field: "attribute_type",
+        index,
+        detail: `attribute_type ${value} is not one of ${attributeTypes.names.join(", ")}`,
+      });
     } else if (!attributeNames.includes(name)) {
       attributeNames.push(name);
     }
@@ -184,7 +199,10 @@ export function createLedgerService(options: LedgerServiceOptions): ServiceImpl<
     const named = requestedAccount(principal, req.accountId, violations);
     const owner = named ?? principal.accountId;
     if (owner === null) {
-      violations.push({ field: "account_id", detail: "an admin token without an account claim must name the target account with account_id" });
+      violations.push({
+        field: "account_id",
+        detail: "an admin token without an account claim must name the target account with account_id",
+      });
     }
     return owner;
   }
@@ -219,7 +237,13 @@ export function createLedgerService(options: LedgerServiceOptions): ServiceImpl<
           throw new FieldViolationsError(
             records.flatMap((r, source) =>
               taken.has(r.altId)
-                ? [{ source, field: "alt_id", detail: `alt_id "${r.altId}" is already used by a source of this account` }]
+                ? [
+                    {
+                      source,
+                      field: "alt_id",
+                      detail: `alt_id "${r.altId}" is already used by a source of this account`,
+                    },
+                  ]
                 : [],
             ),
             Code.AlreadyExists,
@@ -273,7 +297,10 @@ export function createLedgerService(options: LedgerServiceOptions): ServiceImpl<
         violations.push({ field, detail: `${field} must not be empty` });
       }
       if (key.case === "altId" && principal.isAdmin && named === undefined) {
-        violations.push({ field: "account_id", detail: "admin tokens must name the account with account_id to delete by alt_id" });
+        violations.push({
+          field: "account_id",
+          detail: "admin tokens must name the account with account_id to delete by alt_id",
+        });
       }
       rejectIfInvalid(context, violations);
       const scope = principal.isAdmin ? (named ?? null) : principal.accountId;

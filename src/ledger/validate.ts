@@ -2,8 +2,8 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { SourceInput } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { geometryFromProto } from "../geo/proto-codec.js";
 import type { SourceGeometry } from "../geo/types.js";
-import type { NewSourceRecord } from "../store/port.js";
 import { checkGeometry } from "../geo/validity.js";
+import type { NewSourceRecord } from "../store/port.js";
 import type { Violation } from "./violation.js";
 import { attributeTypes, geometrySources, sourceTypes, type Vocabulary } from "./vocabulary.js";
 
@@ -16,6 +16,7 @@ const MAX_TAG = 128;
 const MIN_SECONDS = -62135596800n;
 const MAX_SECONDS = 253402300799n;
 // C0 and C1 control characters, DEL included.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
 
 /** A source that passed every rule of contract §5, in domain form. */
@@ -141,7 +142,10 @@ function checkGeometryField(input: SourceInput, source: number, issues: Violatio
 }
 
 /** Every contract §5 violation of one source; `valid` is set only when there is none. */
-export function validateSourceInput(input: SourceInput, source: number): { valid: ValidSource | null; violations: Violation[] } {
+export function validateSourceInput(
+  input: SourceInput,
+  source: number,
+): { valid: ValidSource | null; violations: Violation[] } {
   const issues: Violation[] = [];
   const altIdProblem = checkAltId(input.altId);
   if (altIdProblem) issues.push({ source, field: "alt_id", detail: altIdProblem });
@@ -151,7 +155,11 @@ export function validateSourceInput(input: SourceInput, source: number): { valid
   checkTags(input.tags, source, issues);
   const year = input.outcomeReportingYear ?? null;
   if (year !== null && (year < 1000 || year > 9999)) {
-    issues.push({ source, field: "outcome_reporting_year", detail: `outcome_reporting_year must be a year from 1000 to 9999, got ${year}` });
+    issues.push({
+      source,
+      field: "outcome_reporting_year",
+      detail: `outcome_reporting_year must be a year from 1000 to 9999, got ${year}`,
+    });
   }
   const sourceType = optionalName(input.sourceType, sourceTypes, "source_type", source, issues);
   const attributeType = checkAttributeTypes(input.attributeType, source, issues);
@@ -160,7 +168,11 @@ export function validateSourceInput(input: SourceInput, source: number): { valid
   const startAt = timestampMs(input.startAt, "start_at", issues, source);
   const endAt = timestampMs(input.endAt, "end_at", issues, source);
   if (startAt !== null && endAt !== null && endAt <= startAt) {
-    issues.push({ source, field: "end_at", detail: "end_at must be after start_at (times are kept to the millisecond)" });
+    issues.push({
+      source,
+      field: "end_at",
+      detail: "end_at must be after start_at (times are kept to the millisecond)",
+    });
   }
   if (issues.length > 0 || geometry === null || startAt === null || endAt === null) {
     return { valid: null, violations: issues };
@@ -204,7 +216,11 @@ export function validateSourceInputs(inputs: SourceInput[]): { valid: ValidSourc
     const first = firstIndexOfAltId.get(input.altId);
     if (first === undefined) firstIndexOfAltId.set(input.altId, i);
     else if (input.altId !== "") {
-      violations.push({ source: i, field: "alt_id", detail: `alt_id "${input.altId}" repeats source ${first} of this request` });
+      violations.push({
+        source: i,
+        field: "alt_id",
+        detail: `alt_id "${input.altId}" repeats source ${first} of this request`,
+      });
     }
   });
   return { valid: violations.length === 0 ? valid : [], violations };

@@ -7,7 +7,8 @@
  * Only binary answers may carry a pre-encoded geometry (see `toProtoSource`): protobuf-es writes
  * unknown fields to binary verbatim, but JSON serialisation drops them.
  */
-const BINARY_CONTENT_TYPE = /^application\/(?:(?:grpc|grpc-web|grpc-web-text)(?:\+proto)?|proto|connect\+proto)\s*(?:;|$)/i;
+const BINARY_CONTENT_TYPE =
+  /^application\/(?:(?:grpc|grpc-web|grpc-web-text)(?:\+proto)?|proto|connect\+proto)\s*(?:;|$)/i;
 
 export function answersInProtobufBinary(requestHeader: Headers): boolean {
   const contentType = requestHeader.get("content-type");

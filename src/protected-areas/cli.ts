@@ -1,19 +1,19 @@
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config.js";
-import { StoreUnavailableError } from "../store/port.js";
 import { openProtectedAreaLayers } from "../store/open.js";
+import { StoreUnavailableError } from "../store/port.js";
 import { ImportAbortedError, InputError } from "./errors.js";
 import {
   DEFAULT_BATCH_SIZE,
   DEFAULT_MAX_REASONS,
   formatRejection,
-  importProtectedAreas,
-  NoValidFeaturesError,
   type ImportOptions,
   type ImportProgress,
+  importProtectedAreas,
+  NoValidFeaturesError,
   type RejectedFeature,
 } from "./import.js";
-import { LayerSupersededError, type LayerInfo } from "./layers.js";
+import { type LayerInfo, LayerSupersededError } from "./layers.js";
 
 export const EXIT_OK = 0;
 export const EXIT_USAGE = 1;
@@ -65,7 +65,9 @@ export interface CliContext {
   /** Aborts an import (SIGINT/SIGTERM in the real process). */
   signal?: AbortSignal;
   /** Overrides of the import's tuning (tests). */
-  importOptions?: Partial<Pick<ImportOptions, "progressIntervalMs" | "progressEveryFeatures" | "batchPositions" | "now">>;
+  importOptions?: Partial<
+    Pick<ImportOptions, "progressIntervalMs" | "progressEveryFeatures" | "batchPositions" | "now">
+  >;
 }
 
 class UsageError extends InputError {
@@ -88,13 +90,15 @@ function formatProgress(p: ImportProgress): string {
 
 function positiveInteger(raw: string | undefined, name: string, fallback: number, min: number): number {
   if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new UsageError(`--${name} must be an integer of at least ${min}, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min)
+    throw new UsageError(`--${name} must be an integer of at least ${min}, got "${raw}"`);
   return Number(raw);
 }
 
 function writeReasons(out: Output, reasons: RejectedFeature[], rejected: number): void {
   if (rejected === 0) return;
-  const shown = reasons.length < rejected ? `first ${count(reasons.length)} of ${count(rejected)}` : `${count(rejected)}`;
+  const shown =
+    reasons.length < rejected ? `first ${count(reasons.length)} of ${count(rejected)}` : `${count(rejected)}`;
   out.write(`Rejected features (${shown}):\n`);
   for (const r of reasons) out.write(`  ${formatRejection(r)}\n`);
 }
@@ -111,8 +115,10 @@ function describeLayer(layer: LayerInfo): string {
 
 async function importCommand(positionals: string[], values: ParsedValues, context: CliContext): Promise<number> {
   if (positionals.length === 0) throw new UsageError("protected-areas import needs the GeoJSON file to read");
-  if (positionals.length > 1) throw new UsageError(`protected-areas import takes one file, got ${positionals.length}: ${positionals.join(" ")}`);
-  if (values.dataset === undefined) throw new UsageError('protected-areas import needs --dataset NAME (for example --dataset "WDPA Jan 2025")');
+  if (positionals.length > 1)
+    throw new UsageError(`protected-areas import takes one file, got ${positionals.length}: ${positionals.join(" ")}`);
+  if (values.dataset === undefined)
+    throw new UsageError('protected-areas import needs --dataset NAME (for example --dataset "WDPA Jan 2025")');
   const maxReasons = positiveInteger(values["max-reasons"], "max-reasons", DEFAULT_MAX_REASONS, 0);
   const batchSize = positiveInteger(values["batch-size"], "batch-size", DEFAULT_BATCH_SIZE, 1);
   const file = positionals[0];
@@ -153,7 +159,8 @@ async function importCommand(positionals: string[], values: ParsedValues, contex
 }
 
 async function statusCommand(positionals: string[], context: CliContext): Promise<number> {
-  if (positionals.length > 0) throw new UsageError(`protected-areas status takes no arguments, got: ${positionals.join(" ")}`);
+  if (positionals.length > 0)
+    throw new UsageError(`protected-areas status takes no arguments, got: ${positionals.join(" ")}`);
   const layers = await openProtectedAreaLayers(loadConfig(context.env));
   try {
     const { active, importing } = await layers.status();
@@ -211,7 +218,9 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
     if (command === "import") return await importCommand(rest, values, context);
     if (command === "status") return await statusCommand(rest, context);
     throw new UsageError(
-      command === undefined ? "protected-areas needs a command: import or status" : `unknown protected-areas command "${command}"; expected import or status`,
+      command === undefined
+        ? "protected-areas needs a command: import or status"
+        : `unknown protected-areas command "${command}"; expected import or status`,
     );
   } catch (error) {
     if (error instanceof ImportAbortedError) {
@@ -234,7 +243,9 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
       context.stderr.write(`error: the store is unavailable: ${error.message}\n`);
       return EXIT_FAILURE;
     }
-    context.stderr.write(`unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    context.stderr.write(
+      `unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     return EXIT_FAILURE;
   }
 }

@@ -1,7 +1,7 @@
 import { boxesIntersect } from "../geo/bbox.js";
 import { ringBox } from "../geo/planar.js";
-import { countDistinctUpTo } from "../geo/validity-structure.js";
 import type { BoundingBox, PolygonCoordinates, Position } from "../geo/types.js";
+import { countDistinctUpTo } from "../geo/validity-structure.js";
 
 /**
  * Rings with more positions than this are cut down to the box around the source before the
@@ -22,7 +22,12 @@ type Edge = (p: Position) => number;
  */
 function clipRing(ring: readonly Position[], box: BoundingBox): Position[] | null {
   // Signed distance inside each side: positive inside.
-  const sides: Edge[] = [(p) => p[0] - box.minX, (p) => box.maxX - p[0], (p) => p[1] - box.minY, (p) => box.maxY - p[1]];
+  const sides: Edge[] = [
+    (p) => p[0] - box.minX,
+    (p) => box.maxX - p[0],
+    (p) => p[1] - box.minY,
+    (p) => box.maxY - p[1],
+  ];
   // The input is closed; work on the open ring and close at the end.
   let points: Position[] = ring.slice(0, -1) as Position[];
   for (const inside of sides) {
@@ -78,7 +83,6 @@ export function clipPolygon(rings: PolygonCoordinates, box: BoundingBox): Polygo
 function isWholeBox(ring: readonly Position[], box: BoundingBox): boolean {
   return ring.every(([x, y]) => (x === box.minX || x === box.maxX) && (y === box.minY || y === box.maxY));
 }
-
 
 /**
  * The source's box grown on every side by a tenth of its size (and at least 1e-6°, ~10 cm), so

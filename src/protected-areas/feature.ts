@@ -1,6 +1,6 @@
 import { geodesicAreaM2 } from "../geo/area.js";
 import { boundingBox } from "../geo/bbox.js";
-import { countPositions, polygonsOf } from "../geo/parts.js";
+import { countPositions } from "../geo/parts.js";
 import type { PolygonCoordinates, Position, SourceGeometry } from "../geo/types.js";
 import { checkGeometry, type GeometryIssue } from "../geo/validity.js";
 import { checkStructure, MAX_POSITIONS } from "../geo/validity-structure.js";
@@ -63,7 +63,12 @@ function polygonOf(raw: unknown, where: string): PolygonCoordinates | string {
   if (!Array.isArray(raw)) return `${where} is not an array of rings`;
   const rings: PolygonCoordinates = [];
   for (let i = 0; i < raw.length; i++) {
-    const ring = ringOf(raw[i], i === 0 ? `the exterior ring${where === "the polygon" ? "" : ` of ${where}`}` : `hole ${i}${where === "the polygon" ? "" : ` of ${where}`}`);
+    const ring = ringOf(
+      raw[i],
+      i === 0
+        ? `the exterior ring${where === "the polygon" ? "" : ` of ${where}`}`
+        : `hole ${i}${where === "the polygon" ? "" : ` of ${where}`}`,
+    );
     if (typeof ring === "string") return ring;
     rings.push(ring);
   }
@@ -81,7 +86,8 @@ function geometryOf(raw: unknown): SourceGeometry | string {
     const polygon = polygonOf(raw.coordinates, "the polygon");
     return typeof polygon === "string" ? `invalid geometry: ${polygon}` : { type: "Polygon", coordinates: polygon };
   }
-  if (!Array.isArray(raw.coordinates)) return "invalid geometry: the MultiPolygon's coordinates are not an array of polygons";
+  if (!Array.isArray(raw.coordinates))
+    return "invalid geometry: the MultiPolygon's coordinates are not an array of polygons";
   const polygons: PolygonCoordinates[] = [];
   for (let i = 0; i < raw.coordinates.length; i++) {
     const polygon = polygonOf(raw.coordinates[i], `polygon ${i}`);
@@ -111,7 +117,8 @@ function geometryIssue(g: SourceGeometry): { first: GeometryIssue; count: number
  * checkGeometry finds invalid. `NAME`, `DESIG_ENG` and `IUCN_CAT` are optional ("" when absent).
  */
 export function protectedAreaFromFeature(value: unknown): FeatureVerdict {
-  if (!isRecord(value)) return { ok: false, wdpaId: null, reason: `it is ${describe(value)}, not a GeoJSON Feature object` };
+  if (!isRecord(value))
+    return { ok: false, wdpaId: null, reason: `it is ${describe(value)}, not a GeoJSON Feature object` };
   if (value.type !== "Feature") {
     return { ok: false, wdpaId: null, reason: `its "type" is ${describe(value.type)}, not "Feature"` };
   }
@@ -122,7 +129,10 @@ export function protectedAreaFromFeature(value: unknown): FeatureVerdict {
     return {
       ok: false,
       wdpaId: null,
-      reason: raw === undefined || raw === null ? "it has no WDPAID property" : `its WDPAID is ${describe(raw)}, not a number or a non-empty string`,
+      reason:
+        raw === undefined || raw === null
+          ? "it has no WDPAID property"
+          : `its WDPAID is ${describe(raw)}, not a number or a non-empty string`,
     };
   }
   const geometry = geometryOf(value.geometry);

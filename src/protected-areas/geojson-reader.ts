@@ -52,7 +52,9 @@ class FeatureCollectionTokens {
     }
     if (this.depth === 0) {
       if (token.name !== "startObject") {
-        throw new NotFeatureCollectionError("the file's top-level JSON value is not an object; expected a GeoJSON FeatureCollection");
+        throw new NotFeatureCollectionError(
+          "the file's top-level JSON value is not an object; expected a GeoJSON FeatureCollection",
+        );
       }
       this.depth = 1;
       return;
@@ -120,7 +122,9 @@ class FeatureCollectionTokens {
 
   finish(): void {
     if (this.type === undefined) {
-      throw new NotFeatureCollectionError('the file is not a GeoJSON FeatureCollection: it has no "type": "FeatureCollection" member');
+      throw new NotFeatureCollectionError(
+        'the file is not a GeoJSON FeatureCollection: it has no "type": "FeatureCollection" member',
+      );
     }
     if (!this.sawFeatures) {
       throw new NotFeatureCollectionError('the FeatureCollection has no "features" array');
@@ -130,7 +134,9 @@ class FeatureCollectionTokens {
 
 function parseFailure(error: unknown, offset: number): NotFeatureCollectionError {
   const reason = error instanceof Error ? error.message : String(error);
-  return new NotFeatureCollectionError(`the file is not valid JSON (${reason.replace(/^Parser /, "parser ")}, in the text from character ${offset} on)`);
+  return new NotFeatureCollectionError(
+    `the file is not valid JSON (${reason.replace(/^Parser /, "parser ")}, in the text from character ${offset} on)`,
+  );
 }
 
 export interface ReadOptions {
@@ -155,7 +161,7 @@ export async function* readFeatureCollection(path: string, options: ReadOptions 
   // A flushable stage is flushed by calling it with `none`, which its declared type leaves out.
   const parseOrFlush = parse as (chunk: string | typeof none) => ReturnType<typeof parse>;
   const feed = (chunk: string | typeof none): void => {
-    let result;
+    let result: ReturnType<typeof parse>;
     try {
       result = parseOrFlush(chunk);
     } catch (error) {

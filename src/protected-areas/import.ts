@@ -1,9 +1,9 @@
-import { countPositions } from "../geo/parts.js";
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
+import { countPositions } from "../geo/parts.js";
 import { ImportAbortedError, ImportInProgressError, InputError } from "./errors.js";
 import { protectedAreaFromFeature } from "./feature.js";
-import { readFeatureCollection, type FeatureItem } from "./geojson-reader.js";
+import { type FeatureItem, readFeatureCollection } from "./geojson-reader.js";
 import type { LayerImport, LayerInfo, NewProtectedArea, ProtectedAreaLayers } from "./layers.js";
 
 export const DEFAULT_BATCH_SIZE = 1_000;
@@ -65,7 +65,10 @@ export interface ImportSummary extends ImportProgress {
 export class NoValidFeaturesError extends InputError {
   override name = "NoValidFeaturesError";
 
-  constructor(readonly progress: ImportProgress, readonly reasons: RejectedFeature[]) {
+  constructor(
+    readonly progress: ImportProgress,
+    readonly reasons: RejectedFeature[],
+  ) {
     super(
       progress.read === 0
         ? "the FeatureCollection has no features; the loaded layer is unchanged"
@@ -81,18 +84,21 @@ export function formatRejection(r: RejectedFeature): string {
 
 function checkDataset(dataset: string): string {
   const name = dataset.trim();
-  if (name === "") throw new InputError("--dataset must name the dataset (for example \"WDPA Jan 2025\")");
-  if ([...name].length > MAX_DATASET_LENGTH) throw new InputError(`--dataset must be at most ${MAX_DATASET_LENGTH} characters`);
+  if (name === "") throw new InputError('--dataset must name the dataset (for example "WDPA Jan 2025")');
+  if ([...name].length > MAX_DATASET_LENGTH)
+    throw new InputError(`--dataset must be at most ${MAX_DATASET_LENGTH} characters`);
   return name;
 }
 
 async function checkFile(file: string): Promise<void> {
-  let info;
+  let info: Awaited<ReturnType<typeof stat>>;
   try {
     info = await stat(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new InputError(code === "ENOENT" ? `no such file: ${file}` : `cannot read ${file} (${code ?? String(error)})`);
+    throw new InputError(
+      code === "ENOENT" ? `no such file: ${file}` : `cannot read ${file} (${code ?? String(error)})`,
+    );
   }
   if (!info.isFile()) throw new InputError(`not a file: ${file}`);
 }
@@ -183,9 +189,13 @@ export async function importProtectedAreas(options: ImportOptions): Promise<Impo
         if (batch.length >= batchSize || batchCount >= batchPositions) await flush();
       } else {
         rejected++;
-        if (reasons.length < maxReasons) reasons.push({ index: item.index, wdpaId: verdict.wdpaId, reason: verdict.reason });
+        if (reasons.length < maxReasons)
+          reasons.push({ index: item.index, wdpaId: verdict.wdpaId, reason: verdict.reason });
       }
-      if (options.onProgress && (read - lastReportRead >= progressEvery || now() - lastReportAt >= progressIntervalMs)) {
+      if (
+        options.onProgress &&
+        (read - lastReportRead >= progressEvery || now() - lastReportAt >= progressIntervalMs)
+      ) {
         lastReportAt = now();
         lastReportRead = read;
         options.onProgress(progress());

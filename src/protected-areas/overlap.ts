@@ -1,6 +1,6 @@
 import { geodesicAreaM2 } from "../geo/area.js";
 import { boxesIntersect } from "../geo/bbox.js";
-import { DEFAULT_ENGINES, intersection, polyclipEngine, unionOf, type OverlayEngine } from "../geo/overlap.js";
+import { DEFAULT_ENGINES, intersection, type OverlayEngine, polyclipEngine, unionOf } from "../geo/overlap.js";
 import { geometryFromPolygons, polygonsOf } from "../geo/parts.js";
 import { ringBox } from "../geo/planar.js";
 import type { BoundingBox, PolygonCoordinates, SourceGeometry } from "../geo/types.js";
@@ -55,7 +55,8 @@ export function partsNear(g: SourceGeometry, box: BoundingBox): Parcel | null {
     whole.push(rings);
     near.push(clipped);
   }
-  const nearGeometry = whole.length === parts.length && near.every((rings, i) => rings === parts[i]) ? g : geometryFromPolygons(near);
+  const nearGeometry =
+    whole.length === parts.length && near.every((rings, i) => rings === parts[i]) ? g : geometryFromPolygons(near);
   if (nearGeometry === null) return null;
   const clipped = near.some((rings, i) => rings !== whole[i]);
   return { near: nearGeometry, unclipped: clipped ? geometryFromPolygons(whole) : null };
@@ -156,7 +157,13 @@ export function computeUnepOverlap(
   const results = groupById(subject, candidates).map((group) => measureGroup(subject, group, engines));
 
   const unknown = results.filter((r) => r.areaM2 === null);
-  let total = unknown.length === 0 ? unionAreaM2(results.flatMap((r) => r.pieces), engines.engines) : null;
+  let total =
+    unknown.length === 0
+      ? unionAreaM2(
+          results.flatMap((r) => r.pieces),
+          engines.engines,
+        )
+      : null;
   if (unknown.length > 0 || total === null) {
     const sampled = sampleOverlapFractions(
       subject.geometry,
@@ -178,7 +185,10 @@ export function computeUnepOverlap(
 
   const areas = measured
     .filter((r) => r.areaM2 > 0)
-    .sort((a, b) => b.areaM2 - a.areaM2 || (a.group.area.id < b.group.area.id ? -1 : a.group.area.id > b.group.area.id ? 1 : 0))
+    .sort(
+      (a, b) =>
+        b.areaM2 - a.areaM2 || (a.group.area.id < b.group.area.id ? -1 : a.group.area.id > b.group.area.id ? 1 : 0),
+    )
     .slice(0, MAX_LISTED_AREAS)
     .map(({ group: { area }, areaM2: overlap }) => ({
       id: area.id,

@@ -1,6 +1,6 @@
 import { boundingBox } from "../geo/bbox.js";
-import { ringBox } from "../geo/planar.js";
 import { polygonsOf } from "../geo/parts.js";
+import { ringBox } from "../geo/planar.js";
 import type { BoundingBox, PolygonCoordinates, SourceGeometry } from "../geo/types.js";
 
 /** Rows and columns of the sample grid laid over the subject's bounding box. */

@@ -1,4 +1,4 @@
-import { ConfigError, type Config } from "../config.js";
+import { type Config, ConfigError } from "../config.js";
 import type { ProtectedAreaLayers } from "../protected-areas/layers.js";
 import { InvalidMongoUriError, openMongoProtectedAreaLayers, openMongoStore } from "./mongodb/index.js";
 import type { ConflictPolicy, ProtectedAreaPolicy, SourceStore } from "./port.js";
@@ -29,7 +29,9 @@ export async function openProtectedAreaLayers(config: Config): Promise<Protected
     return withMongo(config, (uri) => openMongoProtectedAreaLayers({ uri, database: config.mongodbDatabase }));
   }
   if (config.sqlitePath === ":memory:") {
-    throw new ConfigError("SQLITE_PATH=:memory: is private to one process; point SQLITE_PATH at the server's store file");
+    throw new ConfigError(
+      "SQLITE_PATH=:memory: is private to one process; point SQLITE_PATH at the server's store file",
+    );
   }
   return openSqliteProtectedAreaLayers(config.sqlitePath);
 }

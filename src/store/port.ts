@@ -156,7 +156,10 @@ export function altIdsByAccount(records: readonly NewSourceRecord[]): Map<string
   const byAccount = new Map<string, { seen: Set<string>; repeated: Set<string> }>();
   for (const { accountId, altId } of records) {
     let account = byAccount.get(accountId);
-    if (account === undefined) byAccount.set(accountId, (account = { seen: new Set(), repeated: new Set() }));
+    if (account === undefined) {
+      account = { seen: new Set(), repeated: new Set() };
+      byAccount.set(accountId, account);
+    }
     if (account.seen.has(altId)) account.repeated.add(altId);
     account.seen.add(altId);
   }
@@ -167,9 +170,18 @@ export function altIdsByAccount(records: readonly NewSourceRecord[]): Map<string
  * The AltIdTakenError for one account's part of a batch, or null: the alt_ids already `stored` or
  * given twice, named in request order, so the caller can point at the offending features.
  */
-export function altIdClash(accountId: string, { altIds, repeated }: AccountAltIds, stored: Iterable<string>): AltIdTakenError | null {
+export function altIdClash(
+  accountId: string,
+  { altIds, repeated }: AccountAltIds,
+  stored: Iterable<string>,
+): AltIdTakenError | null {
   const taken = new Set([...stored, ...repeated]);
-  return taken.size === 0 ? null : new AltIdTakenError(accountId, altIds.filter((altId) => taken.has(altId)));
+  return taken.size === 0
+    ? null
+    : new AltIdTakenError(
+        accountId,
+        altIds.filter((altId) => taken.has(altId)),
+      );
 }
 
 /** Thrown when a store would exceed a capacity bound (the sandbox's per-session cap); nothing was stored. */

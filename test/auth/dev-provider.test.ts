@@ -79,8 +79,17 @@ describe("development identity provider with a clients file", () => {
     expect(response.statusCode).toBe(200);
     expect(response.headers["cache-control"]).toBe("no-store");
     const body = response.json();
-    expect(body).toEqual({ access_token: expect.any(String), token_type: "Bearer", expires_in: 3600, scope: "read:sources write:sources" });
-    expect(decodeProtectedHeader(body.access_token)).toMatchObject({ alg: "ES256", typ: "JWT", kid: expect.any(String) });
+    expect(body).toEqual({
+      access_token: expect.any(String),
+      token_type: "Bearer",
+      expires_in: 3600,
+      scope: "read:sources write:sources",
+    });
+    expect(decodeProtectedHeader(body.access_token)).toMatchObject({
+      alg: "ES256",
+      typ: "JWT",
+      kid: expect.any(String),
+    });
     const claims = decodeJwt(body.access_token);
     expect(claims).toMatchObject({
       iss: ISSUER,
@@ -233,7 +242,12 @@ describe("development identity provider with a clients file", () => {
   });
 
   it("answers other content types and empty bodies with invalid_request", async () => {
-    const text = await app.inject({ method: "POST", url: "/oauth/token", headers: { "content-type": "text/plain" }, payload: "x" });
+    const text = await app.inject({
+      method: "POST",
+      url: "/oauth/token",
+      headers: { "content-type": "text/plain" },
+      payload: "x",
+    });
     expect(text.statusCode).toBe(400);
     expect(text.json().error).toBe("invalid_request");
     const empty = await app.inject({ method: "POST", url: "/oauth/token" });
@@ -268,7 +282,12 @@ describe("development identity provider with a clients file", () => {
 describe("development identity provider without a clients file", () => {
   it("creates a demo client with a random secret and all scopes", async () => {
     const log = recordingLogger();
-    const provider = await createDevIdentityProvider({ audience: AUDIENCE, logger: log.logger, issuer: ISSUER, tokenTtlSeconds: 60 });
+    const provider = await createDevIdentityProvider({
+      audience: AUDIENCE,
+      logger: log.logger,
+      issuer: ISSUER,
+      tokenTtlSeconds: 60,
+    });
     const other = await createDevIdentityProvider({ audience: AUDIENCE, logger: log.logger });
     expect(provider.demoClient).toMatchObject({ client_id: "demo-client", account_id: "demo-account" });
     expect(provider.demoClient?.client_secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -308,7 +327,11 @@ describe("development identity provider without a clients file", () => {
   });
 
   it("namespaces claims by the audience without its trailing slash", async () => {
-    const provider = await createDevIdentityProvider({ audience: "https://api.test/", logger: recordingLogger().logger, issuer: ISSUER });
+    const provider = await createDevIdentityProvider({
+      audience: "https://api.test/",
+      logger: recordingLogger().logger,
+      issuer: ISSUER,
+    });
     const app = await appFor(provider);
     try {
       const response = await app.inject({
@@ -326,11 +349,21 @@ describe("development identity provider without a clients file", () => {
 describe("development identity provider logging", () => {
   it("never writes a client secret to the request log, even at trace level", async () => {
     const lines: string[] = [];
-    const provider = await createDevIdentityProvider({ audience: AUDIENCE, clientsFile, logger: recordingLogger().logger, issuer: ISSUER });
+    const provider = await createDevIdentityProvider({
+      audience: AUDIENCE,
+      clientsFile,
+      logger: recordingLogger().logger,
+      issuer: ISSUER,
+    });
     const app = Fastify({ logger: { level: "trace", stream: { write: (line: string) => lines.push(line) } } });
     await app.register(provider.plugin);
     try {
-      const good = { client_id: "field-app", client_secret: "s3cret-field", audience: AUDIENCE, grant_type: "client_credentials" };
+      const good = {
+        client_id: "field-app",
+        client_secret: "s3cret-field",
+        audience: AUDIENCE,
+        grant_type: "client_credentials",
+      };
       await app.inject({ method: "POST", url: "/oauth/token", payload: good });
       await app.inject({ method: "POST", url: "/oauth/token", payload: { ...good, client_secret: "s3cret-wrong" } });
       await app.inject({
@@ -361,7 +394,11 @@ describe("DEV_CLIENTS_FILE validation", () => {
   async function startWith(content: string): Promise<Error> {
     const file = join(dir, `clients-${Math.random().toString(36).slice(2)}.json`);
     await writeFile(file, content);
-    const error = await createDevIdentityProvider({ audience: AUDIENCE, clientsFile: file, logger: recordingLogger().logger }).then(
+    const error = await createDevIdentityProvider({
+      audience: AUDIENCE,
+      clientsFile: file,
+      logger: recordingLogger().logger,
+    }).then(
       () => undefined,
       (caught: unknown) => caught,
     );
@@ -375,8 +412,16 @@ describe("DEV_CLIENTS_FILE validation", () => {
     ["not an array", JSON.stringify(valid), /non-empty JSON array/],
     ["an empty array", "[]", /non-empty JSON array/],
     ["a missing secret", JSON.stringify([{ ...valid, client_secret: undefined }]), /\[0\] client_secret is required/],
-    ["a missing account for a user", JSON.stringify([{ ...valid, account_id: undefined }]), /\[0\] account_id is required/],
-    ["an unknown scope", JSON.stringify([{ ...valid, scopes: ["admin:all"] }]), /\[0\] scopes: unknown scope "admin:all"/],
+    [
+      "a missing account for a user",
+      JSON.stringify([{ ...valid, account_id: undefined }]),
+      /\[0\] account_id is required/,
+    ],
+    [
+      "an unknown scope",
+      JSON.stringify([{ ...valid, scopes: ["admin:all"] }]),
+      /\[0\] scopes: unknown scope "admin:all"/,
+    ],
     ["a misspelt field", JSON.stringify([{ ...valid, acount_id: "x" }]), /\[0\] unknown field\(s\) acount_id/],
     ["a duplicate client_id", JSON.stringify([valid, valid]), /\[1\] duplicate client_id "field-app"/],
     ["a non-string role", JSON.stringify([{ ...valid, role: 1 }]), /\[0\] role must be a non-empty string/],

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { SandboxSourceLedgerService, SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { AuthenticationError, SigningKeysUnavailableError } from "../../src/auth/errors.js";
 import { createAuthInterceptor, scopeForMethod } from "../../src/auth/interceptor.js";
-import { principalKey, type Principal, type Scope } from "../../src/auth/principal.js";
+import { type Principal, principalKey, type Scope } from "../../src/auth/principal.js";
 import { createTokenVerifier } from "../../src/auth/verifier.js";
 import { TestIssuer } from "../support/jwt.js";
 
@@ -48,16 +48,32 @@ function harness(interceptor: Interceptor) {
       };
       for (const service of [SourceLedgerService, SandboxSourceLedgerService]) {
         router.service(service, {
-          createSources: (_req, ctx) => (record(ctx.values), {}),
-          listSources: (_req, ctx) => (record(ctx.values), {}),
-          getSource: (_req, ctx) => (record(ctx.values), {}),
-          deleteSource: (_req, ctx) => (record(ctx.values), {}),
+          createSources: (_req, ctx) => {
+            record(ctx.values);
+            return {};
+          },
+          listSources: (_req, ctx) => {
+            record(ctx.values);
+            return {};
+          },
+          getSource: (_req, ctx) => {
+            record(ctx.values);
+            return {};
+          },
+          deleteSource: (_req, ctx) => {
+            record(ctx.values);
+            return {};
+          },
         });
       }
     },
     { router: { interceptors: [interceptor] } },
   );
-  return { client: createClient(SourceLedgerService, transport), sandbox: createClient(SandboxSourceLedgerService, transport), seen };
+  return {
+    client: createClient(SourceLedgerService, transport),
+    sandbox: createClient(SandboxSourceLedgerService, transport),
+    seen,
+  };
 }
 
 async function failure(call: Promise<unknown>): Promise<ConnectError> {
@@ -72,7 +88,9 @@ async function failure(call: Promise<unknown>): Promise<ConnectError> {
 const withAuth = (value: string) => ({ headers: { authorization: value } });
 
 describe("createAuthInterceptor", () => {
-  const { client, sandbox, seen } = harness(createAuthInterceptor({ verify: fakeVerify, requiredScope: scopeForMethod }));
+  const { client, sandbox, seen } = harness(
+    createAuthInterceptor({ verify: fakeVerify, requiredScope: scopeForMethod }),
+  );
 
   it.each([
     ["no Authorization header", undefined, "missing bearer token"],
@@ -106,14 +124,17 @@ describe("createAuthInterceptor", () => {
     ["CreateSources", (token: string) => client.createSources({}, withAuth(token)), "write:sources"],
     ["DeleteSource", (token: string) => client.deleteSource({}, withAuth(token)), "delete:sources"],
     ["sandbox CreateSources", (token: string) => sandbox.createSources({}, withAuth(token)), "write:sources"],
-  ])("refuses %s without its scope with PermissionDenied and an insufficient_scope challenge", async (_name, call, scope) => {
-    const before = seen.calls;
-    const error = await failure(call("Bearer readonly"));
-    expect(error.code).toBe(Code.PermissionDenied);
-    expect(error.rawMessage).toBe(`token lacks scope ${scope}`);
-    expect(error.metadata.get("www-authenticate")).toBe(`Bearer error="insufficient_scope", scope="${scope}"`);
-    expect(seen.calls).toBe(before);
-  });
+  ])(
+    "refuses %s without its scope with PermissionDenied and an insufficient_scope challenge",
+    async (_name, call, scope) => {
+      const before = seen.calls;
+      const error = await failure(call("Bearer readonly"));
+      expect(error.code).toBe(Code.PermissionDenied);
+      expect(error.rawMessage).toBe(`token lacks scope ${scope}`);
+      expect(error.metadata.get("www-authenticate")).toBe(`Bearer error="insufficient_scope", scope="${scope}"`);
+      expect(seen.calls).toBe(before);
+    },
+  );
 
   it("lets a read-only token read", async () => {
     await client.getSource({ id: "x" }, withAuth("Bearer readonly"));

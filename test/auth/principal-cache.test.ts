@@ -1,12 +1,20 @@
 import { describe, expect, it } from "vitest";
-import { PrincipalCache } from "../../src/auth/principal-cache.js";
 import type { Principal } from "../../src/auth/principal.js";
+import { PrincipalCache } from "../../src/auth/principal-cache.js";
 
 const ISSUER = "https://issuer.test/";
 const NOW = 1_800_000_000;
 
 function principal(subject: string, expiresAt = NOW + 3600): Principal {
-  return { subject, accountId: `acct-${subject}`, role: "user", isAdmin: false, scopes: new Set(["read:sources"]), actor: subject, expiresAt };
+  return {
+    subject,
+    accountId: `acct-${subject}`,
+    role: "user",
+    isAdmin: false,
+    scopes: new Set(["read:sources"]),
+    actor: subject,
+    expiresAt,
+  };
 }
 
 describe("PrincipalCache", () => {

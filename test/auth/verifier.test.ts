@@ -3,7 +3,7 @@ import { CompactSign, type JWTVerifyGetKey } from "jose";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { AuthenticationError, SigningKeysUnavailableError } from "../../src/auth/errors.js";
 import { createTokenVerifier, remoteKeys, type TokenVerifierOptions } from "../../src/auth/verifier.js";
-import { nowSeconds, rawToken, startJwksServer, TestIssuer, type TestAlgorithm } from "../support/jwt.js";
+import { nowSeconds, rawToken, startJwksServer, type TestAlgorithm, TestIssuer } from "../support/jwt.js";
 
 async function reasonOf(promise: Promise<unknown>): Promise<string> {
   const error = await promise.then(

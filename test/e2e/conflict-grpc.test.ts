@@ -5,13 +5,14 @@
  * UNAVAILABLE), the sandbox service's constant false/null, and concurrent overlapping creates.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cellAt, digitisedTwice, patch, prng, ring } from "../support/geometry-fixtures.js";
 import { polyclipEngine } from "../../src/geo/overlap.js";
+import { cellAt, digitisedTwice, patch, prng, ring } from "../support/geometry-fixtures.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { grpc, LedgerGrpc, PRODUCTION_ID, SANDBOX_ID, ts, type ServiceName } from "./grpc-support.js";
+import { grpc, LedgerGrpc, PRODUCTION_ID, SANDBOX_ID, type ServiceName, ts } from "./grpc-support.js";
 
 type Json = Record<string, any>;
-import type { PolygonCoordinates as Rings, Position, SourceGeometry as Geometry } from "../../src/geo/types.js";
+
+import type { SourceGeometry as Geometry, PolygonCoordinates as Rings } from "../../src/geo/types.js";
 
 const PROD: ServiceName = "SourceLedgerService";
 const SANDBOX: ServiceName = "SandboxSourceLedgerService";
@@ -91,7 +92,12 @@ async function create(token: string, sources: Json[], service: ServiceName = PRO
   return outcome.response!.sources;
 }
 
-async function createOne(token: string, geometry: Geometry, extra: Extra = {}, service: ServiceName = PROD): Promise<Json> {
+async function createOne(
+  token: string,
+  geometry: Geometry,
+  extra: Extra = {},
+  service: ServiceName = PROD,
+): Promise<Json> {
   const [record] = await create(token, [input(geometry, extra)], service);
   return record;
 }
@@ -112,7 +118,12 @@ async function twoAccounts(): Promise<[string, string]> {
 }
 
 /** Creates `first` in one account and `second` in another; returns both flags after the second create. */
-async function pair(first: Geometry, second: Geometry, extraFirst: Extra = {}, extraSecond: Extra = {}): Promise<[boolean, boolean]> {
+async function pair(
+  first: Geometry,
+  second: Geometry,
+  extraFirst: Extra = {},
+  extraSecond: Extra = {},
+): Promise<[boolean, boolean]> {
   const [tokenA, tokenB] = await twoAccounts();
   const a = await createOne(tokenA, first, extraFirst);
   expect(a.conflict).toBe(false);
@@ -192,8 +203,14 @@ describe("hand-built cases over gRPC", () => {
     const origin = patch();
     const above = 0.1 * (1 + 1e-6);
     const below = 0.1 * (1 - 1e-6);
-    expect(await pair(cellAt(origin, 0, 0, 10, 10), cellAt(origin, 10 - above, 0, 20 - above, 10))).toEqual([true, true]);
-    expect(await pair(cellAt(origin, 0, 20, 10, 30), cellAt(origin, 10 - below, 20, 20 - below, 30))).toEqual([false, false]);
+    expect(await pair(cellAt(origin, 0, 0, 10, 10), cellAt(origin, 10 - above, 0, 20 - above, 10))).toEqual([
+      true,
+      true,
+    ]);
+    expect(await pair(cellAt(origin, 0, 20, 10, 30), cellAt(origin, 10 - below, 20, 20 - below, 30))).toEqual([
+      false,
+      false,
+    ]);
   });
 
   it("contained → true", async () => {
@@ -204,16 +221,27 @@ describe("hand-built cases over gRPC", () => {
   it("disjoint periods (end == other's start) → false; overlapping by 1 ms → true", async () => {
     const origin = patch();
     const g = cellAt(origin, 0, 0, 10, 10);
-    expect(await pair(g, g, {}, { start: "2025-01-01T00:00:00Z", end: "2026-01-01T00:00:00Z" })).toEqual([false, false]);
+    expect(await pair(g, g, {}, { start: "2025-01-01T00:00:00Z", end: "2026-01-01T00:00:00Z" })).toEqual([
+      false,
+      false,
+    ]);
     const h = cellAt(origin, 20, 0, 30, 10);
-    expect(await pair(h, h, {}, { start: "2024-12-31T23:59:59.999Z", end: "2026-01-01T00:00:00Z" })).toEqual([true, true]);
+    expect(await pair(h, h, {}, { start: "2024-12-31T23:59:59.999Z", end: "2026-01-01T00:00:00Z" })).toEqual([
+      true,
+      true,
+    ]);
   });
 
   it("disjoint attribute types → false; shared → true; missing on either side → true", async () => {
     const origin = patch();
     const g = (k: number) => cellAt(origin, 20 * k, 0, 20 * k + 10, 10);
-    expect(await pair(g(0), g(0), { attributeType: ["CARBON_REMOVAL"] }, { attributeType: ["BIODIVERSITY"] })).toEqual([false, false]);
-    expect(await pair(g(1), g(1), { attributeType: ["CARBON_REMOVAL", "CI_SCORE"] }, { attributeType: ["CI_SCORE"] })).toEqual([true, true]);
+    expect(await pair(g(0), g(0), { attributeType: ["CARBON_REMOVAL"] }, { attributeType: ["BIODIVERSITY"] })).toEqual([
+      false,
+      false,
+    ]);
+    expect(
+      await pair(g(1), g(1), { attributeType: ["CARBON_REMOVAL", "CI_SCORE"] }, { attributeType: ["CI_SCORE"] }),
+    ).toEqual([true, true]);
     expect(await pair(g(2), g(2), { attributeType: ["CARBON_REMOVAL"] }, {})).toEqual([true, true]);
     expect(await pair(g(3), g(3), {}, { attributeType: ["WATER_QUANTITY"] })).toEqual([true, true]);
   });
@@ -221,11 +249,22 @@ describe("hand-built cases over gRPC", () => {
   it("MultiPolygon partly overlapping → true; between its parts → false", async () => {
     const [x, y] = patch();
     const u = 0.01;
-    const parts: Geometry = { type: "MultiPolygon", coordinates: [[ring(x, y, x + 10 * u, y + 10 * u)], [ring(x + 50 * u, y, x + 60 * u, y + 10 * u)]] };
-    expect(await pair(parts, { type: "Polygon", coordinates: [ring(x + 55 * u, y, x + 70 * u, y + 10 * u)] })).toEqual([true, true]);
+    const parts: Geometry = {
+      type: "MultiPolygon",
+      coordinates: [[ring(x, y, x + 10 * u, y + 10 * u)], [ring(x + 50 * u, y, x + 60 * u, y + 10 * u)]],
+    };
+    expect(await pair(parts, { type: "Polygon", coordinates: [ring(x + 55 * u, y, x + 70 * u, y + 10 * u)] })).toEqual([
+      true,
+      true,
+    ]);
     const y2 = y + 50 * u;
-    const parts2: Geometry = { type: "MultiPolygon", coordinates: [[ring(x, y2, x + 10 * u, y2 + 10 * u)], [ring(x + 50 * u, y2, x + 60 * u, y2 + 10 * u)]] };
-    expect(await pair(parts2, { type: "Polygon", coordinates: [ring(x + 20 * u, y2, x + 40 * u, y2 + 10 * u)] })).toEqual([false, false]);
+    const parts2: Geometry = {
+      type: "MultiPolygon",
+      coordinates: [[ring(x, y2, x + 10 * u, y2 + 10 * u)], [ring(x + 50 * u, y2, x + 60 * u, y2 + 10 * u)]],
+    };
+    expect(
+      await pair(parts2, { type: "Polygon", coordinates: [ring(x + 20 * u, y2, x + 40 * u, y2 + 10 * u)] }),
+    ).toEqual([false, false]);
   });
 
   it("a polygon inside another's hole → false; one reaching into the frame → true", async () => {
@@ -233,15 +272,28 @@ describe("hand-built cases over gRPC", () => {
     const u = 0.01;
     const framed = (oy: number): Geometry => ({
       type: "Polygon",
-      coordinates: [ring(x, oy, x + 10 * u, oy + 10 * u), [...ring(x + 2 * u, oy + 2 * u, x + 8 * u, oy + 8 * u)].reverse()],
+      coordinates: [
+        ring(x, oy, x + 10 * u, oy + 10 * u),
+        [...ring(x + 2 * u, oy + 2 * u, x + 8 * u, oy + 8 * u)].reverse(),
+      ],
     });
-    expect(await pair(framed(y), { type: "Polygon", coordinates: [ring(x + 3 * u, y + 3 * u, x + 7 * u, y + 7 * u)] })).toEqual([false, false]);
-    expect(await pair(framed(y + 20 * u), { type: "Polygon", coordinates: [ring(x + 1 * u, y + 24 * u, x + 3 * u, y + 25 * u)] })).toEqual([true, true]);
+    expect(
+      await pair(framed(y), { type: "Polygon", coordinates: [ring(x + 3 * u, y + 3 * u, x + 7 * u, y + 7 * u)] }),
+    ).toEqual([false, false]);
+    expect(
+      await pair(framed(y + 20 * u), {
+        type: "Polygon",
+        coordinates: [ring(x + 1 * u, y + 24 * u, x + 3 * u, y + 25 * u)],
+      }),
+    ).toEqual([true, true]);
   });
 
   it("polygons at the antimeridian → true when overlapping", async () => {
     expect(
-      await pair({ type: "Polygon", coordinates: [ring(179.9, -26.1, 180, -26)] }, { type: "Polygon", coordinates: [ring(179.95, -26.05, 180, -25.9)] }),
+      await pair(
+        { type: "Polygon", coordinates: [ring(179.9, -26.1, 180, -26)] },
+        { type: "Polygon", coordinates: [ring(179.95, -26.05, 180, -25.9)] },
+      ),
     ).toEqual([true, true]);
   });
 
@@ -263,7 +315,11 @@ describe("SandboxSourceLedgerService", () => {
     const origin = patch();
     const a = await createOne(tokenA, cellAt(origin, 0, 0, 10, 10), {}, SANDBOX);
     const b = await createOne(tokenB, cellAt(origin, 5, 0, 15, 10), {}, SANDBOX);
-    const batch = await create(tokenA, [input(cellAt(origin, 0, 0, 10, 10)), input(cellAt(origin, 2, 2, 8, 8))], SANDBOX);
+    const batch = await create(
+      tokenA,
+      [input(cellAt(origin, 0, 0, 10, 10)), input(cellAt(origin, 2, 2, 8, 8))],
+      SANDBOX,
+    );
     for (const record of [a, b, ...batch]) {
       expect(record.id).toMatch(SANDBOX_ID);
       expect(record.conflict).toBe(false);
@@ -279,7 +335,14 @@ describe("concurrency over gRPC", () => {
     const origin = patch();
     const tokens = await Promise.all(Array.from({ length: 10 }, () => server.userToken(account("acct-grpc-race"))));
     const outcomes = await Promise.all(
-      tokens.map((token, k) => client.call<{ sources: Json[] }>(PROD, "CreateSources", { sources: [input(cellAt(origin, k, k, 10 + k, 10 + k))] }, token)),
+      tokens.map((token, k) =>
+        client.call<{ sources: Json[] }>(
+          PROD,
+          "CreateSources",
+          { sources: [input(cellAt(origin, k, k, 10 + k, 10 + k))] },
+          token,
+        ),
+      ),
     );
     for (const outcome of outcomes) expect(outcome.code, outcome.details).toBe(grpc.status.OK);
     const records = outcomes.map((o) => o.response!.sources[0]);

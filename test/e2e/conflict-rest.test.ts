@@ -6,13 +6,14 @@
  * overlapping creates.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cellAt, digitisedTwice, patch, prng, ring } from "../support/geometry-fixtures.js";
 import { polyclipEngine } from "../../src/geo/overlap.js";
+import { cellAt, digitisedTwice, patch, prng, ring } from "../support/geometry-fixtures.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { RECORD_KEYS as RECORD_KEY_NAMES } from "./rest-support.js";
 
 type Json = Record<string, any>;
-import type { PolygonCoordinates as Rings, Position, SourceGeometry as Geometry } from "../../src/geo/types.js";
+
+import type { SourceGeometry as Geometry, Position, PolygonCoordinates as Rings } from "../../src/geo/types.js";
 
 let server: TestServer;
 
@@ -168,7 +169,12 @@ describe("conflicts across accounts", () => {
 
 describe("hand-built cases with known answers", () => {
   /** Creates `first` in one account and `second` in another; returns [first, second] as stored after both. */
-  async function pair(first: Geometry, second: Geometry, extraFirst: Json = {}, extraSecond: Json = {}): Promise<[Json, Json]> {
+  async function pair(
+    first: Geometry,
+    second: Geometry,
+    extraFirst: Json = {},
+    extraSecond: Json = {},
+  ): Promise<[Json, Json]> {
     const [tokenA, tokenB] = await twoAccounts();
     const a = await createOne(tokenA, first, extraFirst);
     const b = await createOne(tokenB, second, extraSecond);
@@ -238,7 +244,8 @@ describe("hand-built cases with known answers", () => {
       const [x1, y1, x2, y2] = [x0 + i * size, y0 + j * size, x0 + (i + 1) * size, y0 + (j + 1) * size];
       const points: Position[] = [];
       const side = (ax: number, ay: number, bx: number, by: number) => {
-        for (let k = 0; k < 4; k++) points.push([ax + ((bx - ax) * k) / 4 + jitter(), ay + ((by - ay) * k) / 4 + jitter()]);
+        for (let k = 0; k < 4; k++)
+          points.push([ax + ((bx - ax) * k) / 4 + jitter(), ay + ((by - ay) * k) / 4 + jitter()]);
       };
       side(x1, y1, x2, y1);
       side(x2, y1, x2, y2);
@@ -287,7 +294,10 @@ describe("hand-built cases with known answers", () => {
   it("disjoint periods (including end == other's start) → false; an overlapping period → true", async () => {
     const origin = patch();
     const geometry = cellAt(origin, 0, 0, 10, 10);
-    const [a, b] = await pair(geometry, geometry, PERIOD, { start_at: "2025-01-01T00:00:00Z", end_at: "2026-01-01T00:00:00Z" });
+    const [a, b] = await pair(geometry, geometry, PERIOD, {
+      start_at: "2025-01-01T00:00:00Z",
+      end_at: "2026-01-01T00:00:00Z",
+    });
     expect([a.conflict, b.conflict]).toEqual([false, false]);
     // The same instant written with another offset still touches only.
     const [c, d] = await pair(cellAt(origin, 20, 0, 30, 10), cellAt(origin, 20, 0, 30, 10), PERIOD, {
@@ -304,7 +314,12 @@ describe("hand-built cases with known answers", () => {
 
   it("disjoint attribute types → false; a shared one → true; none on either side → true", async () => {
     const origin = patch();
-    const [a, b] = await pair(cellAt(origin, 0, 0, 10, 10), cellAt(origin, 0, 0, 10, 10), { attribute_type: ["CARBON_REMOVAL"] }, { attribute_type: ["BIODIVERSITY"] });
+    const [a, b] = await pair(
+      cellAt(origin, 0, 0, 10, 10),
+      cellAt(origin, 0, 0, 10, 10),
+      { attribute_type: ["CARBON_REMOVAL"] },
+      { attribute_type: ["BIODIVERSITY"] },
+    );
     expect([a.conflict, b.conflict]).toEqual([false, false]);
     const [c, d] = await pair(
       cellAt(origin, 20, 0, 30, 10),
@@ -313,25 +328,56 @@ describe("hand-built cases with known answers", () => {
       { attribute_type: ["CI_SCORE", "WATER_QUALITY"] },
     );
     expect([c.conflict, d.conflict]).toEqual([true, true]);
-    const [e, f] = await pair(cellAt(origin, 40, 0, 50, 10), cellAt(origin, 40, 0, 50, 10), { attribute_type: ["CARBON_REMOVAL"] }, {});
+    const [e, f] = await pair(
+      cellAt(origin, 40, 0, 50, 10),
+      cellAt(origin, 40, 0, 50, 10),
+      { attribute_type: ["CARBON_REMOVAL"] },
+      {},
+    );
     expect([e.conflict, f.conflict]).toEqual([true, true]);
-    const [g, h] = await pair(cellAt(origin, 60, 0, 70, 10), cellAt(origin, 60, 0, 70, 10), {}, { attribute_type: ["WATER_QUANTITY"] });
+    const [g, h] = await pair(
+      cellAt(origin, 60, 0, 70, 10),
+      cellAt(origin, 60, 0, 70, 10),
+      {},
+      { attribute_type: ["WATER_QUANTITY"] },
+    );
     expect([g.conflict, h.conflict]).toEqual([true, true]);
   });
 
   it("a MultiPolygon partly overlapping → true; its parts' gap and interleaved parts → false", async () => {
     const [x, y] = patch();
     const u = 0.01;
-    const parts: Geometry = { type: "MultiPolygon", coordinates: [[ring(x, y, x + 10 * u, y + 10 * u)], [ring(x + 50 * u, y, x + 60 * u, y + 10 * u)]] };
+    const parts: Geometry = {
+      type: "MultiPolygon",
+      coordinates: [[ring(x, y, x + 10 * u, y + 10 * u)], [ring(x + 50 * u, y, x + 60 * u, y + 10 * u)]],
+    };
     const [a, b] = await pair(parts, { type: "Polygon", coordinates: [ring(x + 55 * u, y, x + 70 * u, y + 10 * u)] });
     expect([a.conflict, b.conflict]).toEqual([true, true]);
 
     const [y2] = [y + 50 * u];
-    const parts2: Geometry = { type: "MultiPolygon", coordinates: [[ring(x, y2, x + 10 * u, y2 + 10 * u)], [ring(x + 50 * u, y2, x + 60 * u, y2 + 10 * u)]] };
-    const [c, d] = await pair(parts2, { type: "Polygon", coordinates: [ring(x + 20 * u, y2, x + 40 * u, y2 + 10 * u)] });
+    const parts2: Geometry = {
+      type: "MultiPolygon",
+      coordinates: [[ring(x, y2, x + 10 * u, y2 + 10 * u)], [ring(x + 50 * u, y2, x + 60 * u, y2 + 10 * u)]],
+    };
+    const [c, d] = await pair(parts2, {
+      type: "Polygon",
+      coordinates: [ring(x + 20 * u, y2, x + 40 * u, y2 + 10 * u)],
+    });
     expect([c.conflict, d.conflict]).toEqual([false, false]);
-    const interleaved: Geometry = { type: "MultiPolygon", coordinates: [[ring(x + 10 * u, y2 + 20 * u, x + 20 * u, y2 + 30 * u)], [ring(x + 60 * u, y2 + 20 * u, x + 70 * u, y2 + 30 * u)]] };
-    const parts3: Geometry = { type: "MultiPolygon", coordinates: [[ring(x, y2 + 20 * u, x + 10 * u, y2 + 30 * u)], [ring(x + 50 * u, y2 + 20 * u, x + 60 * u, y2 + 30 * u)]] };
+    const interleaved: Geometry = {
+      type: "MultiPolygon",
+      coordinates: [
+        [ring(x + 10 * u, y2 + 20 * u, x + 20 * u, y2 + 30 * u)],
+        [ring(x + 60 * u, y2 + 20 * u, x + 70 * u, y2 + 30 * u)],
+      ],
+    };
+    const parts3: Geometry = {
+      type: "MultiPolygon",
+      coordinates: [
+        [ring(x, y2 + 20 * u, x + 10 * u, y2 + 30 * u)],
+        [ring(x + 50 * u, y2 + 20 * u, x + 60 * u, y2 + 30 * u)],
+      ],
+    };
     const [e, f] = await pair(parts3, interleaved);
     expect([e.conflict, f.conflict]).toEqual([false, false]);
   });
@@ -341,13 +387,25 @@ describe("hand-built cases with known answers", () => {
     const u = 0.01;
     const framed = (oy: number): Geometry => ({
       type: "Polygon",
-      coordinates: [ring(x, oy, x + 10 * u, oy + 10 * u), [...ring(x + 2 * u, oy + 2 * u, x + 8 * u, oy + 8 * u)].reverse()],
+      coordinates: [
+        ring(x, oy, x + 10 * u, oy + 10 * u),
+        [...ring(x + 2 * u, oy + 2 * u, x + 8 * u, oy + 8 * u)].reverse(),
+      ],
     });
-    const [a, b] = await pair(framed(y), { type: "Polygon", coordinates: [ring(x + 3 * u, y + 3 * u, x + 7 * u, y + 7 * u)] });
+    const [a, b] = await pair(framed(y), {
+      type: "Polygon",
+      coordinates: [ring(x + 3 * u, y + 3 * u, x + 7 * u, y + 7 * u)],
+    });
     expect([a.conflict, b.conflict]).toEqual([false, false]);
-    const [c, d] = await pair(framed(y + 20 * u), { type: "Polygon", coordinates: [ring(x + 2 * u, y + 22 * u, x + 8 * u, y + 28 * u)] }); // exactly the hole
+    const [c, d] = await pair(framed(y + 20 * u), {
+      type: "Polygon",
+      coordinates: [ring(x + 2 * u, y + 22 * u, x + 8 * u, y + 28 * u)],
+    }); // exactly the hole
     expect([c.conflict, d.conflict]).toEqual([false, false]);
-    const [e, f] = await pair(framed(y + 40 * u), { type: "Polygon", coordinates: [ring(x + 1 * u, y + 44 * u, x + 3 * u, y + 45 * u)] });
+    const [e, f] = await pair(framed(y + 40 * u), {
+      type: "Polygon",
+      coordinates: [ring(x + 1 * u, y + 44 * u, x + 3 * u, y + 45 * u)],
+    });
     expect([e.conflict, f.conflict]).toEqual([true, true]);
   });
 
@@ -357,7 +415,10 @@ describe("hand-built cases with known answers", () => {
       { type: "Polygon", coordinates: [ring(179.95, -16.05, 180, -15.9)] },
     );
     expect([a.conflict, b.conflict]).toEqual([true, true]);
-    const [c, d] = await pair({ type: "Polygon", coordinates: [ring(-180, -20.1, -179.9, -20)] }, { type: "Polygon", coordinates: [ring(179.9, -20.1, 180, -20)] });
+    const [c, d] = await pair(
+      { type: "Polygon", coordinates: [ring(-180, -20.1, -179.9, -20)] },
+      { type: "Polygon", coordinates: [ring(179.9, -20.1, 180, -20)] },
+    );
     expect([c.conflict, d.conflict]).toEqual([false, false]);
   });
 
@@ -388,10 +449,12 @@ describe("hand-built cases with known answers", () => {
       shape.push(shape[0]);
       const eps = 10 ** (-10 - Math.floor(next() * 6));
       const turn = (next() - 0.5) * eps;
-      const copy = shape.map(([px, py]): Position => [
-        cx + (px - cx) * Math.cos(turn) - (py - cy) * Math.sin(turn) + eps * (next() - 0.5),
-        cy + (px - cx) * Math.sin(turn) + (py - cy) * Math.cos(turn),
-      ]);
+      const copy = shape.map(
+        ([px, py]): Position => [
+          cx + (px - cx) * Math.cos(turn) - (py - cy) * Math.sin(turn) + eps * (next() - 0.5),
+          cy + (px - cx) * Math.sin(turn) + (py - cy) * Math.cos(turn),
+        ],
+      );
       copy[copy.length - 1] = copy[0];
       let defeats = false;
       try {
@@ -434,7 +497,11 @@ describe("sandbox", () => {
     const origin = patch();
     const a = await createOne(tokenA, cellAt(origin, 0, 0, 10, 10), {}, true);
     const b = await createOne(tokenB, cellAt(origin, 5, 0, 15, 10), {}, true);
-    const batch = await create(tokenA, [source(cellAt(origin, 0, 0, 10, 10)), source(cellAt(origin, 2, 2, 8, 8))], true);
+    const batch = await create(
+      tokenA,
+      [source(cellAt(origin, 0, 0, 10, 10)), source(cellAt(origin, 2, 2, 8, 8))],
+      true,
+    );
     for (const record of [a, b, ...batch]) {
       expect(record.id).toMatch(/^sandbox_/);
       expect(record.conflict).toBe(false);
@@ -462,7 +529,9 @@ describe("concurrency", () => {
   it("10 overlapping creates at once from 10 accounts: every source ends flagged", async () => {
     const origin = patch();
     const tokens = await Promise.all(Array.from({ length: 10 }, () => server.userToken(account("acct-race"))));
-    const results = await Promise.all(tokens.map((token, k) => createRaw(token, source(cellAt(origin, k, k, 10 + k, 10 + k)))));
+    const results = await Promise.all(
+      tokens.map((token, k) => createRaw(token, source(cellAt(origin, k, k, 10 + k, 10 + k)))),
+    );
     for (const result of results) expect(result.status, JSON.stringify(result.body)).toBe(201);
     const records = results.map((r) => (r.body as Json[])[0]);
     // Only the first to commit can have seen no other; every later one saw at least that one.
@@ -473,7 +542,9 @@ describe("concurrency", () => {
   it("11 overlapping creates at once in one account, then 10 concurrent deletes: the survivor is cleared", async () => {
     const token = await server.userToken(account("acct-race"));
     const origin = patch();
-    const results = await Promise.all(Array.from({ length: 11 }, (_, k) => createRaw(token, source(cellAt(origin, k, 0, 10 + k, 10)))));
+    const results = await Promise.all(
+      Array.from({ length: 11 }, (_, k) => createRaw(token, source(cellAt(origin, k, 0, 10 + k, 10)))),
+    );
     for (const result of results) expect(result.status).toBe(201);
     const ids = results.map((r) => (r.body as Json[])[0].id as string);
     for (const id of ids) expect(await flag(token, id)).toBe(true);

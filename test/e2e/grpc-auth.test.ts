@@ -3,21 +3,22 @@
  * Connect's own client (HTTP/2) and gRPC-Web: status codes, messages and the WWW-Authenticate
  * challenge, which Connect sends as gRPC trailer metadata.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+
+import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SandboxSourceLedgerService, SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import {
   grpc,
   LedgerGrpc,
   METHODS,
-  SERVICES,
-  metadataValue,
-  sourceInput,
-  uniqueAlt,
   type MethodName,
+  metadataValue,
+  SERVICES,
+  sourceInput,
   type UnaryOutcome,
+  uniqueAlt,
 } from "./grpc-support.js";
 
 let server: TestServer;
@@ -74,10 +75,13 @@ function expectInvalidToken(outcome: UnaryOutcome, description?: string): void {
 }
 
 describe("UNAUTHENTICATED over grpc-js", () => {
-  it.each(SERVICES.flatMap((s) => METHODS.map((m) => [s, m] as const)))("%s/%s without metadata → 16 with a challenge", async (service, method) => {
-    const outcome = await client.call(service, method, requestFor(method), null);
-    expectInvalidToken(outcome, "missing bearer token");
-  });
+  it.each(SERVICES.flatMap((s) => METHODS.map((m) => [s, m] as const)))(
+    "%s/%s without metadata → 16 with a challenge",
+    async (service, method) => {
+      const outcome = await client.call(service, method, requestFor(method), null);
+      expectInvalidToken(outcome, "missing bearer token");
+    },
+  );
 
   const badTokens: [string, () => Promise<string> | string, string][] = [
     ["alg none", () => server.issuer.algNone(), "unsupported algorithm"],
@@ -109,7 +113,13 @@ describe("UNAUTHENTICATED over grpc-js", () => {
     ["Bearer not a token", "malformed token"],
     ["", "missing bearer token"],
   ])("authorization %j → 16", async (authorization, description) => {
-    const outcome = await client.call("SourceLedgerService", "ListSources", {}, null, authorization === "" ? {} : { authorization });
+    const outcome = await client.call(
+      "SourceLedgerService",
+      "ListSources",
+      {},
+      null,
+      authorization === "" ? {} : { authorization },
+    );
     expectInvalidToken(outcome, description);
   });
 
@@ -127,27 +137,34 @@ describe("UNAUTHENTICATED over grpc-js", () => {
 
   it("accepts the scheme name in any case", async () => {
     const token = await server.token();
-    const outcome = await client.call("SourceLedgerService", "ListSources", {}, null, { authorization: `bEaReR ${token}` });
+    const outcome = await client.call("SourceLedgerService", "ListSources", {}, null, {
+      authorization: `bEaReR ${token}`,
+    });
     expect(outcome.code).toBe(grpc.status.OK);
   });
 });
 
 describe("PERMISSION_DENIED over grpc-js", () => {
-  it.each(SERVICES.flatMap((s) => METHODS.map((m) => [s, m] as const)))("%s/%s without its scope → 7 with insufficient_scope", async (service, method) => {
-    const needed = SCOPE_OF[method];
-    const token = await server.token({ scope: ALL_SCOPES.filter((s) => s !== needed).join(" ") });
-    const outcome = await client.call(service, method, requestFor(method), token);
-    expect(outcome.code).toBe(grpc.status.PERMISSION_DENIED);
-    expect(message(outcome)).toBe(`token lacks scope ${needed}`);
-    const challenge = metadataValue(outcome, "www-authenticate");
-    expect(challenge).toEqual({ in: "trailers", value: `Bearer error="insufficient_scope", scope="${needed}"` });
-  });
+  it.each(SERVICES.flatMap((s) => METHODS.map((m) => [s, m] as const)))(
+    "%s/%s without its scope → 7 with insufficient_scope",
+    async (service, method) => {
+      const needed = SCOPE_OF[method];
+      const token = await server.token({ scope: ALL_SCOPES.filter((s) => s !== needed).join(" ") });
+      const outcome = await client.call(service, method, requestFor(method), token);
+      expect(outcome.code).toBe(grpc.status.PERMISSION_DENIED);
+      expect(message(outcome)).toBe(`token lacks scope ${needed}`);
+      const challenge = metadataValue(outcome, "www-authenticate");
+      expect(challenge).toEqual({ in: "trailers", value: `Bearer error="insufficient_scope", scope="${needed}"` });
+    },
+  );
 
   it("checks scope before validation: an invalid create without write:sources is 7, not 3", async () => {
     const token = await server.token({ scope: "read:sources" });
     const outcome = await client.call("SourceLedgerService", "CreateSources", { sources: [{ alt_id: "" }] }, token);
     expect(outcome.code).toBe(grpc.status.PERMISSION_DENIED);
-    expect(metadataValue(outcome, "www-authenticate")?.value).toBe('Bearer error="insufficient_scope", scope="write:sources"');
+    expect(metadataValue(outcome, "www-authenticate")?.value).toBe(
+      'Bearer error="insufficient_scope", scope="write:sources"',
+    );
   });
 
   it("checks scope before existence: GetSource of an unknown id without read:sources is 7, not 5", async () => {
@@ -157,7 +174,11 @@ describe("PERMISSION_DENIED over grpc-js", () => {
   });
 
   it("takes scopes from scope, scp and permissions together", async () => {
-    const token = await server.token({ scope: "read:sources", scp: ["write:sources"], permissions: ["delete:sources"] });
+    const token = await server.token({
+      scope: "read:sources",
+      scp: ["write:sources"],
+      permissions: ["delete:sources"],
+    });
     for (const method of METHODS) {
       const outcome = await client.call("SandboxSourceLedgerService", method, requestFor(method), token);
       expect([grpc.status.OK, grpc.status.NOT_FOUND], method).toContain(outcome.code);
@@ -169,19 +190,24 @@ describe("PERMISSION_DENIED over grpc-js", () => {
     for (const method of METHODS) {
       const outcome = await client.call("SourceLedgerService", method, requestFor(method), token);
       expect(outcome.code, method).toBe(grpc.status.PERMISSION_DENIED);
-      expect(metadataValue(outcome, "www-authenticate")?.value).toBe(`Bearer error="insufficient_scope", scope="${SCOPE_OF[method]}"`);
+      expect(metadataValue(outcome, "www-authenticate")?.value).toBe(
+        `Bearer error="insufficient_scope", scope="${SCOPE_OF[method]}"`,
+      );
     }
   });
 
-  it.each(SERVICES.flatMap((s) => METHODS.map((m) => [s, m] as const)))("%s/%s from a non-admin without an account claim → 7", async (service, method) => {
-    const token = await server.token({ [server.issuer.claim("account_id")]: undefined });
-    const outcome = await client.call(service, method, requestFor(method), token);
-    expect(outcome.code).toBe(grpc.status.PERMISSION_DENIED);
-    expect(message(outcome)).toBe("token has no account claim");
-    // Contract §2 prescribes a challenge only for a missing scope; this is not one, so it must not
-    // claim insufficient_scope.
-    expect(metadataValue(outcome, "www-authenticate")?.value ?? "").not.toContain("insufficient_scope");
-  });
+  it.each(SERVICES.flatMap((s) => METHODS.map((m) => [s, m] as const)))(
+    "%s/%s from a non-admin without an account claim → 7",
+    async (service, method) => {
+      const token = await server.token({ [server.issuer.claim("account_id")]: undefined });
+      const outcome = await client.call(service, method, requestFor(method), token);
+      expect(outcome.code).toBe(grpc.status.PERMISSION_DENIED);
+      expect(message(outcome)).toBe("token has no account claim");
+      // Contract §2 prescribes a challenge only for a missing scope; this is not one, so it must not
+      // claim insufficient_scope.
+      expect(metadataValue(outcome, "www-authenticate")?.value ?? "").not.toContain("insufficient_scope");
+    },
+  );
 
   it("an admin without an account claim is let through", async () => {
     const outcome = await client.call("SourceLedgerService", "ListSources", {}, await server.adminToken());
@@ -196,7 +222,10 @@ describe("Connect's own clients on the same port", () => {
   let grpcWeb: Client<typeof SourceLedgerService>;
 
   beforeAll(() => {
-    connectJson = createClient(SourceLedgerService, createConnectTransport({ baseUrl: baseUrl(), httpVersion: "1.1", useBinaryFormat: false }));
+    connectJson = createClient(
+      SourceLedgerService,
+      createConnectTransport({ baseUrl: baseUrl(), httpVersion: "1.1", useBinaryFormat: false }),
+    );
     grpcOverH2 = createClient(SandboxSourceLedgerService, createGrpcTransport({ baseUrl: baseUrl() })); // gRPC is always HTTP/2 (h2c here)
     grpcWeb = createClient(SourceLedgerService, createGrpcWebTransport({ baseUrl: baseUrl(), httpVersion: "1.1" }));
   });
@@ -214,12 +243,19 @@ describe("Connect's own clients on the same port", () => {
     const error = await rejection(connectJson.listSources({}));
     expect(error.code).toBe(Code.Unauthenticated);
     expect(error.rawMessage).toBe("missing bearer token");
-    expect(error.metadata.get("www-authenticate")).toBe('Bearer error="invalid_token", error_description="missing bearer token"');
+    expect(error.metadata.get("www-authenticate")).toBe(
+      'Bearer error="invalid_token", error_description="missing bearer token"',
+    );
   });
 
   it("Connect JSON, missing scope: permission_denied with insufficient_scope", async () => {
     const token = await server.token({ scope: "read:sources" });
-    const error = await rejection(connectJson.deleteSource({ key: { case: "id", value: "src_x" } }, { headers: { authorization: `Bearer ${token}` } }));
+    const error = await rejection(
+      connectJson.deleteSource(
+        { key: { case: "id", value: "src_x" } },
+        { headers: { authorization: `Bearer ${token}` } },
+      ),
+    );
     expect(error.code).toBe(Code.PermissionDenied);
     expect(error.metadata.get("www-authenticate")).toBe('Bearer error="insufficient_scope", scope="delete:sources"');
   });
@@ -249,20 +285,38 @@ describe("Connect's own clients on the same port", () => {
     expect(source.geometry?.kind.value).toMatchObject({ rings: [{ coordinates }] });
     expect(source.startAt?.seconds).toBe(1704067200n);
     // The grpc-js client sees the same record.
-    const viaGrpc = await client.ok("SourceLedgerService", "GetSource", { id: source.id }, headers.authorization.slice(7));
-    expect(viaGrpc.source).toMatchObject({ id: source.id, alt_id: "cj-1", geometry: { polygon: { rings: [{ coordinates }] } } });
+    const viaGrpc = await client.ok(
+      "SourceLedgerService",
+      "GetSource",
+      { id: source.id },
+      headers.authorization.slice(7),
+    );
+    expect(viaGrpc.source).toMatchObject({
+      id: source.id,
+      alt_id: "cj-1",
+      geometry: { polygon: { rings: [{ coordinates }] } },
+    });
   });
 
   it("gRPC (HTTP/2) via Connect's client: an expired token is unauthenticated with the challenge", async () => {
-    const error = await rejection(grpcOverH2.getSource({ id: "sandbox_x" }, { headers: { authorization: `Bearer ${await server.issuer.expired()}` } }));
+    const error = await rejection(
+      grpcOverH2.getSource(
+        { id: "sandbox_x" },
+        { headers: { authorization: `Bearer ${await server.issuer.expired()}` } },
+      ),
+    );
     expect(error.code).toBe(Code.Unauthenticated);
     expect(error.rawMessage).toBe("token expired");
-    expect(error.metadata.get("www-authenticate")).toBe('Bearer error="invalid_token", error_description="token expired"');
+    expect(error.metadata.get("www-authenticate")).toBe(
+      'Bearer error="invalid_token", error_description="token expired"',
+    );
   });
 
   it("gRPC (HTTP/2) via Connect's client, missing scope: permission_denied with the challenge", async () => {
     const token = await server.token({ scope: "read:sources delete:sources" });
-    const error = await rejection(grpcOverH2.createSources({ sources: [] }, { headers: { authorization: `Bearer ${token}` } }));
+    const error = await rejection(
+      grpcOverH2.createSources({ sources: [] }, { headers: { authorization: `Bearer ${token}` } }),
+    );
     expect(error.code).toBe(Code.PermissionDenied);
     expect(error.metadata.get("www-authenticate")).toBe('Bearer error="insufficient_scope", scope="write:sources"');
   });
@@ -270,7 +324,9 @@ describe("Connect's own clients on the same port", () => {
   it("gRPC-Web: without a token unauthenticated with the challenge; with one, a list", async () => {
     const error = await rejection(grpcWeb.listSources({}));
     expect(error.code).toBe(Code.Unauthenticated);
-    expect(error.metadata.get("www-authenticate")).toBe('Bearer error="invalid_token", error_description="missing bearer token"');
+    expect(error.metadata.get("www-authenticate")).toBe(
+      'Bearer error="invalid_token", error_description="missing bearer token"',
+    );
 
     const token = await server.userToken("acct-grpc-web");
     const grpcJs = await client.ok("SourceLedgerService", "CreateSources", { sources: [sourceInput("web-1")] }, token);

@@ -3,10 +3,15 @@
  * answers carry the geometry pre-encoded (src/geo/proto-wire.ts); JSON answers build it as a
  * message. Every client must see the same positions, to the last bit.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createClient, type Client, type Transport } from "@connectrpc/connect";
+
+import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
-import { SandboxSourceLedgerService, SourceLedgerService, type Source } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  SandboxSourceLedgerService,
+  type Source,
+  SourceLedgerService,
+} from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { LedgerGrpc } from "./grpc-support.js";
 
@@ -61,12 +66,19 @@ describe.each([
 
   beforeAll(async () => {
     headers = { authorization: `Bearer ${await server.userToken(`acct-codecs-${_name}`)}` };
-    const creator = createClient(service as typeof SourceLedgerService, createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" }));
+    const creator = createClient(
+      service as typeof SourceLedgerService,
+      createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" }),
+    );
     const period = { startAt: { seconds: 1704067200n, nanos: 0 }, endAt: { seconds: 1735689600n, nanos: 0 } };
     const created = await creator.createSources(
       {
         sources: [
-          { altId: "codec-polygon", geometry: { kind: { case: "polygon", value: { rings: [{ coordinates: shell }] } } }, ...period },
+          {
+            altId: "codec-polygon",
+            geometry: { kind: { case: "polygon", value: { rings: [{ coordinates: shell }] } } },
+            ...period,
+          },
           {
             altId: "codec-multi",
             geometry: {
@@ -89,29 +101,35 @@ describe.each([
     [polygonId, multiId] = created.sources.map((s) => s.id);
   });
 
-  it.each(transports)("%s: GetSource and ListSources return the stored positions bit for bit", async (_label, transport) => {
-    const client: Client<typeof SourceLedgerService> = createClient(service as typeof SourceLedgerService, transport(server.baseUrl));
-    const polygon = await client.getSource({ id: polygonId }, { headers });
-    expect(polygon.source?.altId).toBe("codec-polygon");
-    expect(polygon.source?.geometry?.kind.case).toBe("polygon");
-    expect(bits(coordinatesOf(polygon.source))).toEqual(bits([[shell]]));
+  it.each(transports)(
+    "%s: GetSource and ListSources return the stored positions bit for bit",
+    async (_label, transport) => {
+      const client: Client<typeof SourceLedgerService> = createClient(
+        service as typeof SourceLedgerService,
+        transport(server.baseUrl),
+      );
+      const polygon = await client.getSource({ id: polygonId }, { headers });
+      expect(polygon.source?.altId).toBe("codec-polygon");
+      expect(polygon.source?.geometry?.kind.case).toBe("polygon");
+      expect(bits(coordinatesOf(polygon.source))).toEqual(bits([[shell]]));
 
-    const multi = await client.getSource({ id: multiId }, { headers });
-    expect(multi.source?.geometry?.kind.case).toBe("multiPolygon");
-    expect(bits(coordinatesOf(multi.source))).toEqual(
-      bits([[shell.map((v, i) => (i % 2 === 0 ? v + 5 : v))], [part2Shell, part2Hole]]),
-    );
+      const multi = await client.getSource({ id: multiId }, { headers });
+      expect(multi.source?.geometry?.kind.case).toBe("multiPolygon");
+      expect(bits(coordinatesOf(multi.source))).toEqual(
+        bits([[shell.map((v, i) => (i % 2 === 0 ? v + 5 : v))], [part2Shell, part2Hole]]),
+      );
 
-    const listed = await client.listSources({}, { headers });
-    expect(listed.sources.map((s) => s.altId).sort()).toEqual(["codec-multi", "codec-polygon"]);
-    for (const source of listed.sources) {
-      const expected = source.id === polygonId ? polygon.source : multi.source;
-      expect(bits(coordinatesOf(source))).toEqual(bits(coordinatesOf(expected)));
-      // Everything besides the geometry is there too.
-      expect(source.startAt?.seconds).toBe(1704067200n);
-      expect(source.accountId).toBe(`acct-codecs-${_name}`);
-    }
-  });
+      const listed = await client.listSources({}, { headers });
+      expect(listed.sources.map((s) => s.altId).sort()).toEqual(["codec-multi", "codec-polygon"]);
+      for (const source of listed.sources) {
+        const expected = source.id === polygonId ? polygon.source : multi.source;
+        expect(bits(coordinatesOf(source))).toEqual(bits(coordinatesOf(expected)));
+        // Everything besides the geometry is there too.
+        expect(source.startAt?.seconds).toBe(1704067200n);
+        expect(source.accountId).toBe(`acct-codecs-${_name}`);
+      }
+    },
+  );
 
   it("an independent gRPC client (grpc-js, binary) decodes the pre-encoded geometry", async () => {
     const token = headers.authorization.slice("Bearer ".length);

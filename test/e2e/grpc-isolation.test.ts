@@ -5,7 +5,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { grpc, LedgerGrpc, SERVICES, fieldViolations, sourceInput, uniqueAlt, type ServiceName } from "./grpc-support.js";
+import {
+  fieldViolations,
+  grpc,
+  LedgerGrpc,
+  SERVICES,
+  type ServiceName,
+  sourceInput,
+  uniqueAlt,
+} from "./grpc-support.js";
 
 let server: TestServer;
 let client: LedgerGrpc;
@@ -31,7 +39,12 @@ describe.each(SERVICES)("%s isolates accounts", (service) => {
   beforeAll(async () => {
     alice = await server.userToken(`acct-${tag}-alice`);
     bob = await server.userToken(`acct-${tag}-bob`);
-    const created = await client.ok(service, "CreateSources", { sources: [sourceInput("alice-1", { methodology: "iso" })] }, alice);
+    const created = await client.ok(
+      service,
+      "CreateSources",
+      { sources: [sourceInput("alice-1", { methodology: "iso" })] },
+      alice,
+    );
     aliceSource = created.sources[0];
   });
 
@@ -52,7 +65,9 @@ describe.each(SERVICES)("%s isolates accounts", (service) => {
       expect((await client.ok(service, "ListSources", { id: aliceSource.id }, bob)).sources).toEqual([]);
       expect((await client.ok(service, "ListSources", { alt_id: "alice-1" }, bob)).sources).toEqual([]);
     }
-    expect((await client.ok(service, "ListSources", {}, alice)).sources.map((s: Source) => s.id)).toEqual([aliceSource.id]);
+    expect((await client.ok(service, "ListSources", {}, alice)).sources.map((s: Source) => s.id)).toEqual([
+      aliceSource.id,
+    ]);
   });
 
   it("DeleteSource of another account's id or alt_id is NOT_FOUND and deletes nothing", async () => {
@@ -76,7 +91,9 @@ describe.each(SERVICES)("%s under concurrency", (service) => {
   it("20 concurrent CreateSources with one alt_id: exactly one OK, 19 ALREADY_EXISTS", async () => {
     const token = await server.userToken(`acct-race-${service}`);
     const outcomes = await Promise.all(
-      Array.from({ length: 20 }, () => client.call(service, "CreateSources", { sources: [sourceInput("contended")] }, token)),
+      Array.from({ length: 20 }, () =>
+        client.call(service, "CreateSources", { sources: [sourceInput("contended")] }, token),
+      ),
     );
     const codes = outcomes.map((o) => o.code);
     expect(codes.filter((c) => c === grpc.status.OK)).toHaveLength(1);
@@ -92,7 +109,9 @@ describe.each(SERVICES)("%s under concurrency", (service) => {
   it("concurrent creates of distinct alt_ids all succeed with distinct ids", async () => {
     const token = await server.userToken(`acct-parallel-${service}`);
     const outcomes = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => client.call(service, "CreateSources", { sources: [sourceInput(`p-${i}`), sourceInput(`q-${i}`)] }, token)),
+      Array.from({ length: 20 }, (_, i) =>
+        client.call(service, "CreateSources", { sources: [sourceInput(`p-${i}`), sourceInput(`q-${i}`)] }, token),
+      ),
     );
     expect(outcomes.map((o) => o.code)).toEqual(Array(20).fill(grpc.status.OK));
     const listed = (await client.ok(service, "ListSources", { limit: 1000 }, token)).sources;
@@ -113,30 +132,55 @@ describe("sandbox session cap", () => {
       // Keep the response small to read: only the count matters.
       expect(outcome.response.sources).toHaveLength(1000);
     }
-    const over = await client.call(service, "CreateSources", { sources: [sourceInput("cap-over-1"), sourceInput("cap-over-2")] }, token);
+    const over = await client.call(
+      service,
+      "CreateSources",
+      { sources: [sourceInput("cap-over-1"), sourceInput("cap-over-2")] },
+      token,
+    );
     expect(over.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(decodeURIComponent(over.details)).toContain("10000");
     expect((await client.ok(service, "ListSources", { limit: 10, offset: 9995 }, token)).sources).toHaveLength(5);
 
     // Deleting one makes room for exactly one.
     expect((await client.call(service, "DeleteSource", { alt_id: "cap-0-0" }, token)).code).toBe(grpc.status.OK);
-    expect((await client.call(service, "CreateSources", { sources: [sourceInput("cap-over-1"), sourceInput("cap-over-2")] }, token)).code).toBe(
-      grpc.status.RESOURCE_EXHAUSTED,
+    expect(
+      (
+        await client.call(
+          service,
+          "CreateSources",
+          { sources: [sourceInput("cap-over-1"), sourceInput("cap-over-2")] },
+          token,
+        )
+      ).code,
+    ).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect((await client.call(service, "CreateSources", { sources: [sourceInput("cap-over-1")] }, token)).code).toBe(
+      grpc.status.OK,
     );
-    expect((await client.call(service, "CreateSources", { sources: [sourceInput("cap-over-1")] }, token)).code).toBe(grpc.status.OK);
 
     // The cap is per account (per session), and production has none.
     const other = await server.userToken("acct-sandbox-cap-other");
-    expect((await client.call(service, "CreateSources", { sources: [sourceInput(uniqueAlt())] }, other)).code).toBe(grpc.status.OK);
-    expect((await client.call("SourceLedgerService", "CreateSources", { sources: [sourceInput(uniqueAlt())] }, token)).code).toBe(grpc.status.OK);
+    expect((await client.call(service, "CreateSources", { sources: [sourceInput(uniqueAlt())] }, other)).code).toBe(
+      grpc.status.OK,
+    );
+    expect(
+      (await client.call("SourceLedgerService", "CreateSources", { sources: [sourceInput(uniqueAlt())] }, token)).code,
+    ).toBe(grpc.status.OK);
   }, 60_000);
 });
 
 describe("one port", () => {
   it("answers REST on the gRPC port while a grpc-js channel is open, and both see the same data", async () => {
     const token = await server.userToken("acct-one-port");
-    const created = await client.ok("SourceLedgerService", "CreateSources", { sources: [sourceInput("one-port-1")] }, token);
-    expect(client.clients.SourceLedgerService.getChannel().getConnectivityState(false)).toBe(grpc.connectivityState.READY);
+    const created = await client.ok(
+      "SourceLedgerService",
+      "CreateSources",
+      { sources: [sourceInput("one-port-1")] },
+      token,
+    );
+    expect(client.clients.SourceLedgerService.getChannel().getConnectivityState(false)).toBe(
+      grpc.connectivityState.READY,
+    );
 
     const health = await fetch(`${server.baseUrl}/healthz`);
     expect(health.status).toBe(200);

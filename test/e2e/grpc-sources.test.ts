@@ -6,16 +6,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.js";
 import {
+  fieldViolations,
   grpc,
   LedgerGrpc,
   PRODUCTION_ID,
   SANDBOX_ID,
   SERVICES,
-  fieldViolations,
+  type ServiceName,
   sourceInput,
   ts,
   uniqueAlt,
-  type ServiceName,
 } from "./grpc-support.js";
 
 let server: TestServer;
@@ -64,10 +64,12 @@ describe.each(SERVICES)("%s over grpc-js", (service) => {
   it("creates a Polygon source with every field set and returns it typed, exactly as sent", async () => {
     const account = `acct-${tag}-full`;
     const token = await server.userToken(account);
+    // biome-ignore-start lint/correctness/noPrecisionLoss: digits past a double's precision, on purpose
     const coordinates = [
       12.345678901234567, -45.678901234567891, 12.355678901234567, -45.678901234567891, 12.355678901234567,
       -45.668901234567891, 12.345678901234567, -45.668901234567891, 12.345678901234567, -45.678901234567891,
     ];
+    // biome-ignore-end lint/correctness/noPrecisionLoss: -
     const before = Date.now();
     const [created] = await create(service, token, [
       {
@@ -123,8 +125,14 @@ describe.each(SERVICES)("%s over grpc-js", (service) => {
 
   it("takes created_by/updated_by from client_name, else from sub", async () => {
     const account = `acct-${tag}-actor`;
-    const named = await server.userToken(account, { [server.issuer.claim("client_name")]: "Named Client", sub: "sub-1" });
-    const unnamed = await server.userToken(account, { [server.issuer.claim("client_name")]: undefined, sub: "machine-7@clients" });
+    const named = await server.userToken(account, {
+      [server.issuer.claim("client_name")]: "Named Client",
+      sub: "sub-1",
+    });
+    const unnamed = await server.userToken(account, {
+      [server.issuer.claim("client_name")]: undefined,
+      sub: "machine-7@clients",
+    });
     const [a] = await create(service, named, [sourceInput("actor-a")]);
     const [b] = await create(service, unnamed, [sourceInput("actor-b")]);
     expect(a).toMatchObject({ account_id: account, created_by: "Named Client", updated_by: "Named Client" });
@@ -138,7 +146,11 @@ describe.each(SERVICES)("%s over grpc-js", (service) => {
     const hole = [30.02, 10.02, 30.02, 10.05, 30.05, 10.05, 30.05, 10.02, 30.02, 10.02];
     // Second part, counter-clockwise, starting at a different corner, with a consecutive duplicate.
     const part2 = [31.1, 11.1, 31.0, 11.1, 31.0, 11.1, 31.0, 11.0, 31.1, 11.0, 31.1, 11.1];
-    const geometry = { multi_polygon: { polygons: [{ rings: [{ coordinates: shell }, { coordinates: hole }] }, { rings: [{ coordinates: part2 }] }] } };
+    const geometry = {
+      multi_polygon: {
+        polygons: [{ rings: [{ coordinates: shell }, { coordinates: hole }] }, { rings: [{ coordinates: part2 }] }],
+      },
+    };
     const [created] = await create(service, token, [sourceInput("multi-1", { geometry })]);
     expect(created.geometry).toEqual({ kind: "multi_polygon", ...geometry });
     expect(created.geometry.polygon ?? null).toBeNull();
@@ -193,7 +205,11 @@ describe.each(SERVICES)("%s over grpc-js", (service) => {
   it("returns the records of one request in request order with distinct ids", async () => {
     const token = await server.userToken(`acct-${tag}-order`);
     const alts = Array.from({ length: 25 }, (_, i) => `order-${String(i).padStart(2, "0")}`);
-    const created = await create(service, token, alts.map((alt) => sourceInput(alt)));
+    const created = await create(
+      service,
+      token,
+      alts.map((alt) => sourceInput(alt)),
+    );
     expect(created.map((s) => s.alt_id)).toEqual(alts);
     expect(new Set(created.map((s) => s.id)).size).toBe(25);
     for (const s of created) expect(s.id).toMatch(ID_PATTERN[service]);
@@ -313,7 +329,11 @@ describe.each(SERVICES)("%s over grpc-js", (service) => {
 
   it("lists 100 records by default and at most 1000", async () => {
     const token = await server.userToken(`acct-${tag}-default-limit`);
-    await create(service, token, Array.from({ length: 105 }, (_, i) => sourceInput(`dl-${i}`)));
+    await create(
+      service,
+      token,
+      Array.from({ length: 105 }, (_, i) => sourceInput(`dl-${i}`)),
+    );
     expect(await list(service, token)).toHaveLength(100);
     expect(await list(service, token, { limit: 1000 })).toHaveLength(105);
     expect(await list(service, token, { offset: 100 })).toHaveLength(5);
@@ -336,7 +356,9 @@ describe.each(SERVICES)("%s over grpc-js", (service) => {
     const [first] = await create(service, token, [sourceInput("reuse-me")]);
     expect((await client.call(service, "DeleteSource", { alt_id: "reuse-me" }, token)).code).toBe(grpc.status.OK);
     expect((await client.call(service, "GetSource", { id: first.id }, token)).code).toBe(grpc.status.NOT_FOUND);
-    expect((await client.call(service, "DeleteSource", { alt_id: "reuse-me" }, token)).code).toBe(grpc.status.NOT_FOUND);
+    expect((await client.call(service, "DeleteSource", { alt_id: "reuse-me" }, token)).code).toBe(
+      grpc.status.NOT_FOUND,
+    );
     const [second] = await create(service, token, [sourceInput("reuse-me")]);
     expect(second.id).not.toBe(first.id);
     expect(second.alt_id).toBe("reuse-me");
@@ -366,7 +388,9 @@ describe.each(SERVICES)("%s over grpc-js", (service) => {
       expect(get.details).toContain(id);
       expect((await client.call(service, "DeleteSource", { id }, token)).code).toBe(grpc.status.NOT_FOUND);
     }
-    expect((await client.call(service, "DeleteSource", { alt_id: "never-created" }, token)).code).toBe(grpc.status.NOT_FOUND);
+    expect((await client.call(service, "DeleteSource", { alt_id: "never-created" }, token)).code).toBe(
+      grpc.status.NOT_FOUND,
+    );
   });
 });
 
@@ -389,17 +413,29 @@ describe("production and sandbox never resolve each other's ids", () => {
     expect((await list("SourceLedgerService", token)).map((s) => s.id)).toEqual([prod.id]);
     expect((await list("SandboxSourceLedgerService", token)).map((s) => s.id)).toEqual([sbx.id]);
     // Deleting by alt_id in the sandbox leaves production alone.
-    expect((await client.call("SandboxSourceLedgerService", "DeleteSource", { alt_id: "same-alt" }, token)).code).toBe(grpc.status.OK);
-    expect((await client.ok<{ source: Source }>("SourceLedgerService", "GetSource", { id: prod.id }, token)).source.id).toBe(prod.id);
+    expect((await client.call("SandboxSourceLedgerService", "DeleteSource", { alt_id: "same-alt" }, token)).code).toBe(
+      grpc.status.OK,
+    );
+    expect(
+      (await client.ok<{ source: Source }>("SourceLedgerService", "GetSource", { id: prod.id }, token)).source.id,
+    ).toBe(prod.id);
   });
 
   it("production rejects the sandbox-only id and alt_id list filters; the sandbox applies them", async () => {
     const token = await server.userToken("acct-sandbox-filters");
     const prod = await client.call("SourceLedgerService", "ListSources", { id: "x", alt_id: "y" }, token);
     expect(prod.code).toBe(grpc.status.INVALID_ARGUMENT);
-    expect(fieldViolations(prod).map((v) => v.field).sort()).toEqual(["alt_id", "id"]);
+    expect(
+      fieldViolations(prod)
+        .map((v) => v.field)
+        .sort(),
+    ).toEqual(["alt_id", "id"]);
 
-    const created = await create("SandboxSourceLedgerService", token, [sourceInput("sf-1"), sourceInput("sf-2"), sourceInput("sf-3")]);
+    const created = await create("SandboxSourceLedgerService", token, [
+      sourceInput("sf-1"),
+      sourceInput("sf-2"),
+      sourceInput("sf-3"),
+    ]);
     const byId = await list("SandboxSourceLedgerService", token, { id: created[1].id });
     expect(byId.map((s) => s.alt_id)).toEqual(["sf-2"]);
     const byAlt = await list("SandboxSourceLedgerService", token, { alt_id: "sf-3" });
@@ -418,15 +454,21 @@ describe.each(SERVICES)("%s admin behaviour", (service) => {
 
   beforeAll(async () => {
     admin = await server.adminToken();
-    [a] = await create(service, await server.userToken(accountA), [sourceInput("shared-alt", { methodology: "admin-test" })]);
-    [b] = await create(service, await server.userToken(accountB), [sourceInput("shared-alt", { methodology: "admin-test" })]);
+    [a] = await create(service, await server.userToken(accountA), [
+      sourceInput("shared-alt", { methodology: "admin-test" }),
+    ]);
+    [b] = await create(service, await server.userToken(accountB), [
+      sourceInput("shared-alt", { methodology: "admin-test" }),
+    ]);
   });
 
   it("lists across accounts, or one account with account_id", async () => {
     const everything = await list(service, admin, { methodology: "admin-test", limit: 1000 });
     // Two accounts' sources may share a millisecond; then the id decides (random UUIDs in the sandbox).
     expect(everything.map((s) => s.id)).toEqual([a, b].sort(compareListOrder).map((s) => s.id));
-    expect((await list(service, admin, { methodology: "admin-test", account_id: accountB })).map((s) => s.id)).toEqual([b.id]);
+    expect((await list(service, admin, { methodology: "admin-test", account_id: accountB })).map((s) => s.id)).toEqual([
+      b.id,
+    ]);
     expect(await list(service, admin, { account_id: "acct-nobody" })).toEqual([]);
   });
 
@@ -439,7 +481,9 @@ describe.each(SERVICES)("%s admin behaviour", (service) => {
     const [created] = await create(service, admin, [sourceInput("made-by-admin")], { account_id: accountA });
     expect(created).toMatchObject({ account_id: accountA, created_by: "Admin", updated_by: "Admin" });
     const owner = await server.userToken(accountA);
-    expect((await client.ok<{ source: Source }>(service, "GetSource", { id: created.id }, owner)).source.id).toBe(created.id);
+    expect((await client.ok<{ source: Source }>(service, "GetSource", { id: created.id }, owner)).source.id).toBe(
+      created.id,
+    );
   });
 
   it("without an account claim, must name the account on create (INVALID_ARGUMENT on account_id)", async () => {
@@ -461,7 +505,9 @@ describe.each(SERVICES)("%s admin behaviour", (service) => {
 
     const [victim] = await create(service, await server.userToken(accountA), [sourceInput("admin-deletes-me")]);
     const [survivor] = await create(service, await server.userToken(accountB), [sourceInput("admin-deletes-me")]);
-    expect((await client.call(service, "DeleteSource", { alt_id: "admin-deletes-me", account_id: accountA }, admin)).code).toBe(grpc.status.OK);
+    expect(
+      (await client.call(service, "DeleteSource", { alt_id: "admin-deletes-me", account_id: accountA }, admin)).code,
+    ).toBe(grpc.status.OK);
     expect((await client.call(service, "GetSource", { id: victim.id }, admin)).code).toBe(grpc.status.NOT_FOUND);
     expect((await client.call(service, "GetSource", { id: survivor.id }, admin)).code).toBe(grpc.status.OK);
   });
@@ -469,7 +515,9 @@ describe.each(SERVICES)("%s admin behaviour", (service) => {
   it("deletes any account's source by id", async () => {
     const [victim] = await create(service, await server.userToken(accountB), [sourceInput(uniqueAlt())]);
     expect((await client.call(service, "DeleteSource", { id: victim.id }, admin)).code).toBe(grpc.status.OK);
-    expect((await client.call(service, "GetSource", { id: victim.id }, await server.userToken(accountB))).code).toBe(grpc.status.NOT_FOUND);
+    expect((await client.call(service, "GetSource", { id: victim.id }, await server.userToken(accountB))).code).toBe(
+      grpc.status.NOT_FOUND,
+    );
   });
 
   it("refuses account_id from a non-admin on every method that has it", async () => {
@@ -482,7 +530,10 @@ describe.each(SERVICES)("%s admin behaviour", (service) => {
     for (const [method, request] of calls) {
       const outcome = await client.call(service, method, request, user);
       expect(outcome.code, method).toBe(grpc.status.INVALID_ARGUMENT);
-      expect(fieldViolations(outcome).map((v) => v.field), method).toEqual(["account_id"]);
+      expect(
+        fieldViolations(outcome).map((v) => v.field),
+        method,
+      ).toEqual(["account_id"]);
     }
     // Nothing was deleted.
     expect((await client.call(service, "GetSource", { id: b.id }, admin)).code).toBe(grpc.status.OK);

@@ -5,10 +5,10 @@
  * builders in proto-loader's plain-object form.
  */
 import { fileURLToPath } from "node:url";
-import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
 import { fromBinary } from "@bufbuild/protobuf";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
 import { BadRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 
 export const PROTO_ROOT = fileURLToPath(new URL("../../proto", import.meta.url));
@@ -52,17 +52,27 @@ export class LedgerGrpc {
       SandboxSourceLedgerService: undefined as unknown as grpc.Client,
     };
     const channel = this.clients.SourceLedgerService.getChannel();
-    this.clients.SandboxSourceLedgerService = new loaded.sourceledger.v2.SandboxSourceLedgerService(address, credentials, {
-      channelOverride: channel,
-    });
+    this.clients.SandboxSourceLedgerService = new loaded.sourceledger.v2.SandboxSourceLedgerService(
+      address,
+      credentials,
+      {
+        channelOverride: channel,
+      },
+    );
   }
 
   /** A unary call that never rejects: the outcome carries status, response, headers and trailers. */
-  call<T = any>(service: ServiceName, method: MethodName, request: object, token?: string | null, extra?: Record<string, string>): Promise<UnaryOutcome<T>> {
+  call<T = any>(
+    service: ServiceName,
+    method: MethodName,
+    request: object,
+    token?: string | null,
+    extra?: Record<string, string>,
+  ): Promise<UnaryOutcome<T>> {
     const metadata = new grpc.Metadata();
     if (token) metadata.add("authorization", `Bearer ${token}`);
     for (const [key, value] of Object.entries(extra ?? {})) metadata.add(key, value);
-    const client = this.clients[service] as unknown as Record<string, Function>;
+    const client = this.clients[service] as unknown as Record<string, (...args: any[]) => any>;
     return new Promise((resolve) => {
       let headers: grpc.Metadata | undefined;
       let response: T | undefined;
@@ -161,7 +171,10 @@ export function fieldViolations(outcome: UnaryOutcome): { field: string; descrip
 }
 
 /** One metadata value from trailers or headers, with where it was found. */
-export function metadataValue(outcome: UnaryOutcome, key: string): { in: "trailers" | "headers"; value: string } | undefined {
+export function metadataValue(
+  outcome: UnaryOutcome,
+  key: string,
+): { in: "trailers" | "headers"; value: string } | undefined {
   const inTrailers = outcome.trailers.get(key)[0];
   if (inTrailers !== undefined) return { in: "trailers", value: String(inTrailers) };
   const inHeaders = outcome.headers?.get(key)[0];

@@ -4,22 +4,23 @@
  * two ways: Connect's gRPC client (`findDetails`) and grpc-js with the `grpc-status-details-bin`
  * trailer decoded by hand; both must agree. Also ALREADY_EXISTS and all-or-nothing.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+
+import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BadRequestSchema, SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import {
+  fieldViolations,
   grpc,
   LedgerGrpc,
-  SERVICES,
-  fieldViolations,
   polygonGeometry,
+  SERVICES,
+  type ServiceName,
   sourceInput,
   statusDetails,
   ts,
   uniqueAlt,
-  type ServiceName,
 } from "./grpc-support.js";
 
 let server: TestServer;
@@ -51,7 +52,9 @@ const polygon = (...rings: number[][]) => ({ polygon: { rings: rings.map((c) => 
 
 describe.each(SERVICES)("%s: INVALID_ARGUMENT with BadRequest field paths", (service) => {
   it("an unclosed ring → sources[0].geometry.polygon.rings[0]", async () => {
-    const violations = await rejected(service, [sourceInput(uniqueAlt(), { geometry: polygon([0, 0, 1, 0, 1, 1, 0, 1, 0, 0.5]) })]);
+    const violations = await rejected(service, [
+      sourceInput(uniqueAlt(), { geometry: polygon([0, 0, 1, 0, 1, 1, 0, 1, 0, 0.5]) }),
+    ]);
     expect(fields(violations)).toEqual(["sources[0].geometry.polygon.rings[0]"]);
     expect(violations[0].description).toMatch(/not closed/);
     expect(violations[0].pointer).toBe("/sources/0/geometry/polygon/rings/0");
@@ -71,14 +74,19 @@ describe.each(SERVICES)("%s: INVALID_ARGUMENT with BadRequest field paths", (ser
   });
 
   it("an odd number of packed coordinates → the ring, with a description mentioning odd", async () => {
-    const violations = await rejected(service, [sourceInput(uniqueAlt(), { geometry: polygon([0, 0, 1, 0, 1, 1, 0, 1, 0, 0, 7]) })]);
+    const violations = await rejected(service, [
+      sourceInput(uniqueAlt(), { geometry: polygon([0, 0, 1, 0, 1, 1, 0, 1, 0, 0, 7]) }),
+    ]);
     expect(fields(violations)).toEqual(["sources[0].geometry.polygon.rings[0]"]);
     expect(violations[0].description).toMatch(/odd/);
     expect(violations[0].description).toContain("11");
   });
 
   it("a missing start_at on the second source → sources[1].start_at only", async () => {
-    const violations = await rejected(service, [sourceInput(uniqueAlt()), sourceInput(uniqueAlt(), { start_at: null })]);
+    const violations = await rejected(service, [
+      sourceInput(uniqueAlt()),
+      sourceInput(uniqueAlt(), { start_at: null }),
+    ]);
     expect(fields(violations)).toEqual(["sources[1].start_at"]);
     expect(violations[0].description).toBe("start_at is required");
   });
@@ -115,7 +123,11 @@ describe.each(SERVICES)("%s: INVALID_ARGUMENT with BadRequest field paths", (ser
     ["year 999", "sources[0].outcome_reporting_year", { outcome_reporting_year: 999 }],
     ["year 10000", "sources[0].outcome_reporting_year", { outcome_reporting_year: 10000 }],
     ["year 0 explicitly set", "sources[0].outcome_reporting_year", { outcome_reporting_year: 0 }],
-    ["repeated attribute_type", "sources[0].attribute_type[1]", { attribute_type: ["ATTRIBUTE_TYPE_CI_SCORE", "ATTRIBUTE_TYPE_CI_SCORE"] }],
+    [
+      "repeated attribute_type",
+      "sources[0].attribute_type[1]",
+      { attribute_type: ["ATTRIBUTE_TYPE_CI_SCORE", "ATTRIBUTE_TYPE_CI_SCORE"] },
+    ],
     ["missing geometry", "sources[0].geometry", { geometry: null }],
     ["geometry with no kind", "sources[0].geometry", { geometry: {} }],
     ["missing end_at", "sources[0].end_at", { end_at: null }],
@@ -133,7 +145,13 @@ describe.each(SERVICES)("%s: INVALID_ARGUMENT with BadRequest field paths", (ser
     const cases: [object, [string, RegExp][]][] = [
       [polygon([0, 0, 181, 0, 1, 1, 0, 0]), [[`${R0}.coordinates[2]`, /out of range/]]],
       [polygon([0, 0, 1, 91, 1, 1, 0, 0]), [[`${R0}.coordinates[2]`, /out of range/]]],
-      [polygon([0, 0, 1, 0, 0, 0]), [[R0, /has 3 positions; a ring needs at least 4/], [R0, /only 2 distinct vertices/]]],
+      [
+        polygon([0, 0, 1, 0, 0, 0]),
+        [
+          [R0, /has 3 positions; a ring needs at least 4/],
+          [R0, /only 2 distinct vertices/],
+        ],
+      ],
       [polygon([0, 0, 1, 0, 1, 0, 0, 0]), [[R0, /only 2 distinct vertices/]]],
       [{ polygon: { rings: [] } }, [["sources[0].geometry.polygon", /no rings/]]],
       [{ multi_polygon: { polygons: [] } }, [["sources[0].geometry.multi_polygon", /no polygons/]]],
@@ -147,7 +165,9 @@ describe.each(SERVICES)("%s: INVALID_ARGUMENT with BadRequest field paths", (ser
     }
 
     // Topology: the path names at least the geometry.
-    const bowtie = await rejected(service, [sourceInput(uniqueAlt(), { geometry: polygon([0, 0, 1, 1, 1, 0, 0, 1, 0, 0]) })]);
+    const bowtie = await rejected(service, [
+      sourceInput(uniqueAlt(), { geometry: polygon([0, 0, 1, 1, 1, 0, 0, 1, 0, 0]) }),
+    ]);
     expect(bowtie).toHaveLength(1);
     expect(bowtie[0].field.startsWith("sources[0].geometry.polygon")).toBe(true);
     expect(bowtie[0].description).toMatch(/self-intersect/i);
@@ -171,7 +191,11 @@ describe.each(SERVICES)("%s: INVALID_ARGUMENT with BadRequest field paths", (ser
 
   it("lists every violation of every source at once", async () => {
     const violations = await rejected(service, [
-      sourceInput("", { outcome_reporting_year: 5, source_type: 42, geometry: polygon([0, 0, 1, 0, 1, 1, 0, 1, 0, 0.5]) }),
+      sourceInput("", {
+        outcome_reporting_year: 5,
+        source_type: 42,
+        geometry: polygon([0, 0, 1, 0, 1, 1, 0, 1, 0, 0.5]),
+      }),
       sourceInput(uniqueAlt()),
       sourceInput(uniqueAlt(), { start_at: null, end_at: null, tags: [""] }),
     ]);
@@ -209,7 +233,11 @@ describe.each(SERVICES)("%s: INVALID_ARGUMENT with BadRequest field paths", (ser
   it("stores nothing when one source of many is invalid", async () => {
     const account = `acct-${service}-atomic`;
     const token = await server.userToken(account);
-    await rejected(service, [sourceInput("ok-1"), sourceInput("ok-2"), sourceInput("bad", { end_at: ts("2000-01-01T00:00:00Z") })], account);
+    await rejected(
+      service,
+      [sourceInput("ok-1"), sourceInput("ok-2"), sourceInput("bad", { end_at: ts("2000-01-01T00:00:00Z") })],
+      account,
+    );
     expect((await client.ok(service, "ListSources", {}, token)).sources).toEqual([]);
   });
 
@@ -217,7 +245,12 @@ describe.each(SERVICES)("%s: INVALID_ARGUMENT with BadRequest field paths", (ser
     const account = `acct-${service}-taken`;
     const token = await server.userToken(account);
     const [first] = (await client.ok(service, "CreateSources", { sources: [sourceInput("taken-1")] }, token)).sources;
-    const outcome = await client.call(service, "CreateSources", { sources: [sourceInput("fresh-1"), sourceInput("taken-1"), sourceInput("fresh-2")] }, token);
+    const outcome = await client.call(
+      service,
+      "CreateSources",
+      { sources: [sourceInput("fresh-1"), sourceInput("taken-1"), sourceInput("fresh-2")] },
+      token,
+    );
     expect(outcome.code).toBe(grpc.status.ALREADY_EXISTS);
     const violations = fieldViolations(outcome);
     expect(fields(violations)).toEqual(["sources[1].alt_id"]);
@@ -226,7 +259,9 @@ describe.each(SERVICES)("%s: INVALID_ARGUMENT with BadRequest field paths", (ser
     expect(listed.map((s: { id: string }) => s.id)).toEqual([first.id]);
     // Another account may use the same alt_id.
     const other = await server.userToken(`${account}-other`);
-    expect((await client.call(service, "CreateSources", { sources: [sourceInput("taken-1")] }, other)).code).toBe(grpc.status.OK);
+    expect((await client.call(service, "CreateSources", { sources: [sourceInput("taken-1")] }, other)).code).toBe(
+      grpc.status.OK,
+    );
   });
 
   it("the status details trailer is a google.rpc.Status whose code and message match the call", async () => {
@@ -246,7 +281,10 @@ describe("Connect's clients read the same BadRequest", () => {
 
   beforeAll(() => {
     grpcClient = createClient(SourceLedgerService, createGrpcTransport({ baseUrl: server.baseUrl })); // gRPC is always HTTP/2 (h2c here)
-    connectClient = createClient(SourceLedgerService, createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" }));
+    connectClient = createClient(
+      SourceLedgerService,
+      createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1" }),
+    );
   });
 
   const closed = [0, 0, 0.01, 0, 0.01, 0.01, 0, 0.01, 0, 0];
@@ -272,7 +310,11 @@ describe("Connect's clients read the same BadRequest", () => {
     const headers = { authorization: `Bearer ${token}` };
     const request = {
       sources: [
-        input("p-1", { geometry: { kind: { case: "polygon" as const, value: { rings: [{ coordinates: [0, 0, 1, 0, 1, 1, 0, 1, 0, 0.5] }] } } } }),
+        input("p-1", {
+          geometry: {
+            kind: { case: "polygon" as const, value: { rings: [{ coordinates: [0, 0, 1, 0, 1, 1, 0, 1, 0, 0.5] }] } },
+          },
+        }),
         input("p-2", { startAt: undefined }),
         input("p-1"),
         input("p-4", { sourceType: 99, attributeType: [3, 99] }),
@@ -290,13 +332,19 @@ describe("Connect's clients read the same BadRequest", () => {
     expect(viaGrpc.code).toBe(Code.InvalidArgument);
     const grpcDetails = viaGrpc.findDetails(BadRequestSchema);
     expect(grpcDetails).toHaveLength(1);
-    const grpcViolations = grpcDetails[0].fieldViolations.map(({ field, description, pointer }) => ({ field, description, pointer }));
+    const grpcViolations = grpcDetails[0].fieldViolations.map(({ field, description, pointer }) => ({
+      field,
+      description,
+      pointer,
+    }));
     expect(grpcViolations.map((v) => v.field).sort()).toEqual([...expected].sort());
 
     const viaConnect = await error(connectClient.createSources(request, { headers }));
     expect(viaConnect.code).toBe(Code.InvalidArgument);
     expect(viaConnect.rawMessage).toBe(viaGrpc.rawMessage);
-    const connectViolations = viaConnect.findDetails(BadRequestSchema)[0].fieldViolations.map(({ field, description, pointer }) => ({ field, description, pointer }));
+    const connectViolations = viaConnect
+      .findDetails(BadRequestSchema)[0]
+      .fieldViolations.map(({ field, description, pointer }) => ({ field, description, pointer }));
     expect(connectViolations).toEqual(grpcViolations);
 
     const viaGrpcJs = await client.call(
@@ -321,7 +369,9 @@ describe("Connect's clients read the same BadRequest", () => {
     await connectClient.createSources({ sources: [input("dup")] }, { headers });
     const viaConnect = await error(connectClient.createSources({ sources: [input("dup")] }, { headers }));
     expect(viaConnect.code).toBe(Code.AlreadyExists);
-    expect(viaConnect.findDetails(BadRequestSchema)[0].fieldViolations.map((v) => v.field)).toEqual(["sources[0].alt_id"]);
+    expect(viaConnect.findDetails(BadRequestSchema)[0].fieldViolations.map((v) => v.field)).toEqual([
+      "sources[0].alt_id",
+    ]);
     const viaGrpc = await error(grpcClient.createSources({ sources: [input("dup")] }, { headers }));
     expect(viaGrpc.code).toBe(Code.AlreadyExists);
     expect(viaGrpc.findDetails(BadRequestSchema)[0].fieldViolations.map((v) => v.field)).toEqual(["sources[0].alt_id"]);
@@ -332,7 +382,12 @@ describe("Connect's clients read the same BadRequest", () => {
 it("a valid control source is accepted in both services", async () => {
   const token = await server.userToken("acct-control");
   for (const service of SERVICES) {
-    const outcome = await client.call(service, "CreateSources", { sources: [sourceInput(uniqueAlt(), { geometry: polygonGeometry(5, 5) })] }, token);
+    const outcome = await client.call(
+      service,
+      "CreateSources",
+      { sources: [sourceInput(uniqueAlt(), { geometry: polygonGeometry(5, 5) })] },
+      token,
+    );
     expect(outcome.code).toBe(grpc.status.OK);
   }
 });

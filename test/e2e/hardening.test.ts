@@ -22,11 +22,19 @@ describe("hardening against hostile input", () => {
   const deep = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
 
   it("a value nested 20,000 deep is a 422 with a bounded message (and a 401 first without a token)", async () => {
-    const body = `{"alt_id":"deep","start_at":${deep(20_000)},"end_at":"2025-01-01T00:00:00Z","source_type":${deep(20_000)},` +
+    const body =
+      `{"alt_id":"deep","start_at":${deep(20_000)},"end_at":"2025-01-01T00:00:00Z","source_type":${deep(20_000)},` +
       `"geometry":{"type":"Polygon","coordinates":[[${deep(20_000)}]]}}`;
-    const anonymous = await server.request("POST", "/sources", { body, headers: { "content-type": "application/json" } });
+    const anonymous = await server.request("POST", "/sources", {
+      body,
+      headers: { "content-type": "application/json" },
+    });
     expect(anonymous.status).toBe(401);
-    const response = await server.request("POST", "/sources", { token, body, headers: { "content-type": "application/json" } });
+    const response = await server.request("POST", "/sources", {
+      token,
+      body,
+      headers: { "content-type": "application/json" },
+    });
     expect(response.status).toBe(422);
     const problem = (await response.json()) as { errors: { pointer: string; detail: string }[] };
     const pointers = problem.errors.map((e) => e.pointer);
@@ -39,21 +47,32 @@ describe("hardening against hostile input", () => {
     const response = await server.request("GET", "/sources/%E0%A4%A", { token });
     expect(response.status).toBe(400);
     expect(response.headers.get("content-type")).toContain("application/problem+json");
-    expect(await response.json()).toMatchObject({ status: 400, code: "invalid_argument", detail: "the request URL is malformed" });
+    expect(await response.json()).toMatchObject({
+      status: 400,
+      code: "invalid_argument",
+      detail: "the request URL is malformed",
+    });
   });
 
   it("a malformed percent-escape in a query parameter is a 422 pointing at it", async () => {
     const response = await server.request("GET", "/sources?methodology=%E0%A4%A&limit=5", { token });
     expect(response.status).toBe(422);
     const problem = (await response.json()) as { errors: { pointer: string; detail: string }[] };
-    expect(problem.errors).toEqual([{ pointer: "/query/methodology", detail: "methodology has a malformed percent-encoding" }]);
+    expect(problem.errors).toEqual([
+      { pointer: "/query/methodology", detail: "methodology has a malformed percent-encoding" },
+    ]);
   });
 
   it("a REST answer lists at most 1,000 violations, then says how many more", async () => {
     const ring = Array.from({ length: 1_500 }, (_, i) => [200 + i, 0]);
     const response = await server.request("POST", "/sources", {
       token,
-      json: { alt_id: "many", start_at: "2024-01-01T00:00:00Z", end_at: "2025-01-01T00:00:00Z", geometry: { type: "Polygon", coordinates: [ring] } },
+      json: {
+        alt_id: "many",
+        start_at: "2024-01-01T00:00:00Z",
+        end_at: "2025-01-01T00:00:00Z",
+        geometry: { type: "Polygon", coordinates: [ring] },
+      },
     });
     expect(response.status).toBe(422);
     const problem = (await response.json()) as { errors: { pointer: string; detail: string }[] };
@@ -63,7 +82,9 @@ describe("hardening against hostile input", () => {
 
   it("over gRPC, a re-sent batch of 1,000 sources is ALREADY_EXISTS with a bounded detail (not a broken stream)", async () => {
     const sources = Array.from({ length: 1_000 }, (_, i) =>
-      sourceInput(uniqueAlt("dup"), { geometry: polygonGeometry(-60 + (i % 100) * 0.02, -50 + Math.floor(i / 100) * 0.02, 0.01) }),
+      sourceInput(uniqueAlt("dup"), {
+        geometry: polygonGeometry(-60 + (i % 100) * 0.02, -50 + Math.floor(i / 100) * 0.02, 0.01),
+      }),
     );
     const first = await grpcClient.call("SourceLedgerService", "CreateSources", { sources }, token);
     expect(first.code).toBe(0);
@@ -107,7 +128,10 @@ describe("hardening against hostile input", () => {
       });
       expect(response.status).toBe(201);
     }
-    const over = await server.request("POST", "/sandbox/sources", { token: own, json: { type: "FeatureCollection", features: [feature(20)] } });
+    const over = await server.request("POST", "/sandbox/sources", {
+      token: own,
+      json: { type: "FeatureCollection", features: [feature(20)] },
+    });
     expect(over.status).toBe(429);
     expect(await over.json()).toMatchObject({ code: "resource_exhausted" });
     const listed = await server.request("GET", "/sandbox/sources?limit=1000", { token: own });

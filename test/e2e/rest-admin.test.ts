@@ -6,17 +6,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.js";
 import {
-  ENVIRONMENTS,
   altIds,
   createOk,
+  ENVIRONMENTS,
   expectJson,
   expectProblem,
   expectViolation,
   flat,
   list,
   pathOf,
-  unique,
   type SourceRecord,
+  unique,
 } from "./rest-support.js";
 
 let server: TestServer;
@@ -43,10 +43,48 @@ describe.each(ENVIRONMENTS)("%s", (env) => {
   let b1: SourceRecord;
 
   beforeAll(async () => {
-    [a1, a2] = await createOk(server, tokenA, { type: "FeatureCollection", features: [
-      { type: "Feature", id: unique("a1"), geometry: { type: "Polygon", coordinates: [[[0, 0], [1, 0], [1, 1], [0, 0]]] }, properties: { start_at: "2024-01-01T00:00:00Z", end_at: "2025-01-01T00:00:00Z" } },
-      { type: "Feature", id: unique("a2"), geometry: { type: "Polygon", coordinates: [[[2, 0], [3, 0], [3, 1], [2, 0]]] }, properties: { start_at: "2024-01-01T00:00:00Z", end_at: "2025-01-01T00:00:00Z" } },
-    ] }, env);
+    [a1, a2] = await createOk(
+      server,
+      tokenA,
+      {
+        type: "FeatureCollection",
+        features: [
+          {
+            type: "Feature",
+            id: unique("a1"),
+            geometry: {
+              type: "Polygon",
+              coordinates: [
+                [
+                  [0, 0],
+                  [1, 0],
+                  [1, 1],
+                  [0, 0],
+                ],
+              ],
+            },
+            properties: { start_at: "2024-01-01T00:00:00Z", end_at: "2025-01-01T00:00:00Z" },
+          },
+          {
+            type: "Feature",
+            id: unique("a2"),
+            geometry: {
+              type: "Polygon",
+              coordinates: [
+                [
+                  [2, 0],
+                  [3, 0],
+                  [3, 1],
+                  [2, 0],
+                ],
+              ],
+            },
+            properties: { start_at: "2024-01-01T00:00:00Z", end_at: "2025-01-01T00:00:00Z" },
+          },
+        ],
+      },
+      env,
+    );
     [b1] = await createOk(server, tokenB, flat(unique("b1")), env);
   });
 
@@ -80,7 +118,9 @@ describe.each(ENVIRONMENTS)("%s", (env) => {
     expect(record.account_id).toBe(B);
     expect(record.created_by).toBe("Admin");
     expect(record.updated_by).toBe("Admin");
-    expect(await expectJson(await server.request("GET", pathOf(env, `/${record.id}`), { token: tokenB }), 200)).toEqual(record);
+    expect(await expectJson(await server.request("GET", pathOf(env, `/${record.id}`), { token: tokenB }), 200)).toEqual(
+      record,
+    );
     await expectProblem(await server.request("GET", pathOf(env, `/${record.id}`), { token: tokenA }), 404, "not_found");
   });
 
@@ -94,8 +134,16 @@ describe.each(ENVIRONMENTS)("%s", (env) => {
   });
 
   it("an empty ?account_id= is refused", async () => {
-    await expectViolation(await server.request("POST", pathOf(env, "?account_id="), { token: admin, json: flat(unique("x")) }), "/query/account_id", "must not be empty");
-    await expectViolation(await server.request("GET", pathOf(env, "?account_id="), { token: admin }), "/query/account_id", "must not be empty");
+    await expectViolation(
+      await server.request("POST", pathOf(env, "?account_id="), { token: admin, json: flat(unique("x")) }),
+      "/query/account_id",
+      "must not be empty",
+    );
+    await expectViolation(
+      await server.request("GET", pathOf(env, "?account_id="), { token: admin }),
+      "/query/account_id",
+      "must not be empty",
+    );
   });
 
   it("an admin reads and deletes any account's source by id", async () => {
@@ -111,9 +159,15 @@ describe.each(ENVIRONMENTS)("%s", (env) => {
   it("an admin deleting by alt_id must name the account", async () => {
     const [victim] = await createOk(server, tokenA, flat(unique("a-alt-victim")), env);
     const path = pathOf(env, `?alt_id=${encodeURIComponent(victim.alt_id)}`);
-    await expectViolation(await server.request("DELETE", path, { token: admin }), "/query/account_id", "must name the account with account_id");
+    await expectViolation(
+      await server.request("DELETE", path, { token: admin }),
+      "/query/account_id",
+      "must name the account with account_id",
+    );
     // Still there.
-    expect(await expectJson(await server.request("GET", pathOf(env, `/${victim.id}`), { token: tokenA }), 200)).toEqual(victim);
+    expect(await expectJson(await server.request("GET", pathOf(env, `/${victim.id}`), { token: tokenA }), 200)).toEqual(
+      victim,
+    );
     // The wrong account: 404, and still there.
     await expectProblem(await server.request("DELETE", `${path}&account_id=${B}`, { token: admin }), 404, "not_found");
     const res = await server.request("DELETE", `${path}&account_id=${A}`, { token: admin });
@@ -125,24 +179,35 @@ describe.each(ENVIRONMENTS)("%s", (env) => {
   it("a non-admin passing account_id → 422 on every call that takes it, even naming its own account", async () => {
     for (const account of [A, B]) {
       await expectViolation(
-        await server.request("POST", pathOf(env, `?account_id=${account}`), { token: tokenA, json: flat(unique("na")) }),
+        await server.request("POST", pathOf(env, `?account_id=${account}`), {
+          token: tokenA,
+          json: flat(unique("na")),
+        }),
         "/query/account_id",
         "account_id is accepted only from admin tokens",
       );
-      await expectViolation(await server.request("GET", pathOf(env, `?account_id=${account}`), { token: tokenA }), "/query/account_id", "only from admin tokens");
+      await expectViolation(
+        await server.request("GET", pathOf(env, `?account_id=${account}`), { token: tokenA }),
+        "/query/account_id",
+        "only from admin tokens",
+      );
       await expectViolation(
         await server.request("DELETE", pathOf(env, `/${a1.id}?account_id=${account}`), { token: tokenA }),
         "/query/account_id",
         "only from admin tokens",
       );
       await expectViolation(
-        await server.request("DELETE", pathOf(env, `?alt_id=${encodeURIComponent(a1.alt_id)}&account_id=${account}`), { token: tokenA }),
+        await server.request("DELETE", pathOf(env, `?alt_id=${encodeURIComponent(a1.alt_id)}&account_id=${account}`), {
+          token: tokenA,
+        }),
         "/query/account_id",
         "only from admin tokens",
       );
     }
     // Nothing was created or deleted.
-    expect(altIds(await list(server, tokenA, "limit=1000", env))).toEqual(expect.arrayContaining([a1.alt_id, a2.alt_id]));
+    expect(altIds(await list(server, tokenA, "limit=1000", env))).toEqual(
+      expect.arrayContaining([a1.alt_id, a2.alt_id]),
+    );
     expect((await list(server, tokenA, "limit=1000", env)).some((r) => r.alt_id.startsWith("na-"))).toBe(false);
   });
 });

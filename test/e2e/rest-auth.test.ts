@@ -5,16 +5,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.js";
 import {
-  ENVIRONMENTS,
   createOk,
+  ENVIRONMENTS,
+  type Environment,
   expectJson,
   expectProblem,
   flat,
   list,
   pathOf,
-  unique,
-  type Environment,
   type SourceRecord,
+  unique,
 } from "./rest-support.js";
 
 type Scope = "read:sources" | "write:sources" | "delete:sources";
@@ -36,10 +36,21 @@ const target: Partial<Record<Environment, Targets>> = {};
 function endpoints(env: Environment): Endpoint[] {
   const { byId, byAlt } = target[env] as Targets;
   return [
-    { name: `POST ${pathOf(env)}`, method: "POST", path: pathOf(env), scope: "write:sources", json: flat(unique("auth-new")) },
+    {
+      name: `POST ${pathOf(env)}`,
+      method: "POST",
+      path: pathOf(env),
+      scope: "write:sources",
+      json: flat(unique("auth-new")),
+    },
     { name: `GET ${pathOf(env)}`, method: "GET", path: pathOf(env), scope: "read:sources" },
     { name: `GET ${pathOf(env, "/{id}")}`, method: "GET", path: pathOf(env, `/${byId.id}`), scope: "read:sources" },
-    { name: `DELETE ${pathOf(env, "/{id}")}`, method: "DELETE", path: pathOf(env, `/${byId.id}`), scope: "delete:sources" },
+    {
+      name: `DELETE ${pathOf(env, "/{id}")}`,
+      method: "DELETE",
+      path: pathOf(env, `/${byId.id}`),
+      scope: "delete:sources",
+    },
     {
       name: `DELETE ${pathOf(env, "?alt_id=")}`,
       method: "DELETE",
@@ -94,19 +105,51 @@ describe("401 unauthenticated", () => {
     ["no Authorization header", async () => ({}), "missing bearer token"],
     ["empty Authorization header", async () => ({ authorization: "" }), "missing bearer token"],
     ["Bearer without a token", async () => ({ authorization: "Bearer" }), "missing bearer token"],
-    ["Basic credentials", async () => ({ authorization: "Basic dXNlcjpwYXNzd29yZA==" }), "authorization scheme must be Bearer"],
-    ["a token without a scheme", async () => ({ authorization: await server.token() }), "authorization scheme must be Bearer"],
+    [
+      "Basic credentials",
+      async () => ({ authorization: "Basic dXNlcjpwYXNzd29yZA==" }),
+      "authorization scheme must be Bearer",
+    ],
+    [
+      "a token without a scheme",
+      async () => ({ authorization: await server.token() }),
+      "authorization scheme must be Bearer",
+    ],
     ["a malformed token", async () => ({ authorization: `Bearer ${server.issuer.malformed()}` }), "malformed token"],
     ["a token with characters outside b64token", async () => ({ authorization: "Bearer a.b.c d" }), "malformed token"],
     ["three dots of garbage", async () => ({ authorization: "Bearer aaa.bbb.ccc" }), "malformed token"],
-    ["a forged signature", async () => ({ authorization: `Bearer ${await server.issuer.forged()}` }), "signature verification failed"],
+    [
+      "a forged signature",
+      async () => ({ authorization: `Bearer ${await server.issuer.forged()}` }),
+      "signature verification failed",
+    ],
     ["an expired token", async () => ({ authorization: `Bearer ${await server.issuer.expired()}` }), "token expired"],
-    ["a not-yet-valid token", async () => ({ authorization: `Bearer ${await server.issuer.notYetValid()}` }), "token not yet valid"],
-    ["a wrong issuer", async () => ({ authorization: `Bearer ${await server.issuer.wrongIssuer()}` }), "unexpected issuer"],
-    ["a wrong audience", async () => ({ authorization: `Bearer ${await server.issuer.wrongAudience()}` }), "unexpected audience"],
+    [
+      "a not-yet-valid token",
+      async () => ({ authorization: `Bearer ${await server.issuer.notYetValid()}` }),
+      "token not yet valid",
+    ],
+    [
+      "a wrong issuer",
+      async () => ({ authorization: `Bearer ${await server.issuer.wrongIssuer()}` }),
+      "unexpected issuer",
+    ],
+    [
+      "a wrong audience",
+      async () => ({ authorization: `Bearer ${await server.issuer.wrongAudience()}` }),
+      "unexpected audience",
+    ],
     ["alg none", async () => ({ authorization: `Bearer ${server.issuer.algNone()}` }), "unsupported algorithm"],
-    ["HMAC confusion (HS256 keyed with the public key)", async () => ({ authorization: `Bearer ${await server.issuer.hmacConfusion()}` }), "unsupported algorithm"],
-    ["an unknown kid", async () => ({ authorization: `Bearer ${await server.issuer.unknownKid()}` }), "unknown signing key"],
+    [
+      "HMAC confusion (HS256 keyed with the public key)",
+      async () => ({ authorization: `Bearer ${await server.issuer.hmacConfusion()}` }),
+      "unsupported algorithm",
+    ],
+    [
+      "an unknown kid",
+      async () => ({ authorization: `Bearer ${await server.issuer.unknownKid()}` }),
+      "unknown signing key",
+    ],
   ];
 
   it.each(cases)("%s → 401 on every endpoint of both environments", async (_name, headersOf, reason) => {
@@ -114,7 +157,9 @@ describe("401 unauthenticated", () => {
     for (const endpoint of allEndpoints()) {
       const res = await server.request(endpoint.method, endpoint.path, { headers, json: endpoint.json });
       const body = await expectProblem(res, 401, "unauthenticated");
-      expect(res.headers.get("www-authenticate"), endpoint.name).toBe(`Bearer error="invalid_token", error_description="${reason}"`);
+      expect(res.headers.get("www-authenticate"), endpoint.name).toBe(
+        `Bearer error="invalid_token", error_description="${reason}"`,
+      );
       expect(body.detail).toBe(reason);
       expect(body.errors).toEqual([]);
     }
@@ -128,7 +173,9 @@ describe("401 unauthenticated", () => {
   });
 
   it("the bearer scheme name is case-insensitive", async () => {
-    const res = await server.request("GET", "/sources", { headers: { authorization: `bearer ${await server.token()}` } });
+    const res = await server.request("GET", "/sources", {
+      headers: { authorization: `bearer ${await server.token()}` },
+    });
     await expectJson(res, 200);
   });
 
@@ -149,7 +196,9 @@ describe("403 insufficient scope", () => {
         continue;
       }
       const body = await expectProblem(res, 403, "permission_denied");
-      expect(res.headers.get("www-authenticate"), endpoint.name).toBe(`Bearer error="insufficient_scope", scope="${missing}"`);
+      expect(res.headers.get("www-authenticate"), endpoint.name).toBe(
+        `Bearer error="insufficient_scope", scope="${missing}"`,
+      );
       expect(body.detail).toContain(missing);
     }
     // The sources deleted above (scope present) are recreated for the next case.
@@ -165,7 +214,9 @@ describe("403 insufficient scope", () => {
         await res.arrayBuffer();
       } else {
         await expectProblem(res, 403, "permission_denied");
-        expect(res.headers.get("www-authenticate")).toBe(`Bearer error="insufficient_scope", scope="${endpoint.scope}"`);
+        expect(res.headers.get("www-authenticate")).toBe(
+          `Bearer error="insufficient_scope", scope="${endpoint.scope}"`,
+        );
       }
     }
     await restoreTargets();
@@ -207,7 +258,11 @@ describe("scopes from scp and permissions", () => {
   });
 
   it("the scopes are the union of scope, scp and permissions", async () => {
-    const token = await server.token({ scope: "read:sources", scp: ["write:sources"], permissions: ["delete:sources"] });
+    const token = await server.token({
+      scope: "read:sources",
+      scp: ["write:sources"],
+      permissions: ["delete:sources"],
+    });
     for (const env of ENVIRONMENTS) {
       const [created] = await createOk(server, token, flat(unique("union")), env);
       await expectJson(await server.request("GET", pathOf(env, `/${created.id}`), { token }), 200);
@@ -232,7 +287,10 @@ describe("account claim", () => {
   });
 
   it("a role other than admin does not stand in for the account claim", async () => {
-    const token = await server.token({ [server.issuer.claim("account_id")]: undefined, [server.issuer.claim("role")]: "auditor" });
+    const token = await server.token({
+      [server.issuer.claim("account_id")]: undefined,
+      [server.issuer.claim("role")]: "auditor",
+    });
     await expectProblem(await server.request("GET", "/sources", { token }), 403, "permission_denied");
   });
 
@@ -245,18 +303,46 @@ describe("account claim", () => {
 });
 
 describe("authentication and scope come before validation", () => {
-  const invalidRequests: { name: string; method: string; path: string; scope: Scope; body?: string; json?: unknown }[] = [
-    { name: "unparseable JSON", method: "POST", path: "/sources", scope: "write:sources", body: "{not json" },
-    { name: "an empty body", method: "POST", path: "/sources", scope: "write:sources", body: "" },
-    { name: "an invalid source", method: "POST", path: "/sources", scope: "write:sources", json: { alt_id: "" } },
-    { name: "a non-admin account_id on create", method: "POST", path: "/sources?account_id=acct-2", scope: "write:sources", json: flat("x") },
-    { name: "a sandbox invalid source", method: "POST", path: "/sandbox/sources", scope: "write:sources", json: [1, 2] },
-    { name: "a malformed list query", method: "GET", path: "/sources?limit=abc&bogus=1", scope: "read:sources" },
-    { name: "a sandbox malformed list query", method: "GET", path: "/sandbox/sources?offset=-1", scope: "read:sources" },
-    { name: "an unknown query parameter on get", method: "GET", path: "/sources/src_x?bogus=1", scope: "read:sources" },
-    { name: "delete without alt_id", method: "DELETE", path: "/sources", scope: "delete:sources" },
-    { name: "sandbox delete with an empty alt_id", method: "DELETE", path: "/sandbox/sources?alt_id=", scope: "delete:sources" },
-  ];
+  const invalidRequests: { name: string; method: string; path: string; scope: Scope; body?: string; json?: unknown }[] =
+    [
+      { name: "unparseable JSON", method: "POST", path: "/sources", scope: "write:sources", body: "{not json" },
+      { name: "an empty body", method: "POST", path: "/sources", scope: "write:sources", body: "" },
+      { name: "an invalid source", method: "POST", path: "/sources", scope: "write:sources", json: { alt_id: "" } },
+      {
+        name: "a non-admin account_id on create",
+        method: "POST",
+        path: "/sources?account_id=acct-2",
+        scope: "write:sources",
+        json: flat("x"),
+      },
+      {
+        name: "a sandbox invalid source",
+        method: "POST",
+        path: "/sandbox/sources",
+        scope: "write:sources",
+        json: [1, 2],
+      },
+      { name: "a malformed list query", method: "GET", path: "/sources?limit=abc&bogus=1", scope: "read:sources" },
+      {
+        name: "a sandbox malformed list query",
+        method: "GET",
+        path: "/sandbox/sources?offset=-1",
+        scope: "read:sources",
+      },
+      {
+        name: "an unknown query parameter on get",
+        method: "GET",
+        path: "/sources/src_x?bogus=1",
+        scope: "read:sources",
+      },
+      { name: "delete without alt_id", method: "DELETE", path: "/sources", scope: "delete:sources" },
+      {
+        name: "sandbox delete with an empty alt_id",
+        method: "DELETE",
+        path: "/sandbox/sources?alt_id=",
+        scope: "delete:sources",
+      },
+    ];
   const withBody = (r: (typeof invalidRequests)[number]) =>
     r.body !== undefined ? { body: r.body, headers: { "content-type": "application/json" } } : { json: r.json };
 
@@ -281,7 +367,11 @@ describe("authentication and scope come before validation", () => {
     });
     await expectProblem(noAccount, 403, "permission_denied");
 
-    await expectProblem(await server.request(r.method, r.path, { ...withBody(r), token: await server.token() }), 422, "invalid_argument");
+    await expectProblem(
+      await server.request(r.method, r.path, { ...withBody(r), token: await server.token() }),
+      422,
+      "invalid_argument",
+    );
   });
 });
 
@@ -297,7 +387,10 @@ describe("created_by and updated_by", () => {
 
   it.each(ENVIRONMENTS)("%s: are sub when there is no client_name claim", async (env) => {
     const account = unique("acct-by");
-    const token = await server.userToken(account, { sub: "machine-42@clients", [server.issuer.claim("client_name")]: undefined });
+    const token = await server.userToken(account, {
+      sub: "machine-42@clients",
+      [server.issuer.claim("client_name")]: undefined,
+    });
     const [record] = await createOk(server, token, flat(unique("by-sub")), env);
     expect(record.created_by).toBe("machine-42@clients");
     expect(record.updated_by).toBe("machine-42@clients");

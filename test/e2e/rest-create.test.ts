@@ -5,23 +5,23 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.js";
 import {
-  END,
-  START,
   altIds,
   collection,
   createOk,
+  END,
   expectJson,
   expectProblem,
   expectViolation,
   feature,
   flat,
   freshPolygon,
+  type Json,
   list,
   manyFeatures,
   polygon,
+  START,
   square,
   unique,
-  type Json,
 } from "./rest-support.js";
 
 let server: TestServer;
@@ -104,9 +104,20 @@ describe("body shapes", () => {
     const [record] = await createOk(
       server,
       token,
-      feature(altId, { methodology: "M", tags: ["t"], outcome_reporting_year: 2030, source_type: "SITE" }, polygon(5, 5)),
+      feature(
+        altId,
+        { methodology: "M", tags: ["t"], outcome_reporting_year: 2030, source_type: "SITE" },
+        polygon(5, 5),
+      ),
     );
-    expect(record).toMatchObject({ alt_id: altId, methodology: "M", tags: ["t"], outcome_reporting_year: 2030, source_type: "SITE", geometry: polygon(5, 5) });
+    expect(record).toMatchObject({
+      alt_id: altId,
+      methodology: "M",
+      tags: ["t"],
+      outcome_reporting_year: 2030,
+      source_type: "SITE",
+      geometry: polygon(5, 5),
+    });
   });
 
   it("a Feature may carry its alt_id as properties.alt_id, or in both places when they agree", async () => {
@@ -127,7 +138,10 @@ describe("body shapes", () => {
       `the feature's id ("one") and properties.alt_id ("two") differ`,
     );
     await expectViolation(
-      await server.request("POST", "/sources", { token, json: collection([feature("ok-1"), feature("one", { alt_id: "two" })]) }),
+      await server.request("POST", "/sources", {
+        token,
+        json: collection([feature("ok-1"), feature("one", { alt_id: "two" })]),
+      }),
       "/features/1/properties/alt_id",
       "differ",
     );
@@ -139,7 +153,9 @@ describe("body shapes", () => {
     const order = ["e", "a", "d", "b", "c"].map((x) => unique(x));
     const records = await createOk(server, token, collection(order.map((id, i) => feature(id, {}, polygon(i * 2, 0)))));
     expect(altIds(records)).toEqual(order);
-    records.forEach((r, i) => expect(r.geometry).toEqual(polygon(i * 2, 0)));
+    records.forEach((r, i) => {
+      expect(r.geometry).toEqual(polygon(i * 2, 0));
+    });
     expect(new Set(records.map((r) => r.id)).size).toBe(order.length);
     expect(new Set(records.map((r) => r.created_at)).size).toBe(1);
   });
@@ -194,7 +210,10 @@ describe("body shapes", () => {
     const { token } = await freshAccount();
     for (const type of ["application/json; charset=utf-8", "application/geo+json", "Application/JSON"]) {
       const body = JSON.stringify(feature(unique("ctype")));
-      await expectJson(await server.request("POST", "/sources", { token, body, headers: { "content-type": type } }), 201);
+      await expectJson(
+        await server.request("POST", "/sources", { token, body, headers: { "content-type": type } }),
+        201,
+      );
     }
   });
 });
@@ -204,8 +223,18 @@ describe("times", () => {
     const { token } = await freshAccount();
     const cases: [string, string, string, string][] = [
       ["2024-01-01T00:00:00Z", "2024-06-30T23:59:59Z", "2024-01-01T00:00:00.000Z", "2024-06-30T23:59:59.000Z"],
-      ["2024-01-01T02:00:00+02:00", "2024-01-01T00:00:00-05:30", "2024-01-01T00:00:00.000Z", "2024-01-01T05:30:00.000Z"],
-      ["2024-02-29T12:00:00.5Z", "2024-02-29T12:00:01.123456789Z", "2024-02-29T12:00:00.500Z", "2024-02-29T12:00:01.123Z"],
+      [
+        "2024-01-01T02:00:00+02:00",
+        "2024-01-01T00:00:00-05:30",
+        "2024-01-01T00:00:00.000Z",
+        "2024-01-01T05:30:00.000Z",
+      ],
+      [
+        "2024-02-29T12:00:00.5Z",
+        "2024-02-29T12:00:01.123456789Z",
+        "2024-02-29T12:00:00.500Z",
+        "2024-02-29T12:00:01.123Z",
+      ],
       ["2024-01-01t00:00:00z", "2024-01-01T00:00:00.001Z", "2024-01-01T00:00:00.000Z", "2024-01-01T00:00:00.001Z"],
     ];
     for (const [startAt, endAt, start, end] of cases) {
@@ -219,28 +248,137 @@ describe("geometry comes back as submitted", () => {
   const cases: [string, Json, Json][] = [
     [
       "a clockwise ring starting at an arbitrary vertex, with fractional coordinates",
-      { type: "Polygon", coordinates: [[[12.3456789012345, -45.6789], [12.3456789012345, -44.1], [13.987654321, -44.1], [13.987654321, -45.6789], [12.3456789012345, -45.6789]]] },
-      { type: "Polygon", coordinates: [[[12.3456789012345, -45.6789], [12.3456789012345, -44.1], [13.987654321, -44.1], [13.987654321, -45.6789], [12.3456789012345, -45.6789]]] },
+      {
+        type: "Polygon",
+        coordinates: [
+          [
+            [12.3456789012345, -45.6789],
+            [12.3456789012345, -44.1],
+            [13.987654321, -44.1],
+            [13.987654321, -45.6789],
+            [12.3456789012345, -45.6789],
+          ],
+        ],
+      },
+      {
+        type: "Polygon",
+        coordinates: [
+          [
+            [12.3456789012345, -45.6789],
+            [12.3456789012345, -44.1],
+            [13.987654321, -44.1],
+            [13.987654321, -45.6789],
+            [12.3456789012345, -45.6789],
+          ],
+        ],
+      },
     ],
     [
       "altitudes are dropped",
-      { type: "Polygon", coordinates: [[[0, 0, 10], [1, 0, 11.5], [1, 1, 12], [0, 1, 13], [0, 0, 10]]] },
+      {
+        type: "Polygon",
+        coordinates: [
+          [
+            [0, 0, 10],
+            [1, 0, 11.5],
+            [1, 1, 12],
+            [0, 1, 13],
+            [0, 0, 10],
+          ],
+        ],
+      },
       polygon(),
     ],
     [
       "consecutive duplicate positions are kept",
-      { type: "Polygon", coordinates: [[[0, 0], [1, 0], [1, 0], [1, 1], [0, 1], [0, 0]]] },
-      { type: "Polygon", coordinates: [[[0, 0], [1, 0], [1, 0], [1, 1], [0, 1], [0, 0]]] },
+      {
+        type: "Polygon",
+        coordinates: [
+          [
+            [0, 0],
+            [1, 0],
+            [1, 0],
+            [1, 1],
+            [0, 1],
+            [0, 0],
+          ],
+        ],
+      },
+      {
+        type: "Polygon",
+        coordinates: [
+          [
+            [0, 0],
+            [1, 0],
+            [1, 0],
+            [1, 1],
+            [0, 1],
+            [0, 0],
+          ],
+        ],
+      },
     ],
     [
       "a polygon with a hole",
-      { type: "Polygon", coordinates: [square(0, 0, 10), [[2, 2], [2, 4], [4, 4], [4, 2], [2, 2]]] },
-      { type: "Polygon", coordinates: [square(0, 0, 10), [[2, 2], [2, 4], [4, 4], [4, 2], [2, 2]]] },
+      {
+        type: "Polygon",
+        coordinates: [
+          square(0, 0, 10),
+          [
+            [2, 2],
+            [2, 4],
+            [4, 4],
+            [4, 2],
+            [2, 2],
+          ],
+        ],
+      },
+      {
+        type: "Polygon",
+        coordinates: [
+          square(0, 0, 10),
+          [
+            [2, 2],
+            [2, 4],
+            [4, 4],
+            [4, 2],
+            [2, 2],
+          ],
+        ],
+      },
     ],
     [
       "a MultiPolygon whose parts touch at a point, one with a hole",
-      { type: "MultiPolygon", coordinates: [[square(0, 0, 1)], [square(1, 1, 3), [[2, 2], [3, 2], [3, 3], [2, 2]]]] },
-      { type: "MultiPolygon", coordinates: [[square(0, 0, 1)], [square(1, 1, 3), [[2, 2], [3, 2], [3, 3], [2, 2]]]] },
+      {
+        type: "MultiPolygon",
+        coordinates: [
+          [square(0, 0, 1)],
+          [
+            square(1, 1, 3),
+            [
+              [2, 2],
+              [3, 2],
+              [3, 3],
+              [2, 2],
+            ],
+          ],
+        ],
+      },
+      {
+        type: "MultiPolygon",
+        coordinates: [
+          [square(0, 0, 1)],
+          [
+            square(1, 1, 3),
+            [
+              [2, 2],
+              [3, 2],
+              [3, 3],
+              [2, 2],
+            ],
+          ],
+        ],
+      },
     ],
     [
       "a single-part MultiPolygon stays a MultiPolygon",
@@ -249,8 +387,52 @@ describe("geometry comes back as submitted", () => {
     ],
     [
       "extreme but valid longitudes and latitudes",
-      { type: "MultiPolygon", coordinates: [[[[-180, -90], [-179, -90], [-179, -89], [-180, -89], [-180, -90]]], [[[179, 89], [180, 89], [180, 90], [179, 90], [179, 89]]]] },
-      { type: "MultiPolygon", coordinates: [[[[-180, -90], [-179, -90], [-179, -89], [-180, -89], [-180, -90]]], [[[179, 89], [180, 89], [180, 90], [179, 90], [179, 89]]]] },
+      {
+        type: "MultiPolygon",
+        coordinates: [
+          [
+            [
+              [-180, -90],
+              [-179, -90],
+              [-179, -89],
+              [-180, -89],
+              [-180, -90],
+            ],
+          ],
+          [
+            [
+              [179, 89],
+              [180, 89],
+              [180, 90],
+              [179, 90],
+              [179, 89],
+            ],
+          ],
+        ],
+      },
+      {
+        type: "MultiPolygon",
+        coordinates: [
+          [
+            [
+              [-180, -90],
+              [-179, -90],
+              [-179, -89],
+              [-180, -89],
+              [-180, -90],
+            ],
+          ],
+          [
+            [
+              [179, 89],
+              [180, 89],
+              [180, 90],
+              [179, 90],
+              [179, 89],
+            ],
+          ],
+        ],
+      },
     ],
   ];
 
@@ -279,9 +461,22 @@ describe("unknown members are ignored", () => {
           id: altA,
           bbox: [0, 0, 1, 1],
           geometry: { ...geometry, bbox: [0, 0, 1, 1] },
-          properties: { start_at: START, end_at: END, OBJECTID: 1, Shape_Area: 1.0, account_id: "acct-evil", id: "src_FORGED", conflict: true },
+          properties: {
+            start_at: START,
+            end_at: END,
+            OBJECTID: 1,
+            Shape_Area: 1.0,
+            account_id: "acct-evil",
+            id: "src_FORGED",
+            conflict: true,
+          },
         },
-        { type: "Feature", id: altB, geometry: freshPolygon(), properties: { start_at: START, end_at: END, created_by: "someone else" } },
+        {
+          type: "Feature",
+          id: altB,
+          geometry: freshPolygon(),
+          properties: { start_at: START, end_at: END, created_by: "someone else" },
+        },
       ],
     });
     expect(altIds(records)).toEqual([altA, altB]);
@@ -290,7 +485,11 @@ describe("unknown members are ignored", () => {
     expect(records[0].conflict).toBe(false);
     expect(records[0].geometry).toEqual(geometry);
     expect(records[1].created_by).not.toBe("someone else");
-    const [flatRecord] = await createOk(server, token, flat(unique("flat-extra"), { foo: "bar", nested: { x: 1 }, account_id: "acct-evil" }));
+    const [flatRecord] = await createOk(
+      server,
+      token,
+      flat(unique("flat-extra"), { foo: "bar", nested: { x: 1 }, account_id: "acct-evil" }),
+    );
     expect(flatRecord.account_id).not.toBe("acct-evil");
   });
 });
@@ -301,7 +500,10 @@ describe("all-or-nothing", () => {
     const good = manyFeatures(unique("good"), 5);
     const bad = feature(unique("bad"), { end_at: "2023-01-01T00:00:00Z" });
     await expectViolation(
-      await server.request("POST", "/sources", { token, json: collection([...good.slice(0, 3), bad, ...good.slice(3)]) }),
+      await server.request("POST", "/sources", {
+        token,
+        json: collection([...good.slice(0, 3), bad, ...good.slice(3)]),
+      }),
       "/features/3/properties/end_at",
       "end_at must be after start_at",
     );
@@ -320,7 +522,12 @@ describe("all-or-nothing", () => {
     });
     const body = await expectProblem(res, 422, "invalid_argument");
     expect(body.errors.map((e) => e.pointer).sort()).toEqual(
-      ["/features/1/id", "/features/1/properties/outcome_reporting_year", "/features/2/properties/source_type", "/features/2/properties/start_at"].sort(),
+      [
+        "/features/1/id",
+        "/features/1/properties/outcome_reporting_year",
+        "/features/2/properties/source_type",
+        "/features/2/properties/start_at",
+      ].sort(),
     );
     expect(body.detail).toMatch(/\(and 3 more\)$/);
     expect(await list(server, token)).toEqual([]);
@@ -332,12 +539,25 @@ describe("all-or-nothing", () => {
     const altId = "🌾a".repeat(128);
     const tags = Array.from({ length: 64 }, (_, i) => `${String(i).padStart(2, "0")}${"é".repeat(126)}`);
     const bodies = [
-      flat(altId, { methodology: "m".repeat(256), steward_id: "s".repeat(256), project_id: "p".repeat(256), tags, outcome_reporting_year: 1000 }),
+      flat(altId, {
+        methodology: "m".repeat(256),
+        steward_id: "s".repeat(256),
+        project_id: "p".repeat(256),
+        tags,
+        outcome_reporting_year: 1000,
+      }),
       flat(unique("year-9999"), { outcome_reporting_year: 9999 }),
     ];
     const [first] = await createOk(server, token, bodies[0]);
     expect([...first.alt_id]).toHaveLength(256);
-    expect(first).toMatchObject({ alt_id: altId, methodology: "m".repeat(256), steward_id: "s".repeat(256), project_id: "p".repeat(256), tags, outcome_reporting_year: 1000 });
+    expect(first).toMatchObject({
+      alt_id: altId,
+      methodology: "m".repeat(256),
+      steward_id: "s".repeat(256),
+      project_id: "p".repeat(256),
+      tags,
+      outcome_reporting_year: 1000,
+    });
     const [second] = await createOk(server, token, bodies[1]);
     expect(second.outcome_reporting_year).toBe(9999);
   });
@@ -346,9 +566,27 @@ describe("all-or-nothing", () => {
     const { token } = await freshAccount();
     const shell = square(30, 30, 4);
     // One hole touching the shell's west edge at (30, 32); another touching that hole at (31, 32).
-    const touchingShell = [[30, 32], [31, 31.5], [31, 32], [30.5, 32.5], [30, 32]];
-    const touchingHole = [[31, 32], [32, 31], [33, 32], [32, 33], [31, 32]];
-    const [record] = await createOk(server, token, flat(unique("touching-holes"), { geometry: { type: "Polygon", coordinates: [shell, touchingShell, touchingHole] } }));
+    const touchingShell = [
+      [30, 32],
+      [31, 31.5],
+      [31, 32],
+      [30.5, 32.5],
+      [30, 32],
+    ];
+    const touchingHole = [
+      [31, 32],
+      [32, 31],
+      [33, 32],
+      [32, 33],
+      [31, 32],
+    ];
+    const [record] = await createOk(
+      server,
+      token,
+      flat(unique("touching-holes"), {
+        geometry: { type: "Polygon", coordinates: [shell, touchingShell, touchingHole] },
+      }),
+    );
     expect((record.geometry as { coordinates: unknown[] }).coordinates).toEqual([shell, touchingShell, touchingHole]);
   });
 
@@ -376,7 +614,11 @@ describe("all-or-nothing", () => {
 
   it("an empty FeatureCollection → 422 at /features", async () => {
     const { token } = await freshAccount();
-    await expectViolation(await server.request("POST", "/sources", { token, json: collection([]) }), "/features", "at least one source is required");
+    await expectViolation(
+      await server.request("POST", "/sources", { token, json: collection([]) }),
+      "/features",
+      "at least one source is required",
+    );
   });
 });
 
@@ -385,7 +627,10 @@ describe("alt_id uniqueness", () => {
     const { token } = await freshAccount();
     const alt = unique("twice");
     await expectViolation(
-      await server.request("POST", "/sources", { token, json: collection([feature(alt), feature(unique("other"), {}, polygon(3, 3)), feature(alt, {}, polygon(5, 5))]) }),
+      await server.request("POST", "/sources", {
+        token,
+        json: collection([feature(alt), feature(unique("other"), {}, polygon(3, 3)), feature(alt, {}, polygon(5, 5))]),
+      }),
       "/features/2/id",
       `alt_id "${alt}" repeats source 0 of this request`,
     );
@@ -396,9 +641,14 @@ describe("alt_id uniqueness", () => {
     const { token } = await freshAccount();
     const [stored] = await createOk(server, token, flat(unique("taken")));
     const fresh = unique("fresh");
-    const res = await server.request("POST", "/sources", { token, json: collection([feature(fresh), feature(stored.alt_id, {}, polygon(4, 4))]) });
+    const res = await server.request("POST", "/sources", {
+      token,
+      json: collection([feature(fresh), feature(stored.alt_id, {}, polygon(4, 4))]),
+    });
     const body = await expectProblem(res, 409, "already_exists");
-    expect(body.errors).toEqual([{ pointer: "/features/1/id", detail: `alt_id "${stored.alt_id}" is already used by a source of this account` }]);
+    expect(body.errors).toEqual([
+      { pointer: "/features/1/id", detail: `alt_id "${stored.alt_id}" is already used by a source of this account` },
+    ]);
     expect(await list(server, token)).toEqual([stored]);
     // Flat shape: the pointer is /alt_id.
     const flatRes = await server.request("POST", "/sources", { token, json: flat(stored.alt_id) });
@@ -430,7 +680,9 @@ describe("alt_id uniqueness", () => {
     const { token } = await freshAccount();
     const alt = unique("race");
     const responses = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => server.request("POST", "/sources", { token, json: flat(alt, { geometry: polygon(i * 2, 0) }) })),
+      Array.from({ length: 20 }, (_, i) =>
+        server.request("POST", "/sources", { token, json: flat(alt, { geometry: polygon(i * 2, 0) }) }),
+      ),
     );
     const statuses = responses.map((r) => r.status).sort();
     expect(statuses).toEqual([201, ...Array<number>(19).fill(409)]);

@@ -15,10 +15,37 @@ const AUDIENCE = "https://ledger.example.test/";
 const NS = "https://ledger.example.test";
 
 const CLIENTS = [
-  { client_id: "farm", client_secret: "farm-secret", account_id: "acct-farm", role: "user", client_name: "Farm Co", scopes: ["read:sources", "write:sources", "delete:sources"] },
-  { client_id: "viewer", client_secret: "viewer-secret", account_id: "acct-farm", role: "user", client_name: "Viewer", scopes: ["read:sources"] },
-  { client_id: "other", client_secret: "other-secret", account_id: "acct-other", role: "user", client_name: "Other Co", scopes: ["read:sources", "write:sources", "delete:sources"] },
-  { client_id: "admin", client_secret: "admin-secret", role: "admin", client_name: "Registry admin", scopes: ["read:sources", "write:sources", "delete:sources"] },
+  {
+    client_id: "farm",
+    client_secret: "farm-secret",
+    account_id: "acct-farm",
+    role: "user",
+    client_name: "Farm Co",
+    scopes: ["read:sources", "write:sources", "delete:sources"],
+  },
+  {
+    client_id: "viewer",
+    client_secret: "viewer-secret",
+    account_id: "acct-farm",
+    role: "user",
+    client_name: "Viewer",
+    scopes: ["read:sources"],
+  },
+  {
+    client_id: "other",
+    client_secret: "other-secret",
+    account_id: "acct-other",
+    role: "user",
+    client_name: "Other Co",
+    scopes: ["read:sources", "write:sources", "delete:sources"],
+  },
+  {
+    client_id: "admin",
+    client_secret: "admin-secret",
+    role: "admin",
+    client_name: "Registry admin",
+    scopes: ["read:sources", "write:sources", "delete:sources"],
+  },
 ];
 
 let dir: string;
@@ -28,7 +55,12 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "ledger-devauth-"));
   const clientsFile = join(dir, "clients.json");
   writeFileSync(clientsFile, JSON.stringify(CLIENTS));
-  server = await startTestServer({ AUTH_ISSUER: "", AUTH_JWKS_URL: "", AUTH_AUDIENCE: AUDIENCE, DEV_CLIENTS_FILE: clientsFile });
+  server = await startTestServer({
+    AUTH_ISSUER: "",
+    AUTH_JWKS_URL: "",
+    AUTH_AUDIENCE: AUDIENCE,
+    DEV_CLIENTS_FILE: clientsFile,
+  });
 });
 
 afterAll(async () => {
@@ -38,13 +70,22 @@ afterAll(async () => {
 
 async function tokenResponse(clientId: string, secret: string, scope?: string): Promise<Response> {
   return server.request("POST", "/oauth/token", {
-    json: { client_id: clientId, client_secret: secret, audience: AUDIENCE, grant_type: "client_credentials", ...(scope ? { scope } : {}) },
+    json: {
+      client_id: clientId,
+      client_secret: secret,
+      audience: AUDIENCE,
+      grant_type: "client_credentials",
+      ...(scope ? { scope } : {}),
+    },
   });
 }
 
 async function tokenFor(clientId: string, scope?: string): Promise<string> {
   const secret = CLIENTS.find((c) => c.client_id === clientId)?.client_secret as string;
-  const body = await expectJson<{ access_token: string; token_type: string; expires_in: number; scope: string }>(await tokenResponse(clientId, secret, scope), 200);
+  const body = await expectJson<{ access_token: string; token_type: string; expires_in: number; scope: string }>(
+    await tokenResponse(clientId, secret, scope),
+    200,
+  );
   expect(body.token_type).toBe("Bearer");
   expect(body.expires_in).toBeGreaterThan(0);
   return body.access_token;
@@ -61,7 +102,10 @@ describe("the development identity provider", () => {
   });
 
   it("serves its public keys at /.well-known/jwks.json without a token", async () => {
-    const jwks = await expectJson<{ keys: Record<string, unknown>[] }>(await server.request("GET", "/.well-known/jwks.json"), 200);
+    const jwks = await expectJson<{ keys: Record<string, unknown>[] }>(
+      await server.request("GET", "/.well-known/jwks.json"),
+      200,
+    );
     expect(jwks.keys.length).toBeGreaterThan(0);
     for (const key of jwks.keys) {
       expect(key.kid).toBeTypeOf("string");
@@ -98,9 +142,19 @@ describe("its tokens on the REST API", () => {
     const farm = await tokenFor("farm");
     const [record] = await createOk(server, farm, flat(unique("viewable")));
     const viewer = await tokenFor("viewer");
-    expect(await expectJson(await server.request("GET", `/sources/${record.id}`, { token: viewer }), 200)).toEqual(record);
-    await expectProblem(await server.request("POST", "/sources", { token: viewer, json: flat(unique("v")) }), 403, "permission_denied");
-    await expectProblem(await server.request("DELETE", `/sources/${record.id}`, { token: viewer }), 403, "permission_denied");
+    expect(await expectJson(await server.request("GET", `/sources/${record.id}`, { token: viewer }), 200)).toEqual(
+      record,
+    );
+    await expectProblem(
+      await server.request("POST", "/sources", { token: viewer, json: flat(unique("v")) }),
+      403,
+      "permission_denied",
+    );
+    await expectProblem(
+      await server.request("DELETE", `/sources/${record.id}`, { token: viewer }),
+      403,
+      "permission_denied",
+    );
   });
 
   it("accounts are isolated; the admin sees and names accounts", async () => {
@@ -111,7 +165,11 @@ describe("its tokens on the REST API", () => {
     await expectProblem(await server.request("GET", `/sources/${mine.id}`, { token: other }), 404, "not_found");
     expect(altIds(await list(server, other, "limit=1000"))).not.toContain(mine.alt_id);
     expect(await list(server, admin, "account_id=acct-farm&limit=1000")).toContainEqual(mine);
-    await expectProblem(await server.request("POST", "/sources", { token: admin, json: flat(unique("adm")) }), 422, "invalid_argument");
+    await expectProblem(
+      await server.request("POST", "/sources", { token: admin, json: flat(unique("adm")) }),
+      422,
+      "invalid_argument",
+    );
     const [made] = await createOk(server, admin, flat(unique("adm")), "production", "?account_id=acct-other");
     expect(made).toMatchObject({ account_id: "acct-other", created_by: "Registry admin" });
   });

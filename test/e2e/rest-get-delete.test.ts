@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.js";
 import {
-  ENVIRONMENTS,
   altIds,
   createOk,
+  ENVIRONMENTS,
   expectJson,
   expectProblem,
   expectViolation,
@@ -38,13 +38,19 @@ async function expectNoContent(res: Response): Promise<void> {
 describe.each(ENVIRONMENTS)("%s", (env) => {
   it("GET by id → 200 with the record as created", async () => {
     const [created] = await createOk(server, token, flat(unique("get"), { methodology: "m", tags: ["a"] }), env);
-    expect(await expectJson(await server.request("GET", pathOf(env, `/${created.id}`), { token }), 200)).toEqual(created);
+    expect(await expectJson(await server.request("GET", pathOf(env, `/${created.id}`), { token }), 200)).toEqual(
+      created,
+    );
   });
 
   it("DELETE by id → 204 with an empty body; then GET and DELETE → 404", async () => {
     const [created] = await createOk(server, token, flat(unique("del")), env);
     await expectNoContent(await server.request("DELETE", pathOf(env, `/${created.id}`), { token }));
-    const get = await expectProblem(await server.request("GET", pathOf(env, `/${created.id}`), { token }), 404, "not_found");
+    const get = await expectProblem(
+      await server.request("GET", pathOf(env, `/${created.id}`), { token }),
+      404,
+      "not_found",
+    );
     expect(get.detail).toBe(`source "${created.id}" not found`);
     expect(get.errors).toEqual([]);
     await expectProblem(await server.request("DELETE", pathOf(env, `/${created.id}`), { token }), 404, "not_found");
@@ -70,13 +76,25 @@ describe.each(ENVIRONMENTS)("%s", (env) => {
         features: [unique("keep"), unique("drop")].map((id, i) => ({
           type: "Feature",
           id,
-          geometry: { type: "Polygon", coordinates: [[[i * 2, 0], [i * 2 + 1, 0], [i * 2 + 1, 1], [i * 2, 0]]] },
+          geometry: {
+            type: "Polygon",
+            coordinates: [
+              [
+                [i * 2, 0],
+                [i * 2 + 1, 0],
+                [i * 2 + 1, 1],
+                [i * 2, 0],
+              ],
+            ],
+          },
           properties: { start_at: "2024-01-01T00:00:00Z", end_at: "2025-01-01T00:00:00Z" },
         })),
       },
       env,
     );
-    await expectNoContent(await server.request("DELETE", pathOf(env, `?alt_id=${encodeURIComponent(drop.alt_id)}`), { token }));
+    await expectNoContent(
+      await server.request("DELETE", pathOf(env, `?alt_id=${encodeURIComponent(drop.alt_id)}`), { token }),
+    );
     expect(await expectJson(await server.request("GET", pathOf(env, `/${keep.id}`), { token }), 200)).toEqual(keep);
   });
 
@@ -101,22 +119,46 @@ describe.each(ENVIRONMENTS)("%s", (env) => {
   });
 
   it("DELETE without alt_id → 422 at /query/alt_id; an empty alt_id too", async () => {
-    await expectViolation(await server.request("DELETE", pathOf(env), { token }), "/query/alt_id", "alt_id is required");
-    await expectViolation(await server.request("DELETE", pathOf(env, "?alt_id="), { token }), "/query/alt_id", "alt_id must not be empty");
-    await expectViolation(await server.request("DELETE", pathOf(env, "?alt_id=a&alt_id=b"), { token }), "/query/alt_id", "at most once");
+    await expectViolation(
+      await server.request("DELETE", pathOf(env), { token }),
+      "/query/alt_id",
+      "alt_id is required",
+    );
+    await expectViolation(
+      await server.request("DELETE", pathOf(env, "?alt_id="), { token }),
+      "/query/alt_id",
+      "alt_id must not be empty",
+    );
+    await expectViolation(
+      await server.request("DELETE", pathOf(env, "?alt_id=a&alt_id=b"), { token }),
+      "/query/alt_id",
+      "at most once",
+    );
   });
 
   it("unknown query parameters on GET/DELETE by id, and on DELETE by alt_id → 422", async () => {
     const [created] = await createOk(server, token, flat(unique("q")), env);
-    await expectViolation(await server.request("GET", pathOf(env, `/${created.id}?fields=id`), { token }), "/query/fields", "unknown query parameter");
-    await expectViolation(await server.request("DELETE", pathOf(env, `/${created.id}?force=1`), { token }), "/query/force", "unknown query parameter");
     await expectViolation(
-      await server.request("DELETE", pathOf(env, `?alt_id=${encodeURIComponent(created.alt_id)}&id=${created.id}`), { token }),
+      await server.request("GET", pathOf(env, `/${created.id}?fields=id`), { token }),
+      "/query/fields",
+      "unknown query parameter",
+    );
+    await expectViolation(
+      await server.request("DELETE", pathOf(env, `/${created.id}?force=1`), { token }),
+      "/query/force",
+      "unknown query parameter",
+    );
+    await expectViolation(
+      await server.request("DELETE", pathOf(env, `?alt_id=${encodeURIComponent(created.alt_id)}&id=${created.id}`), {
+        token,
+      }),
       "/query/id",
       "unknown query parameter",
     );
     // Nothing was deleted.
-    expect(await expectJson(await server.request("GET", pathOf(env, `/${created.id}`), { token }), 200)).toEqual(created);
+    expect(await expectJson(await server.request("GET", pathOf(env, `/${created.id}`), { token }), 200)).toEqual(
+      created,
+    );
   });
 
   it("PUT and PATCH are not allowed", async () => {
@@ -136,21 +178,41 @@ describe("ids never cross environments", () => {
     await expectProblem(await server.request("GET", `/sources/${sandbox.id}`, { token }), 404, "not_found");
     await expectProblem(await server.request("DELETE", `/sources/${sandbox.id}`, { token }), 404, "not_found");
     await expectProblem(await server.request("GET", `/sandbox/sources/${production.id}`, { token }), 404, "not_found");
-    await expectProblem(await server.request("DELETE", `/sandbox/sources/${production.id}`, { token }), 404, "not_found");
+    await expectProblem(
+      await server.request("DELETE", `/sandbox/sources/${production.id}`, { token }),
+      404,
+      "not_found",
+    );
     // Deleting by alt_id in one environment does not reach the other.
-    await expectProblem(await server.request("DELETE", `/sources?alt_id=${encodeURIComponent(sandbox.alt_id)}`, { token }), 404, "not_found");
-    await expectProblem(await server.request("DELETE", `/sandbox/sources?alt_id=${encodeURIComponent(production.alt_id)}`, { token }), 404, "not_found");
+    await expectProblem(
+      await server.request("DELETE", `/sources?alt_id=${encodeURIComponent(sandbox.alt_id)}`, { token }),
+      404,
+      "not_found",
+    );
+    await expectProblem(
+      await server.request("DELETE", `/sandbox/sources?alt_id=${encodeURIComponent(production.alt_id)}`, { token }),
+      404,
+      "not_found",
+    );
     // Both untouched.
-    expect(await expectJson(await server.request("GET", `/sandbox/sources/${sandbox.id}`, { token }), 200)).toEqual(sandbox);
-    expect(await expectJson(await server.request("GET", `/sources/${production.id}`, { token }), 200)).toEqual(production);
+    expect(await expectJson(await server.request("GET", `/sandbox/sources/${sandbox.id}`, { token }), 200)).toEqual(
+      sandbox,
+    );
+    expect(await expectJson(await server.request("GET", `/sources/${production.id}`, { token }), 200)).toEqual(
+      production,
+    );
   });
 
   it("the same alt_id may live in both environments at once", async () => {
     const alt = unique("both-envs");
     const [sandbox] = await createOk(server, token, flat(alt), "sandbox");
     const [production] = await createOk(server, token, flat(alt), "production");
-    await expectNoContent(await server.request("DELETE", `/sandbox/sources?alt_id=${encodeURIComponent(alt)}`, { token }));
-    expect(await expectJson(await server.request("GET", `/sources/${production.id}`, { token }), 200)).toEqual(production);
+    await expectNoContent(
+      await server.request("DELETE", `/sandbox/sources?alt_id=${encodeURIComponent(alt)}`, { token }),
+    );
+    expect(await expectJson(await server.request("GET", `/sources/${production.id}`, { token }), 200)).toEqual(
+      production,
+    );
     await expectProblem(await server.request("GET", `/sandbox/sources/${sandbox.id}`, { token }), 404, "not_found");
   });
 });

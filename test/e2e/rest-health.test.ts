@@ -4,17 +4,17 @@
  * failure a 500 that leaks nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp, type BuiltApp } from "../../src/app.js";
+import { type BuiltApp, buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
+import { createOnePortServerFactory } from "../../src/http/listen.js";
 import { conflictPolicy } from "../../src/ledger/conflict.js";
 import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
 import { openProductionStore } from "../../src/store/open.js";
-import { StoreUnavailableError, type SourceStore } from "../../src/store/port.js";
-import { startJwksServer, TestIssuer, type JwksServer } from "../support/jwt.js";
+import { type SourceStore, StoreUnavailableError } from "../../src/store/port.js";
+import { type JwksServer, startJwksServer, TestIssuer } from "../support/jwt.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { createOnePortServerFactory } from "../../src/http/listen.js";
 import { grpc, LedgerGrpc, sourceInput } from "./grpc-support.js";
-import { expectJson, expectProblem, flat, unique, type SourceRecord } from "./rest-support.js";
+import { expectJson, expectProblem, flat, type SourceRecord, unique } from "./rest-support.js";
 
 describe("health", () => {
   let server: TestServer;
@@ -37,8 +37,14 @@ describe("health", () => {
 
   it("REST, health and the Connect protocol share one port", async () => {
     const token = await server.userToken(unique("acct-port"));
-    const [record] = await expectJson<SourceRecord[]>(await server.request("POST", "/sources", { token, json: flat(unique("one-port")) }), 201);
-    const res = await server.request("POST", "/sourceledger.v2.SourceLedgerService/GetSource", { token, json: { id: record.id } });
+    const [record] = await expectJson<SourceRecord[]>(
+      await server.request("POST", "/sources", { token, json: flat(unique("one-port")) }),
+      201,
+    );
+    const res = await server.request("POST", "/sourceledger.v2.SourceLedgerService/GetSource", {
+      token,
+      json: { id: record.id },
+    });
     const body = await expectJson<{ source: { id: string } }>(res, 200);
     expect(body.source.id).toBe(record.id);
   });
@@ -58,7 +64,9 @@ function switchableStore(inner: SourceStore): { store: SourceStore; setMode(mode
   let mode: Mode = "ok";
   const gate = <T>(call: () => Promise<T>): Promise<T> => {
     if (mode === "unavailable") {
-      return Promise.reject(new StoreUnavailableError("connect ECONNREFUSED 10.9.8.7:27017 user=ledger password=hunter2"));
+      return Promise.reject(
+        new StoreUnavailableError("connect ECONNREFUSED 10.9.8.7:27017 user=ledger password=hunter2"),
+      );
     }
     if (mode === "broken") {
       return Promise.reject(new Error("SQLITE_CORRUPT: database disk image is malformed (/srv/secret/ledger.sqlite)"));
@@ -90,7 +98,10 @@ describe("store failures", () => {
   const request = (method: string, path: string, json?: unknown) =>
     fetch(`${baseUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(json === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(json === undefined ? {} : { "content-type": "application/json" }),
+      },
       body: json === undefined ? undefined : JSON.stringify(json),
     });
 
@@ -105,7 +116,9 @@ describe("store failures", () => {
       AUTH_JWKS_URL: jwks.url,
       LOG_LEVEL: "silent",
     });
-    const switchable = switchableStore(await openProductionStore(config, { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy }));
+    const switchable = switchableStore(
+      await openProductionStore(config, { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy }),
+    );
     setMode = switchable.setMode;
     // One port for HTTP/1.1 and h2c, as in production, so the gRPC client reaches the same app.
     const onePort = createOnePortServerFactory({ graceMs: 1_000 });

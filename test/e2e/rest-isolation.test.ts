@@ -5,9 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.js";
 import {
-  ENVIRONMENTS,
   collection,
   createOk,
+  ENVIRONMENTS,
+  type Environment,
   expectJson,
   expectProblem,
   feature,
@@ -16,9 +17,8 @@ import {
   list,
   pathOf,
   polygon,
-  unique,
-  type Environment,
   type SourceRecord,
+  unique,
 } from "./rest-support.js";
 
 let server: TestServer;
@@ -44,7 +44,11 @@ beforeAll(async () => {
     mine[env] = await createOk(
       server,
       tokenA,
-      collection([feature("iso-1", PROPS, polygon(0, 0)), feature("iso-2", PROPS, polygon(2, 0)), feature("iso-3", PROPS, polygon(4, 0))]),
+      collection([
+        feature("iso-1", PROPS, polygon(0, 0)),
+        feature("iso-2", PROPS, polygon(2, 0)),
+        feature("iso-3", PROPS, polygon(4, 0)),
+      ]),
       env,
     );
   }
@@ -60,17 +64,35 @@ describe.each(ENVIRONMENTS)("%s", (env) => {
   async function expectUntouched(): Promise<void> {
     expect(await list(server, tokenA, "", env)).toEqual(inListOrder(records()));
     for (const record of records()) {
-      expect(await expectJson(await server.request("GET", pathOf(env, `/${record.id}`), { token: tokenA }), 200)).toEqual(record);
+      expect(
+        await expectJson(await server.request("GET", pathOf(env, `/${record.id}`), { token: tokenA }), 200),
+      ).toEqual(record);
     }
   }
 
   it("GET another account's id → 404, with the same answer as for an id that never existed", async () => {
     for (const record of records()) {
-      const other = await expectProblem(await server.request("GET", pathOf(env, `/${record.id}`), { token: tokenB }), 404, "not_found");
-      expect(other).toEqual({ type: "about:blank", title: "Not Found", status: 404, detail: `source "${record.id}" not found`, code: "not_found", errors: [] });
+      const other = await expectProblem(
+        await server.request("GET", pathOf(env, `/${record.id}`), { token: tokenB }),
+        404,
+        "not_found",
+      );
+      expect(other).toEqual({
+        type: "about:blank",
+        title: "Not Found",
+        status: 404,
+        detail: `source "${record.id}" not found`,
+        code: "not_found",
+        errors: [],
+      });
     }
-    const fakeId = env === "production" ? "src_01ARZ3NDEKTSV4RRFFQ69G5FAV" : "sandbox_00000000-0000-4000-8000-000000000000";
-    const none = await expectProblem(await server.request("GET", pathOf(env, `/${fakeId}`), { token: tokenB }), 404, "not_found");
+    const fakeId =
+      env === "production" ? "src_01ARZ3NDEKTSV4RRFFQ69G5FAV" : "sandbox_00000000-0000-4000-8000-000000000000";
+    const none = await expectProblem(
+      await server.request("GET", pathOf(env, `/${fakeId}`), { token: tokenB }),
+      404,
+      "not_found",
+    );
     expect(none.detail).toBe(`source "${fakeId}" not found`);
   });
 
@@ -96,8 +118,16 @@ describe.each(ENVIRONMENTS)("%s", (env) => {
 
   it("DELETE by id and by alt_id → 404, and nothing is deleted", async () => {
     for (const record of records()) {
-      await expectProblem(await server.request("DELETE", pathOf(env, `/${record.id}`), { token: tokenB }), 404, "not_found");
-      await expectProblem(await server.request("DELETE", pathOf(env, `?alt_id=${record.alt_id}`), { token: tokenB }), 404, "not_found");
+      await expectProblem(
+        await server.request("DELETE", pathOf(env, `/${record.id}`), { token: tokenB }),
+        404,
+        "not_found",
+      );
+      await expectProblem(
+        await server.request("DELETE", pathOf(env, `?alt_id=${record.alt_id}`), { token: tokenB }),
+        404,
+        "not_found",
+      );
     }
     await expectUntouched();
   });
@@ -115,7 +145,11 @@ describe.each(ENVIRONMENTS)("%s", (env) => {
     // And a third account sees nothing of either.
     const tokenC = await server.userToken(unique("acct-iso-c"));
     expect(await list(server, tokenC, "", env)).toEqual([]);
-    await expectProblem(await server.request("GET", pathOf(env, `/${records()[1].id}`), { token: tokenC }), 404, "not_found");
+    await expectProblem(
+      await server.request("GET", pathOf(env, `/${records()[1].id}`), { token: tokenC }),
+      404,
+      "not_found",
+    );
   });
 });
 

@@ -5,15 +5,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.js";
 import {
-  ENVIRONMENTS,
-  PROBLEM_KEYS,
   altIds,
   createOk,
+  ENVIRONMENTS,
   expectJson,
   expectProblem,
   feature,
   flat,
   list,
+  PROBLEM_KEYS,
   pathOf,
   unique,
 } from "./rest-support.js";
@@ -42,12 +42,19 @@ describe.each(ENVIRONMENTS)("%s: body size", (env) => {
   it("a body of exactly 10 MiB is accepted", async () => {
     const body = paddedBody(unique("ten-mib"), 10 * MiB);
     expect(Buffer.byteLength(body)).toBe(10 * MiB);
-    await expectJson(await server.request("POST", pathOf(env), { token, body, headers: { "content-type": "application/json" } }), 201);
+    await expectJson(
+      await server.request("POST", pathOf(env), { token, body, headers: { "content-type": "application/json" } }),
+      201,
+    );
   });
 
   it("a body of 10 MiB + 1 byte → 413 problem+json, nothing stored", async () => {
     const alt = unique("too-big");
-    const res = await server.request("POST", pathOf(env), { token, body: paddedBody(alt, 10 * MiB + 1), headers: { "content-type": "application/json" } });
+    const res = await server.request("POST", pathOf(env), {
+      token,
+      body: paddedBody(alt, 10 * MiB + 1),
+      headers: { "content-type": "application/json" },
+    });
     const problem = await expectProblem(res, 413, "resource_exhausted");
     expect(problem.detail).toContain("10 MiB");
     expect(problem.title).toBe("Payload Too Large");
@@ -76,15 +83,22 @@ describe.each(ENVIRONMENTS)("%s: body size", (env) => {
 });
 
 describe.each(ENVIRONMENTS)("%s: content type and parsing", (env) => {
-  it.each(["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml", "application/jsonx"])(
-    "Content-Type %s → 415 problem+json",
-    async (type) => {
-      const res = await server.request("POST", pathOf(env), { token, body: JSON.stringify(flat(unique("ct"))), headers: { "content-type": type } });
-      const problem = await expectProblem(res, 415, "invalid_argument");
-      expect(problem.detail).toContain("application/json");
-      expect(problem.title).toBe("Unsupported Media Type");
-    },
-  );
+  it.each([
+    "text/plain",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data; boundary=x",
+    "application/xml",
+    "application/jsonx",
+  ])("Content-Type %s → 415 problem+json", async (type) => {
+    const res = await server.request("POST", pathOf(env), {
+      token,
+      body: JSON.stringify(flat(unique("ct"))),
+      headers: { "content-type": type },
+    });
+    const problem = await expectProblem(res, 415, "invalid_argument");
+    expect(problem.detail).toContain("application/json");
+    expect(problem.title).toBe("Unsupported Media Type");
+  });
 
   it("no Content-Type at all → 415", async () => {
     const res = await fetch(`${server.baseUrl}${pathOf(env)}`, {
@@ -102,7 +116,11 @@ describe.each(ENVIRONMENTS)("%s: content type and parsing", (env) => {
     ["{'alt_id': 'x'}", "the body is not valid JSON"],
     ["NaN", "the body is not valid JSON"],
   ])("unparseable JSON %s → 422 at the root", async (body, detail) => {
-    const res = await server.request("POST", pathOf(env), { token, body, headers: { "content-type": "application/json" } });
+    const res = await server.request("POST", pathOf(env), {
+      token,
+      body,
+      headers: { "content-type": "application/json" },
+    });
     const problem = await expectProblem(res, 422, "invalid_argument");
     expect(problem.errors).toHaveLength(1);
     expect(problem.errors[0].pointer).toBe("");
@@ -110,14 +128,22 @@ describe.each(ENVIRONMENTS)("%s: content type and parsing", (env) => {
   });
 
   it("an empty body → 422 at the root", async () => {
-    const res = await server.request("POST", pathOf(env), { token, body: "", headers: { "content-type": "application/json" } });
+    const res = await server.request("POST", pathOf(env), {
+      token,
+      body: "",
+      headers: { "content-type": "application/json" },
+    });
     const problem = await expectProblem(res, 422, "invalid_argument");
     expect(problem.errors).toEqual([{ pointer: "", detail: "the body is empty; send a JSON object" }]);
     expect(problem.detail).toBe("/: the body is empty; send a JSON object");
   });
 
   it("a JSON body that is only white space → 422", async () => {
-    const res = await server.request("POST", pathOf(env), { token, body: "  \n ", headers: { "content-type": "application/json" } });
+    const res = await server.request("POST", pathOf(env), {
+      token,
+      body: "  \n ",
+      headers: { "content-type": "application/json" },
+    });
     expect((await expectProblem(res, 422, "invalid_argument")).errors.map((e) => e.pointer)).toEqual([""]);
   });
 
@@ -140,8 +166,23 @@ describe("every 4xx is application/problem+json with type, title, status, detail
       ["404 unknown sandbox route", () => server.request("GET", "/sandbox/elsewhere"), 404, "not_found"],
       ["405", () => server.request("PATCH", "/sources", { token, json: {} }), 405, "unimplemented"],
       ["409", () => server.request("POST", "/sources", { token, json: flat(existing.alt_id) }), 409, "already_exists"],
-      ["413", () => server.request("POST", "/sources", { token, body: " ".repeat(10 * MiB + 1), headers: { "content-type": "application/json" } }), 413, "resource_exhausted"],
-      ["415", () => server.request("POST", "/sources", { token, body: "x", headers: { "content-type": "text/csv" } }), 415, "invalid_argument"],
+      [
+        "413",
+        () =>
+          server.request("POST", "/sources", {
+            token,
+            body: " ".repeat(10 * MiB + 1),
+            headers: { "content-type": "application/json" },
+          }),
+        413,
+        "resource_exhausted",
+      ],
+      [
+        "415",
+        () => server.request("POST", "/sources", { token, body: "x", headers: { "content-type": "text/csv" } }),
+        415,
+        "invalid_argument",
+      ],
       ["422 body", () => server.request("POST", "/sources", { token, json: {} }), 422, "invalid_argument"],
       ["422 query", () => server.request("GET", "/sources?limit=x", { token }), 422, "invalid_argument"],
     ];

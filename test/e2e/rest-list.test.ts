@@ -12,29 +12,73 @@ import {
   expectViolation,
   feature,
   flat,
+  type Json,
   list,
   manyFeatures,
-  unique,
-  type Json,
   type SourceRecord,
+  unique,
 } from "./rest-support.js";
 
 let server: TestServer;
 let token: string;
 /** The seeded sources, in creation order. */
-let seeded: SourceRecord[] = [];
+const seeded: SourceRecord[] = [];
 
 const SPECIAL_METHODOLOGY = "VM0042 v2.0 & co/? #1 = ü";
 
 /** Optional fields of the seeded sources s0 … s6 (s3 has none). */
 const SEED: Json[] = [
-  { methodology: "M1", steward_id: "S1", project_id: "P1", outcome_reporting_year: 2023, source_type: "FIELD", attribute_type: ["CARBON_REMOVAL"], geometry_source: "CUSTODIAN_DRAWN" },
-  { methodology: "M1", steward_id: "S2", project_id: "P1", outcome_reporting_year: 2024, source_type: "FACILITY", attribute_type: ["BIODIVERSITY", "WATER_QUALITY"], geometry_source: "DERIVED" },
-  { methodology: "M2", steward_id: "S1", project_id: "P2", outcome_reporting_year: 2024, source_type: "FIELD", attribute_type: [], geometry_source: "AUTHORITATIVE_GIS" },
+  {
+    methodology: "M1",
+    steward_id: "S1",
+    project_id: "P1",
+    outcome_reporting_year: 2023,
+    source_type: "FIELD",
+    attribute_type: ["CARBON_REMOVAL"],
+    geometry_source: "CUSTODIAN_DRAWN",
+  },
+  {
+    methodology: "M1",
+    steward_id: "S2",
+    project_id: "P1",
+    outcome_reporting_year: 2024,
+    source_type: "FACILITY",
+    attribute_type: ["BIODIVERSITY", "WATER_QUALITY"],
+    geometry_source: "DERIVED",
+  },
+  {
+    methodology: "M2",
+    steward_id: "S1",
+    project_id: "P2",
+    outcome_reporting_year: 2024,
+    source_type: "FIELD",
+    attribute_type: [],
+    geometry_source: "AUTHORITATIVE_GIS",
+  },
   {},
-  { methodology: "M2", steward_id: "S2", project_id: "P2", outcome_reporting_year: 2023, source_type: "SITE", attribute_type: ["WATER_QUALITY"], geometry_source: "CUSTODIAN_DRAWN" },
-  { methodology: "M1", steward_id: "S1", project_id: "P2", outcome_reporting_year: 2025, source_type: "FIELD", attribute_type: ["CARBON_REMOVAL", "CI_SCORE"] },
-  { methodology: SPECIAL_METHODOLOGY, source_type: "JURISDICTIONAL", geometry_source: "EXTERNAL_REGISTRY", attribute_type: ["WATER_QUANTITY"] },
+  {
+    methodology: "M2",
+    steward_id: "S2",
+    project_id: "P2",
+    outcome_reporting_year: 2023,
+    source_type: "SITE",
+    attribute_type: ["WATER_QUALITY"],
+    geometry_source: "CUSTODIAN_DRAWN",
+  },
+  {
+    methodology: "M1",
+    steward_id: "S1",
+    project_id: "P2",
+    outcome_reporting_year: 2025,
+    source_type: "FIELD",
+    attribute_type: ["CARBON_REMOVAL", "CI_SCORE"],
+  },
+  {
+    methodology: SPECIAL_METHODOLOGY,
+    source_type: "JURISDICTIONAL",
+    geometry_source: "EXTERNAL_REGISTRY",
+    attribute_type: ["WATER_QUANTITY"],
+  },
 ];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -50,7 +94,11 @@ beforeAll(async () => {
     await sleep(5);
   }
   // Another account's sources never show up.
-  await createOk(server, await server.userToken(unique("acct-list-other")), collection(SEED.map((p, i) => feature(`s${i}`, p))));
+  await createOk(
+    server,
+    await server.userToken(unique("acct-list-other")),
+    collection(SEED.map((p, i) => feature(`s${i}`, p))),
+  );
 });
 
 afterAll(async () => {
@@ -90,7 +138,10 @@ describe("filters", () => {
     ["source_type=FIELD&outcome_reporting_year=2024", [2]],
     ["methodology=M1&attribute_type=CARBON_REMOVAL&attribute_type=WATER_QUALITY", [0, 1, 5]],
     ["geometry_source=CUSTODIAN_DRAWN&project_id=P2", [4]],
-    ["methodology=M1&steward_id=S1&project_id=P2&outcome_reporting_year=2025&source_type=FIELD&attribute_type=CI_SCORE", [5]],
+    [
+      "methodology=M1&steward_id=S1&project_id=P2&outcome_reporting_year=2025&source_type=FIELD&attribute_type=CI_SCORE",
+      [5],
+    ],
     ["methodology=M1&source_type=SITE", []],
     ["methodology=M1&limit=2", [0, 1]],
     ["methodology=M1&offset=1", [1, 5]],
@@ -108,7 +159,9 @@ describe("order", () => {
   it("is created_at, then id", async () => {
     const records = await list(server, token);
     expect(records).toEqual(seeded);
-    const sorted = [...records].sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1));
+    const sorted = [...records].sort((a, b) =>
+      a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1,
+    );
     expect(records.map((r) => r.id)).toEqual(sorted.map((r) => r.id));
     // The seed spans several created_at values, and one request shares one.
     expect(new Set(records.map((r) => r.created_at)).size).toBe(4);
@@ -150,7 +203,8 @@ describe("limit and offset", () => {
 
   it("pages of 40 walk the whole list exactly once", async () => {
     const pages: SourceRecord[] = [];
-    for (let offset = 0; offset < 200; offset += 40) pages.push(...(await list(server, pageToken, `limit=40&offset=${offset}`)));
+    for (let offset = 0; offset < 200; offset += 40)
+      pages.push(...(await list(server, pageToken, `limit=40&offset=${offset}`)));
     expect(pages).toEqual(all);
   });
 });
@@ -170,7 +224,11 @@ describe("malformed or unknown query parameters → 422 at /query/<name>", () =>
     ["outcome_reporting_year=abc", "/query/outcome_reporting_year", "must be an integer"],
     ["outcome_reporting_year=999", "/query/outcome_reporting_year", "from 1000 to 9999, got 999"],
     ["outcome_reporting_year=10000", "/query/outcome_reporting_year", "from 1000 to 9999, got 10000"],
-    ["source_type=field", "/query/source_type", `source_type must be one of FIELD, FACILITY, DEVICE, PROGRAM, JURISDICTIONAL, SITE, got "field"`],
+    [
+      "source_type=field",
+      "/query/source_type",
+      `source_type must be one of FIELD, FACILITY, DEVICE, PROGRAM, JURISDICTIONAL, SITE, got "field"`,
+    ],
     ["source_type=", "/query/source_type", "source_type must be one of"],
     ["geometry_source=DRAWN", "/query/geometry_source", "geometry_source must be one of"],
     ["attribute_type=carbon_removal", "/query/attribute_type", `got "carbon_removal"`],
@@ -192,8 +250,17 @@ describe("malformed or unknown query parameters → 422 at /query/<name>", () =>
   });
 
   it("every problem is listed", async () => {
-    const body = await expectProblem(await server.request("GET", "/sources?limit=0&offset=-2&bogus=1&source_type=x", { token }), 422, "invalid_argument");
-    expect(body.errors.map((e) => e.pointer).sort()).toEqual(["/query/bogus", "/query/limit", "/query/offset", "/query/source_type"]);
+    const body = await expectProblem(
+      await server.request("GET", "/sources?limit=0&offset=-2&bogus=1&source_type=x", { token }),
+      422,
+      "invalid_argument",
+    );
+    expect(body.errors.map((e) => e.pointer).sort()).toEqual([
+      "/query/bogus",
+      "/query/limit",
+      "/query/offset",
+      "/query/source_type",
+    ]);
   });
 
   it("limits 1 and 1000 are the bounds", async () => {

@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.js";
 import {
-  SANDBOX_ID,
   altIds,
   collection,
   createOk,
@@ -19,6 +18,7 @@ import {
   list,
   manyFeatures,
   polygon,
+  SANDBOX_ID,
   unique,
 } from "./rest-support.js";
 
@@ -39,7 +39,10 @@ describe("records", () => {
     const records = await createOk(
       server,
       token,
-      collection([feature("one", { methodology: "m", attribute_type: ["BIODIVERSITY"] }, polygon(0, 0, 2)), feature("two", {}, polygon(1, 1, 2))]),
+      collection([
+        feature("one", { methodology: "m", attribute_type: ["BIODIVERSITY"] }, polygon(0, 0, 2)),
+        feature("two", {}, polygon(1, 1, 2)),
+      ]),
       "sandbox",
     );
     expect(altIds(records)).toEqual(["one", "two"]);
@@ -50,7 +53,12 @@ describe("records", () => {
       expect(record.unep_overlap).toBeNull();
       expect(record.account_id).toBe(account);
     }
-    expect(records[0]).toMatchObject({ methodology: "m", attribute_type: ["BIODIVERSITY"], tags: [], steward_id: null });
+    expect(records[0]).toMatchObject({
+      methodology: "m",
+      attribute_type: ["BIODIVERSITY"],
+      tags: [],
+      steward_id: null,
+    });
     expect(new Set(records.map((r) => r.id)).size).toBe(2);
   });
 
@@ -58,7 +66,12 @@ describe("records", () => {
     const token = await server.userToken(unique("acct-sbx"));
     const [a] = await createOk(server, token, flat("flat"), "sandbox");
     const [b] = await createOk(server, token, feature("feature"), "sandbox");
-    const [c, d] = await createOk(server, token, collection([feature("fc-1"), feature("fc-2", { tags: ["own"] })], { tags: ["shared"] }), "sandbox");
+    const [c, d] = await createOk(
+      server,
+      token,
+      collection([feature("fc-1"), feature("fc-2", { tags: ["own"] })], { tags: ["shared"] }),
+      "sandbox",
+    );
     expect([a, b, c, d].map((r) => [r.alt_id, r.tags])).toEqual([
       ["flat", []],
       ["feature", []],
@@ -70,11 +83,38 @@ describe("records", () => {
 
 describe("same validation, codes and formats as production", () => {
   const invalid: [string, unknown, string, string][] = [
-    ["bowtie", collection([feature("x", {}, { type: "Polygon", coordinates: [[[0, 0], [1, 1], [1, 0], [0, 1], [0, 0]]] })]), "/features/0/geometry/coordinates/0", "self-intersects"],
+    [
+      "bowtie",
+      collection([
+        feature(
+          "x",
+          {},
+          {
+            type: "Polygon",
+            coordinates: [
+              [
+                [0, 0],
+                [1, 1],
+                [1, 0],
+                [0, 1],
+                [0, 0],
+              ],
+            ],
+          },
+        ),
+      ]),
+      "/features/0/geometry/coordinates/0",
+      "self-intersects",
+    ],
     ["end before start", flat("x", { end_at: "2020-01-01T00:00:00Z" }), "/end_at", "end_at must be after start_at"],
     ["lower-case enum", feature("x", { source_type: "site" }), "/properties/source_type", "source_type must be one of"],
     ["1,001 features", collection(manyFeatures("many", 1001)), "/features", "at most 1000 sources"],
-    ["repeat alt_id", collection([feature("r"), feature("r", {}, polygon(3, 3))]), "/features/1/id", `alt_id "r" repeats source 0`],
+    [
+      "repeat alt_id",
+      collection([feature("r"), feature("r", {}, polygon(3, 3))]),
+      "/features/1/id",
+      `alt_id "r" repeats source 0`,
+    ],
   ];
 
   it.each(invalid)("%s → the same 422 in both environments", async (_name, body, pointer, detail) => {
@@ -90,9 +130,14 @@ describe("same validation, codes and formats as production", () => {
   it("409 for a stored alt_id, and deleting frees it", async () => {
     const token = await server.userToken(unique("acct-sbx"));
     const [stored] = await createOk(server, token, flat("dup"), "sandbox");
-    const res = await server.request("POST", "/sandbox/sources", { token, json: collection([feature("new"), feature("dup", {}, polygon(3, 3))]) });
+    const res = await server.request("POST", "/sandbox/sources", {
+      token,
+      json: collection([feature("new"), feature("dup", {}, polygon(3, 3))]),
+    });
     const body = await expectProblem(res, 409, "already_exists");
-    expect(body.errors).toEqual([{ pointer: "/features/1/id", detail: `alt_id "dup" is already used by a source of this account` }]);
+    expect(body.errors).toEqual([
+      { pointer: "/features/1/id", detail: `alt_id "dup" is already used by a source of this account` },
+    ]);
     expect(await list(server, token, "", "sandbox")).toEqual([stored]);
     expect((await server.request("DELETE", `/sandbox/sources/${stored.id}`, { token })).status).toBe(204);
     await createOk(server, token, flat("dup"), "sandbox");
@@ -100,10 +145,26 @@ describe("same validation, codes and formats as production", () => {
 
   it("unparseable JSON → 422, text/plain → 415, > 10 MiB → 413", async () => {
     const token = await server.userToken(unique("acct-sbx"));
-    const bad = await server.request("POST", "/sandbox/sources", { token, body: "{", headers: { "content-type": "application/json" } });
+    const bad = await server.request("POST", "/sandbox/sources", {
+      token,
+      body: "{",
+      headers: { "content-type": "application/json" },
+    });
     expect((await expectProblem(bad, 422, "invalid_argument")).errors[0].pointer).toBe("");
-    await expectProblem(await server.request("POST", "/sandbox/sources", { token, body: "{}", headers: { "content-type": "text/plain" } }), 415, "invalid_argument");
-    const huge = await server.request("POST", "/sandbox/sources", { token, body: " ".repeat(10 * 1024 * 1024 + 1), headers: { "content-type": "application/json" } });
+    await expectProblem(
+      await server.request("POST", "/sandbox/sources", {
+        token,
+        body: "{}",
+        headers: { "content-type": "text/plain" },
+      }),
+      415,
+      "invalid_argument",
+    );
+    const huge = await server.request("POST", "/sandbox/sources", {
+      token,
+      body: " ".repeat(10 * 1024 * 1024 + 1),
+      headers: { "content-type": "application/json" },
+    });
     await expectProblem(huge, 413, "resource_exhausted");
   });
 });
@@ -114,7 +175,11 @@ describe("list", () => {
     const records = await createOk(
       server,
       token,
-      collection([feature("a", { methodology: "M1" }), feature("b", { methodology: "M2" }, polygon(2, 0)), feature("c", { methodology: "M1" }, polygon(4, 0))]),
+      collection([
+        feature("a", { methodology: "M1" }),
+        feature("b", { methodology: "M2" }, polygon(2, 0)),
+        feature("c", { methodology: "M1" }, polygon(4, 0)),
+      ]),
       "sandbox",
     );
     expect(await list(server, token, `id=${records[1].id}`, "sandbox")).toEqual([records[1]]);
@@ -125,16 +190,34 @@ describe("list", () => {
     // One request shares one created_at, so the random UUIDs order them.
     const ordered = inListOrder(records);
     expect(await list(server, token, "", "sandbox")).toEqual(ordered);
-    expect(await list(server, token, "methodology=M1", "sandbox")).toEqual(ordered.filter((r) => r.methodology === "M1"));
+    expect(await list(server, token, "methodology=M1", "sandbox")).toEqual(
+      ordered.filter((r) => r.methodology === "M1"),
+    );
     expect(await list(server, token, "limit=1&offset=1", "sandbox")).toEqual([ordered[1]]);
   });
 
   it("rejects malformed and unknown parameters like production", async () => {
     const token = await server.userToken(unique("acct-sbx-list"));
-    await expectViolation(await server.request("GET", "/sandbox/sources?limit=1001", { token }), "/query/limit", "limit must be from 1 to 1000");
-    await expectViolation(await server.request("GET", "/sandbox/sources?alt_id=", { token }), "/query/alt_id", "must not be empty");
-    await expectViolation(await server.request("GET", "/sandbox/sources?id=a&id=b", { token }), "/query/id", "at most once");
-    await expectViolation(await server.request("GET", "/sandbox/sources?bogus=1", { token }), "/query/bogus", "unknown query parameter");
+    await expectViolation(
+      await server.request("GET", "/sandbox/sources?limit=1001", { token }),
+      "/query/limit",
+      "limit must be from 1 to 1000",
+    );
+    await expectViolation(
+      await server.request("GET", "/sandbox/sources?alt_id=", { token }),
+      "/query/alt_id",
+      "must not be empty",
+    );
+    await expectViolation(
+      await server.request("GET", "/sandbox/sources?id=a&id=b", { token }),
+      "/query/id",
+      "at most once",
+    );
+    await expectViolation(
+      await server.request("GET", "/sandbox/sources?bogus=1", { token }),
+      "/query/bogus",
+      "unknown query parameter",
+    );
   });
 });
 
@@ -165,7 +248,11 @@ describe("sessions", () => {
     expect(await list(server, tokenB, "", "sandbox")).toEqual([b]);
     expect(await list(server, tokenB, `id=${a.id}`, "sandbox")).toEqual([]);
     await expectProblem(await server.request("GET", `/sandbox/sources/${a.id}`, { token: tokenB }), 404, "not_found");
-    await expectProblem(await server.request("DELETE", `/sandbox/sources/${a.id}`, { token: tokenB }), 404, "not_found");
+    await expectProblem(
+      await server.request("DELETE", `/sandbox/sources/${a.id}`, { token: tokenB }),
+      404,
+      "not_found",
+    );
     expect((await server.request("DELETE", "/sandbox/sources?alt_id=same-alt", { token: tokenB })).status).toBe(204);
     expect(await list(server, tokenA, "", "sandbox")).toEqual([a]);
     expect(await list(server, tokenB, "", "sandbox")).toEqual([]);
@@ -176,7 +263,10 @@ describe("capacity", () => {
   it("a session holds 10,000 sources; one more → 429 resource_exhausted; deleting makes room", async () => {
     const token = await server.userToken(unique("acct-sbx-cap"));
     for (let batch = 0; batch < 10; batch++) {
-      const res = await server.request("POST", "/sandbox/sources", { token, json: collection(manyFeatures(`cap${batch}`, 1000)) });
+      const res = await server.request("POST", "/sandbox/sources", {
+        token,
+        json: collection(manyFeatures(`cap${batch}`, 1000)),
+      });
       expect(res.status, await res.clone().text()).toBe(201);
       await res.arrayBuffer();
     }
@@ -188,7 +278,10 @@ describe("capacity", () => {
     const [first] = await list(server, token, "limit=1", "sandbox");
     expect((await server.request("DELETE", `/sandbox/sources/${first.id}`, { token })).status).toBe(204);
     await expectProblem(
-      await server.request("POST", "/sandbox/sources", { token, json: collection([feature("fits"), feature("does-not", {}, polygon(3, 3))]) }),
+      await server.request("POST", "/sandbox/sources", {
+        token,
+        json: collection([feature("fits"), feature("does-not", {}, polygon(3, 3))]),
+      }),
       429,
       "resource_exhausted",
     );
@@ -220,7 +313,9 @@ describe("time to live", () => {
     await new Promise((resolve) => setTimeout(resolve, 2_200));
     expect(await list(ttlServer, token, "", "sandbox")).toEqual([]);
     await expectProblem(await ttlServer.request("GET", `/sandbox/sources/${sandbox.id}`, { token }), 404, "not_found");
-    expect(await expectJson(await ttlServer.request("GET", `/sources/${production.id}`, { token }), 200)).toEqual(production);
+    expect(await expectJson(await ttlServer.request("GET", `/sources/${production.id}`, { token }), 200)).toEqual(
+      production,
+    );
     // The alt_id is free again in a new session.
     await createOk(ttlServer, token, flat("short-lived"), "sandbox");
   });

@@ -109,7 +109,14 @@ export async function expectProblem(
   res: Response,
   status: number,
   code: string,
-): Promise<{ type: string; title: string; status: number; detail: string; code: string; errors: { pointer: string; detail: string }[] }> {
+): Promise<{
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors: { pointer: string; detail: string }[];
+}> {
   const text = await res.text();
   expect(res.status, text).toBe(status);
   expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json(;|$)/);
@@ -180,15 +187,26 @@ export async function createOk(
   env: Environment = "production",
   query = "",
 ): Promise<SourceRecord[]> {
-  const records = await expectJson<unknown[]>(await server.request("POST", pathOf(env, query), { token, json: body }), 201);
+  const records = await expectJson<unknown[]>(
+    await server.request("POST", pathOf(env, query), { token, json: body }),
+    201,
+  );
   expect(Array.isArray(records)).toBe(true);
   for (const record of records) expectRecord(record, env);
   return records as SourceRecord[];
 }
 
 /** GET the list with a query string (without `?`), expect 200; returns the records. */
-export async function list(server: TestServer, token: string, query = "", env: Environment = "production"): Promise<SourceRecord[]> {
-  const records = await expectJson<SourceRecord[]>(await server.request("GET", pathOf(env, query ? `?${query}` : ""), { token }), 200);
+export async function list(
+  server: TestServer,
+  token: string,
+  query = "",
+  env: Environment = "production",
+): Promise<SourceRecord[]> {
+  const records = await expectJson<SourceRecord[]>(
+    await server.request("GET", pathOf(env, query ? `?${query}` : ""), { token }),
+    200,
+  );
   expect(Array.isArray(records)).toBe(true);
   return records;
 }

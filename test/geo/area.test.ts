@@ -81,7 +81,12 @@ describe("geodesicAreaM2", () => {
   });
 
   it("treats an oblique edge as straight in (λ, sin φ): a right triangle is half its cell", () => {
-    const triangle: Position[] = [[0, 30], [1, 30], [0, 31], [0, 30]];
+    const triangle: Position[] = [
+      [0, 30],
+      [1, 30],
+      [0, 31],
+      [0, 30],
+    ];
     expect(geodesicAreaM2(polygon(triangle))).toBeCloseTo(analyticCellArea(0, 30, 1, 31) / 2, 0);
   });
 
@@ -94,12 +99,33 @@ describe("geodesicAreaM2", () => {
     expect(geodesicAreaM2(polygon(outer, cell(0.005, 0.005, 0.01, 0.01)))).toBeCloseTo(expected, 2);
 
     const second = cell(1, 60, 0.01, 0.01);
-    expect(geodesicAreaM2(multiPolygon([outer, hole], [second]))).toBeCloseTo(expected + analyticCellArea(1, 60, 1.01, 60.01), 2);
+    expect(geodesicAreaM2(multiPolygon([outer, hole], [second]))).toBeCloseTo(
+      expected + analyticCellArea(1, 60, 1.01, 60.01),
+      2,
+    );
   });
 
   it("is zero for a degenerate ring", () => {
-    expect(geodesicAreaM2(polygon([[0, 0], [1, 0], [2, 0], [0, 0]]))).toBe(0);
-    expect(geodesicAreaM2(polygon([[5, 0], [5, 1], [5, 2], [5, 0]]))).toBe(0);
+    expect(
+      geodesicAreaM2(
+        polygon([
+          [0, 0],
+          [1, 0],
+          [2, 0],
+          [0, 0],
+        ]),
+      ),
+    ).toBe(0);
+    expect(
+      geodesicAreaM2(
+        polygon([
+          [5, 0],
+          [5, 1],
+          [5, 2],
+          [5, 0],
+        ]),
+      ),
+    ).toBe(0);
     expect(geodesicAreaM2(polygon(squareRing(0, 0, 0)))).toBe(0);
   });
 });

@@ -4,11 +4,25 @@ import { multiPolygon, polygon, square, squareRing } from "./fixtures.js";
 
 describe("boundingBox", () => {
   it("spans a Polygon's exterior ring", () => {
-    expect(boundingBox(polygon([[10, 50], [10.5, 49.5], [11, 50.25], [10, 50]]))).toEqual({ minX: 10, minY: 49.5, maxX: 11, maxY: 50.25 });
+    expect(
+      boundingBox(
+        polygon([
+          [10, 50],
+          [10.5, 49.5],
+          [11, 50.25],
+          [10, 50],
+        ]),
+      ),
+    ).toEqual({ minX: 10, minY: 49.5, maxX: 11, maxY: 50.25 });
   });
 
   it("ignores holes, which lie inside the exterior ring", () => {
-    expect(boundingBox(polygon(squareRing(0, 0, 10), squareRing(2, 2)))).toEqual({ minX: 0, minY: 0, maxX: 10, maxY: 10 });
+    expect(boundingBox(polygon(squareRing(0, 0, 10), squareRing(2, 2)))).toEqual({
+      minX: 0,
+      minY: 0,
+      maxX: 10,
+      maxY: 10,
+    });
   });
 
   it("spans every part of a MultiPolygon", () => {

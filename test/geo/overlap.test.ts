@@ -6,11 +6,11 @@ import {
   intersection,
   intersectionAreaM2,
   jstsEngine,
+  type OverlayEngine,
   OverlayFailedError,
   polyclipEngine,
   snappedJstsEngine,
   unionOf,
-  type OverlayEngine,
 } from "../../src/geo/overlap.js";
 import type { Position, SourceGeometry } from "../../src/geo/types.js";
 import { checkGeometry } from "../../src/geo/validity.js";
@@ -140,7 +140,10 @@ describe("intersectionAreaM2", () => {
     expect(intersectionAreaM2(a, b)).toBeCloseTo(cellArea(179.95, -16.05, 180, -16), -1);
     // Planar lon/lat: a field just across the antimeridian is far away, not adjacent.
     expect(intersectionAreaM2(a, polygon(cell(-180, -16.1, -179.9, -16)))).toBe(0);
-    expect(intersectionAreaM2(a, polygon(cell(179.99, -16.1, 180, -16)))).toBeCloseTo(geodesicAreaM2(polygon(cell(179.99, -16.1, 180, -16))), -1);
+    expect(intersectionAreaM2(a, polygon(cell(179.99, -16.1, 180, -16)))).toBeCloseTo(
+      geodesicAreaM2(polygon(cell(179.99, -16.1, 180, -16))),
+      -1,
+    );
   });
 });
 
@@ -230,7 +233,11 @@ describe("overlay engines and fallback", () => {
 
   it("falls back to jsts when polyclip-ts throws", () => {
     const calls: string[] = [];
-    const engines = [spying(throwing("polyclip-ts"), calls), spying(jstsEngine, calls), spying(snappedJstsEngine, calls)];
+    const engines = [
+      spying(throwing("polyclip-ts"), calls),
+      spying(jstsEngine, calls),
+      spying(snappedJstsEngine, calls),
+    ];
     expect(intersectionAreaM2(a, b, engines)).toBeCloseTo(expectedOverlap, 3);
     expect(unionOf([a, b], engines)?.type).toBe("Polygon");
     expect(calls).toEqual(["polyclip-ts", "jsts", "polyclip-ts", "jsts"]);
@@ -238,7 +245,11 @@ describe("overlay engines and fallback", () => {
 
   it("falls back to the snapped jsts overlay when both others throw", () => {
     const calls: string[] = [];
-    const engines = [spying(throwing("polyclip-ts"), calls), spying(throwing("jsts"), calls), spying(snappedJstsEngine, calls)];
+    const engines = [
+      spying(throwing("polyclip-ts"), calls),
+      spying(throwing("jsts"), calls),
+      spying(snappedJstsEngine, calls),
+    ];
     expect(intersectionAreaM2(a, b, engines)).toBeCloseTo(expectedOverlap, 0);
     const union = unionOf([a, b], engines);
     expect(union && geodesicAreaM2(union)).toBeCloseTo(expectedUnion, 0);
@@ -289,10 +300,12 @@ describe("overlay engines and fallback", () => {
       ring.push(ring[0]);
       const eps = 10 ** (-10 - Math.floor(next() * 6));
       const turn = (next() - 0.5) * eps;
-      const copy = ring.map(([x, y]): Position => [
-        Math.min(180, cx + (x - cx) * Math.cos(turn) - (y - cy) * Math.sin(turn) + eps * (next() - 0.5)),
-        cy + (x - cx) * Math.sin(turn) + (y - cy) * Math.cos(turn),
-      ]);
+      const copy = ring.map(
+        ([x, y]): Position => [
+          Math.min(180, cx + (x - cx) * Math.cos(turn) - (y - cy) * Math.sin(turn) + eps * (next() - 0.5)),
+          cy + (x - cx) * Math.sin(turn) + (y - cy) * Math.cos(turn),
+        ],
+      );
       copy[copy.length - 1] = copy[0];
       const area = intersectionAreaM2(polygon(ring), polygon(copy), engines);
       expect(Math.abs(area / geodesicAreaM2(polygon(ring)) - 1)).toBeLessThan(1e-4);
@@ -306,7 +319,10 @@ describe("overlay engines and fallback", () => {
   });
 
   it("does not modify its inputs", () => {
-    const first: SourceGeometry = multiPolygon([cell(0, 0, 2, 2), [...cell(0.5, 0.5, 1, 1)].reverse()], [cell(3, 3, 4, 4)]);
+    const first: SourceGeometry = multiPolygon(
+      [cell(0, 0, 2, 2), [...cell(0.5, 0.5, 1, 1)].reverse()],
+      [cell(3, 3, 4, 4)],
+    );
     const second: SourceGeometry = square(1.5, 1.5, 2);
     const before = JSON.stringify([first, second]);
     for (const engine of [polyclipEngine, jstsEngine, snappedJstsEngine]) {

@@ -30,7 +30,10 @@ describe("geometry wire encoding", () => {
       const g: SourceGeometry =
         n % 2 === 0
           ? { type: "Polygon", coordinates: polygon(random) }
-          : { type: "MultiPolygon", coordinates: Array.from({ length: 1 + Math.floor(random() * 4) }, () => polygon(random)) };
+          : {
+              type: "MultiPolygon",
+              coordinates: Array.from({ length: 1 + Math.floor(random() * 4) }, () => polygon(random)),
+            };
       expect(Buffer.from(encodeGeometry(g)).equals(Buffer.from(reference(g))), `case ${n}`).toBe(true);
     }
   });
@@ -38,7 +41,14 @@ describe("geometry wire encoding", () => {
   it("keeps the bits of special doubles: -0, the smallest subnormal, the largest finite value", () => {
     const g: SourceGeometry = {
       type: "Polygon",
-      coordinates: [[[-0, 5e-324], [Number.MAX_VALUE, -Number.MAX_VALUE], [0.1 + 0.2, -0], [-0, 5e-324]]],
+      coordinates: [
+        [
+          [-0, 5e-324],
+          [Number.MAX_VALUE, -Number.MAX_VALUE],
+          [0.1 + 0.2, -0],
+          [-0, 5e-324],
+        ],
+      ],
     };
     const bytes = encodeGeometry(g);
     expect(Buffer.from(bytes).equals(Buffer.from(reference(g)))).toBe(true);
@@ -49,7 +59,20 @@ describe("geometry wire encoding", () => {
   });
 
   it("writes empty rings and polygons as protobuf-es does", () => {
-    const g: SourceGeometry = { type: "MultiPolygon", coordinates: [[], [[]], [[[1, 2], [3, 4]], []]] };
+    const g: SourceGeometry = {
+      type: "MultiPolygon",
+      coordinates: [
+        [],
+        [[]],
+        [
+          [
+            [1, 2],
+            [3, 4],
+          ],
+          [],
+        ],
+      ],
+    };
     expect(Buffer.from(encodeGeometry(g)).equals(Buffer.from(reference(g)))).toBe(true);
     const single: SourceGeometry = { type: "Polygon", coordinates: [] };
     expect(Buffer.from(encodeGeometry(single)).equals(Buffer.from(reference(single)))).toBe(true);

@@ -110,19 +110,80 @@ describe("checkGeometry agrees with IsValidOp on the whole geometry", () => {
 describe("certainly-valid shortcuts", () => {
   it("recognise simple rings and decline anything that needs JTS", () => {
     expect(isClearlySimpleRing(sq(0, 0))).toBe(true);
-    expect(isClearlySimpleRing([[0, 0], [1, 0], [0, 1], [0, 0]])).toBe(true);
+    expect(
+      isClearlySimpleRing([
+        [0, 0],
+        [1, 0],
+        [0, 1],
+        [0, 0],
+      ]),
+    ).toBe(true);
     expect(isClearlySimpleRing(circleRing(0, 0, 1, 5000))).toBe(true);
     // Bow tie, figure eight, collinear run, repeated position, spike.
-    expect(isClearlySimpleRing([[0, 0], [1, 1], [1, 0], [0, 1], [0, 0]])).toBe(false);
-    expect(isClearlySimpleRing([[0, 0], [2, 0], [1, 1], [2, 2], [0, 2], [1, 1], [0, 0]])).toBe(false);
-    expect(isClearlySimpleRing([[0, 0], [1, 0], [2, 0], [2, 1], [0, 0]])).toBe(false);
-    expect(isClearlySimpleRing([[0, 0], [1, 0], [1, 0], [1, 1], [0, 0]])).toBe(false);
-    expect(isClearlySimpleRing([[0, 0], [2, 0], [2, 2], [2, 3], [2, 2], [0, 2], [0, 0]])).toBe(false);
+    expect(
+      isClearlySimpleRing([
+        [0, 0],
+        [1, 1],
+        [1, 0],
+        [0, 1],
+        [0, 0],
+      ]),
+    ).toBe(false);
+    expect(
+      isClearlySimpleRing([
+        [0, 0],
+        [2, 0],
+        [1, 1],
+        [2, 2],
+        [0, 2],
+        [1, 1],
+        [0, 0],
+      ]),
+    ).toBe(false);
+    expect(
+      isClearlySimpleRing([
+        [0, 0],
+        [1, 0],
+        [2, 0],
+        [2, 1],
+        [0, 0],
+      ]),
+    ).toBe(false);
+    expect(
+      isClearlySimpleRing([
+        [0, 0],
+        [1, 0],
+        [1, 0],
+        [1, 1],
+        [0, 0],
+      ]),
+    ).toBe(false);
+    expect(
+      isClearlySimpleRing([
+        [0, 0],
+        [2, 0],
+        [2, 2],
+        [2, 3],
+        [2, 2],
+        [0, 2],
+        [0, 0],
+      ]),
+    ).toBe(false);
   });
 
   it("accept separated holes and decline holes that touch, stray or nest", () => {
     expect(isClearlyValidPolygon([sq(0, 0, 10), sq(1, 1), sq(3, 3)])).toBe(true);
-    expect(isClearlyValidPolygon([sq(0, 0, 10), [[0, 0], [2, 1], [1, 2], [0, 0]]])).toBe(false);
+    expect(
+      isClearlyValidPolygon([
+        sq(0, 0, 10),
+        [
+          [0, 0],
+          [2, 1],
+          [1, 2],
+          [0, 0],
+        ],
+      ]),
+    ).toBe(false);
     expect(isClearlyValidPolygon([sq(0, 0, 10), sq(1, 1), sq(2, 1)])).toBe(false);
     expect(isClearlyValidPolygon([sq(0, 0, 10), sq(20, 20)])).toBe(false);
     expect(isClearlyValidPolygon([sq(0, 0, 10), sq(1, 1, 5), sq(2, 2)])).toBe(false);

@@ -46,7 +46,10 @@ describe("checkGeometry performance", () => {
     parts.push([squareRing(0.504, 0.504, 0.002)]);
     const { result, ms } = timed(() => checkGeometry(multiPolygon(...parts)));
     expect(result).toEqual([
-      { path: [10_000], detail: "polygons 5050 and 10000 overlap or share an edge near (0.505, 0.504); dissolve them into one polygon" },
+      {
+        path: [10_000],
+        detail: "polygons 5050 and 10000 overlap or share an edge near (0.505, 0.504); dissolve them into one polygon",
+      },
     ]);
     expect(ms).toBeLessThan(PATHOLOGY_MS);
   });

@@ -1,5 +1,12 @@
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextKey, createContextValues, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createContextKey,
+  createContextValues,
+  type HandlerContext,
+  type Interceptor,
+} from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import {
   GetSourceRequestSchema,
@@ -45,7 +52,10 @@ describe("in-process caller", () => {
     );
     const values = createContextValues();
     values.set(seenKey, []);
-    const output = await caller(methods.getSource, create(GetSourceRequestSchema, { id: "src_1" }), { ...call(), values });
+    const output = await caller(methods.getSource, create(GetSourceRequestSchema, { id: "src_1" }), {
+      ...call(),
+      values,
+    });
 
     expect(log).toEqual(["outer in GetSource", "inner in GetSource", "impl src_1", "inner out", "outer out"]);
     // A partial answer comes back as a full message, as Connect's own invoker makes it.
@@ -79,7 +89,9 @@ describe("in-process caller", () => {
       },
       [refuse],
     );
-    const failure = await caller(methods.listSources, create(ListSourcesRequestSchema), call()).catch((e: unknown) => e);
+    const failure = await caller(methods.listSources, create(ListSourcesRequestSchema), call()).catch(
+      (e: unknown) => e,
+    );
     expect(failure).toBeInstanceOf(ConnectError);
     expect((failure as ConnectError).code).toBe(Code.PermissionDenied);
     expect((failure as ConnectError).rawMessage).toBe("token lacks scope read:sources");
@@ -98,8 +110,14 @@ describe("in-process caller", () => {
       [setPrincipal],
     );
     const [a, b] = await Promise.all([
-      caller(methods.getSource, create(GetSourceRequestSchema, { id: "a" }), { ...call(), headers: new Headers({ authorization: "one" }) }),
-      caller(methods.getSource, create(GetSourceRequestSchema, { id: "b" }), { ...call(), headers: new Headers({ authorization: "two" }) }),
+      caller(methods.getSource, create(GetSourceRequestSchema, { id: "a" }), {
+        ...call(),
+        headers: new Headers({ authorization: "one" }),
+      }),
+      caller(methods.getSource, create(GetSourceRequestSchema, { id: "b" }), {
+        ...call(),
+        headers: new Headers({ authorization: "two" }),
+      }),
     ]);
     expect(a.source?.id).toBe("a:one");
     expect(b.source?.id).toBe("b:two");
@@ -107,7 +125,9 @@ describe("in-process caller", () => {
 
   it("answers a method the implementation lacks with Connect's unimplemented error", async () => {
     const caller = createInProcessCaller(SourceLedgerService, {}, []);
-    const failure = await caller(methods.getSource, create(GetSourceRequestSchema, { id: "x" }), call()).catch((e: unknown) => e);
+    const failure = await caller(methods.getSource, create(GetSourceRequestSchema, { id: "x" }), call()).catch(
+      (e: unknown) => e,
+    );
     expect(failure).toBeInstanceOf(ConnectError);
     expect((failure as ConnectError).code).toBe(Code.Unimplemented);
   });

@@ -1,8 +1,8 @@
 import http from "node:http";
 import type http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
@@ -51,7 +51,9 @@ async function start(
   // With http2: true Fastify's types want a factory returning an Http2Server;
   // the runtime behaviour is what this variant checks.
   const app: FastifyInstance = options.http2Flag
-    ? (Fastify({ ...fastifyOptions, http2: true } as unknown as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance)
+    ? (Fastify({ ...fastifyOptions, http2: true } as unknown as Parameters<
+        typeof Fastify
+      >[0]) as unknown as FastifyInstance)
     : Fastify(fastifyOptions);
 
   let slowCount = 0;

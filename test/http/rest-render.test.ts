@@ -29,9 +29,23 @@ describe("renderRecordsJson", () => {
 
   it("renders the stored geometry text as it is", () => {
     const record = asRecord(makeRecord());
-    Object.defineProperty(record, "geometryJson", { value: '{"type":"Polygon","coordinates":[[[1.10,2],[3,4],[5,6],[1.10,2]]]}' });
+    Object.defineProperty(record, "geometryJson", {
+      value: '{"type":"Polygon","coordinates":[[[1.10,2],[3,4],[5,6],[1.10,2]]]}',
+    });
     const [rendered] = JSON.parse(renderRecordsJson([record]).toString("utf8")) as { geometry: unknown }[];
-    expect(rendered.geometry).toEqual({ type: "Polygon", coordinates: [[[1.1, 2], [3, 4], [5, 6], [1.1, 2]]] });
-    expect(renderRecordsJson([record]).toString("utf8")).toContain('"geometry":{"type":"Polygon","coordinates":[[[1.10,2]');
+    expect(rendered.geometry).toEqual({
+      type: "Polygon",
+      coordinates: [
+        [
+          [1.1, 2],
+          [3, 4],
+          [5, 6],
+          [1.1, 2],
+        ],
+      ],
+    });
+    expect(renderRecordsJson([record]).toString("utf8")).toContain(
+      '"geometry":{"type":"Polygon","coordinates":[[[1.10,2]',
+    );
   });
 });

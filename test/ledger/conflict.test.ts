@@ -4,7 +4,6 @@
  * half-open periods, and a shared attribute type (or none on either side).
  */
 import { describe, expect, it } from "vitest";
-import { digitisedTwice, prng } from "../support/geometry-fixtures.js";
 import { EARTH_RADIUS_M, geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import { intersectionAreaM2, OverlayFailedError, polyclipEngine } from "../../src/geo/overlap.js";
@@ -14,11 +13,12 @@ import {
   attributesCompatible,
   conflictPolicy,
   MIN_OVERLAP_FRACTION,
+  type OverlapArea,
   periodsOverlap,
   sourcesConflict,
-  type OverlapArea,
 } from "../../src/ledger/conflict.js";
 import type { SpatialSubject } from "../../src/store/port.js";
+import { digitisedTwice, prng } from "../support/geometry-fixtures.js";
 
 const RAD = Math.PI / 180;
 const Y2024 = Date.UTC(2024, 0, 1);
@@ -52,8 +52,18 @@ interface SubjectOptions {
 }
 
 /** A source as the policy sees it, with bbox and area derived from the geometry as the service does. */
-function subject(geometry: SourceGeometry, { start = Y2024, end = Y2025, attributeType = [] }: SubjectOptions = {}): SpatialSubject {
-  return { geometry, bbox: boundingBox(geometry), areaM2: geodesicAreaM2(geometry), startAt: start, endAt: end, attributeType };
+function subject(
+  geometry: SourceGeometry,
+  { start = Y2024, end = Y2025, attributeType = [] }: SubjectOptions = {},
+): SpatialSubject {
+  return {
+    geometry,
+    bbox: boundingBox(geometry),
+    areaM2: geodesicAreaM2(geometry),
+    startAt: start,
+    endAt: end,
+    attributeType,
+  };
 }
 
 /** The decision, checked to be the same in both argument orders and through the exported policy. */
@@ -297,7 +307,9 @@ describe("attribute types", () => {
   });
 
   it("no shared attribute type wins over a full overlap", () => {
-    expect(conflicts(subject(unit, { attributeType: ["CI_SCORE"] }), subject(unit, { attributeType: ["RENEWABLE_ENERGY"] }))).toBe(false);
+    expect(
+      conflicts(subject(unit, { attributeType: ["CI_SCORE"] }), subject(unit, { attributeType: ["RENEWABLE_ENERGY"] })),
+    ).toBe(false);
   });
 });
 
@@ -337,7 +349,11 @@ describe("overlay failures", () => {
     };
     expect(sourcesConflict(a, subject(cell(0.5, 0, 1.5, 1), { start: Y2025, end: Y2026 }), never)).toBe(false);
     expect(
-      sourcesConflict(subject(unit, { attributeType: ["CI_SCORE"] }), subject(unit, { attributeType: ["BIODIVERSITY"] }), never),
+      sourcesConflict(
+        subject(unit, { attributeType: ["CI_SCORE"] }),
+        subject(unit, { attributeType: ["BIODIVERSITY"] }),
+        never,
+      ),
     ).toBe(false);
     expect(sourcesConflict(a, subject(cell(3, 3, 4, 4)), never)).toBe(false);
   });

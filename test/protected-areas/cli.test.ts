@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runCli, USAGE, type CliContext } from "../../src/protected-areas/cli.js";
-import { featureCollection, paFeature, rect, tempDir, type TempDir } from "./fixtures.js";
+import { type CliContext, runCli, USAGE } from "../../src/protected-areas/cli.js";
+import { featureCollection, paFeature, rect, type TempDir, tempDir } from "./fixtures.js";
 
 interface Run {
   code: number;
@@ -55,8 +55,14 @@ describe("cli", () => {
     [["protected-areas", "import", "a.json"], /needs --dataset NAME/],
     [["protected-areas", "import", "a.json", "b.json", "--dataset", "X"], /takes one file, got 2/],
     [["protected-areas", "import", "a.json", "--dataset"], /--dataset/],
-    [["protected-areas", "import", "a.json", "--dataset", "X", "--batch-size", "0"], /--batch-size must be an integer of at least 1/],
-    [["protected-areas", "import", "a.json", "--dataset", "X", "--max-reasons", "lots"], /--max-reasons must be an integer/],
+    [
+      ["protected-areas", "import", "a.json", "--dataset", "X", "--batch-size", "0"],
+      /--batch-size must be an integer of at least 1/,
+    ],
+    [
+      ["protected-areas", "import", "a.json", "--dataset", "X", "--max-reasons", "lots"],
+      /--max-reasons must be an integer/,
+    ],
     [["protected-areas", "status", "now"], /takes no arguments/],
     [["--verbose"], /Unknown option '--verbose'/],
   ])("usage error %j: exit 1, one clear line, no stack trace", async (argv, message) => {
@@ -70,16 +76,28 @@ describe("cli", () => {
 
   it("input errors exit 1 with the reason and no stack trace", async () => {
     for (const [argv, message] of [
-      [["protected-areas", "import", temp.path("nope.geojson"), "--dataset", "X"], /^error: no such file: .*nope\.geojson\n$/],
-      [["protected-areas", "import", temp.write("f.json", paFeature(1, rect(0, 0, 1, 1))), "--dataset", "X"], /^error: the file is not a GeoJSON FeatureCollection: its "type" is "Feature"\n$/],
-      [["protected-areas", "import", temp.write("bad.json", "{"), "--dataset", "X"], /^error: the file ends before its JSON is complete/],
+      [
+        ["protected-areas", "import", temp.path("nope.geojson"), "--dataset", "X"],
+        /^error: no such file: .*nope\.geojson\n$/,
+      ],
+      [
+        ["protected-areas", "import", temp.write("f.json", paFeature(1, rect(0, 0, 1, 1))), "--dataset", "X"],
+        /^error: the file is not a GeoJSON FeatureCollection: its "type" is "Feature"\n$/,
+      ],
+      [
+        ["protected-areas", "import", temp.write("bad.json", "{"), "--dataset", "X"],
+        /^error: the file ends before its JSON is complete/,
+      ],
     ] as const) {
       const run = await cli([...argv]);
       expect(run).toMatchObject({ code: 1, stdout: "" });
       expect(run.stderr).toMatch(message);
     }
     const memory = await cli(["protected-areas", "status"], { env: { SQLITE_PATH: ":memory:" } });
-    expect(memory).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: SQLITE_PATH=:memory: is private to one process/) });
+    expect(memory).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/^error: SQLITE_PATH=:memory: is private to one process/),
+    });
     const bad = await cli(["protected-areas", "status"], { env: { ...env, LEDGER_STORE: "oracle" } });
     expect(bad).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: LEDGER_STORE must be/) });
   });
@@ -125,9 +143,17 @@ describe("cli", () => {
 
   it("an import with no valid feature exits 1, lists the reasons and keeps the layer", async () => {
     await cli(["protected-areas", "import", temp.write("good.geojson", mixed), "--dataset", "Good"]);
-    const run = await cli(["protected-areas", "import", temp.write("bad.geojson", featureCollection([3, paFeature(1, null)])), "--dataset", "Bad"]);
+    const run = await cli([
+      "protected-areas",
+      "import",
+      temp.write("bad.geojson", featureCollection([3, paFeature(1, null)])),
+      "--dataset",
+      "Bad",
+    ]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain("Rejected features (2):\n  feature 0: it is number 3, not a GeoJSON Feature object\n  feature 1 (WDPAID 1): the feature has no geometry\n");
+    expect(run.stderr).toContain(
+      "Rejected features (2):\n  feature 0: it is number 3, not a GeoJSON Feature object\n  feature 1 (WDPAID 1): the feature has no geometry\n",
+    );
     expect(run.stderr).toContain("error: none of the 2 features could be loaded; the loaded layer is unchanged\n");
     expect((await cli(["protected-areas", "status"])).stdout).toMatch(/dataset: {6}Good\n/);
   });
@@ -135,8 +161,14 @@ describe("cli", () => {
   it("an interrupted import exits 130 and keeps the layer", async () => {
     const controller = new AbortController();
     controller.abort();
-    const run = await cli(["protected-areas", "import", temp.write("w.geojson", mixed), "--dataset", "X"], { signal: controller.signal });
-    expect(run).toEqual({ code: 130, stdout: "", stderr: "interrupted: the import was abandoned and the loaded layer is unchanged\n" });
+    const run = await cli(["protected-areas", "import", temp.write("w.geojson", mixed), "--dataset", "X"], {
+      signal: controller.signal,
+    });
+    expect(run).toEqual({
+      code: 130,
+      stdout: "",
+      stderr: "interrupted: the import was abandoned and the loaded layer is unchanged\n",
+    });
     expect((await cli(["protected-areas", "status"])).stdout).toMatch(/^No protected-area layer is loaded/);
   });
 

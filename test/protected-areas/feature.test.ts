@@ -13,14 +13,17 @@ function rejection(value: unknown): { wdpaId: string | null; reason: string } {
 /** A regular polygon of `n` vertices around (x, y): convex, so valid however many vertices. */
 function circle(n: number, x = 10, y = 10, r = 1): Position[] {
   const ring: Position[] = [];
-  for (let i = 0; i < n; i++) ring.push([x + r * Math.cos((2 * Math.PI * i) / n), y + r * Math.sin((2 * Math.PI * i) / n)]);
+  for (let i = 0; i < n; i++)
+    ring.push([x + r * Math.cos((2 * Math.PI * i) / n), y + r * Math.sin((2 * Math.PI * i) / n)]);
   ring.push(ring[0]);
   return ring;
 }
 
 describe("protectedAreaFromFeature", () => {
   it("takes WDPAID, NAME, DESIG_ENG and IUCN_CAT, with bbox and geodesic area", () => {
-    const verdict = protectedAreaFromFeature(paFeature(555, rect(0, 0, 1, 2), { NAME: "Reserva", DESIG_ENG: "Ramsar Site", IUCN_CAT: "Ia" }));
+    const verdict = protectedAreaFromFeature(
+      paFeature(555, rect(0, 0, 1, 2), { NAME: "Reserva", DESIG_ENG: "Ramsar Site", IUCN_CAT: "Ia" }),
+    );
     expect(verdict).toEqual({
       ok: true,
       area: {
@@ -39,14 +42,34 @@ describe("protectedAreaFromFeature", () => {
     const verdict = protectedAreaFromFeature({
       type: "Feature",
       properties: { WDPAID: " 77 ", NAME: null },
-      geometry: { type: "Polygon", coordinates: [[[0, 0, 5], [1, 0, 5], [1, 1, 5], [0, 0, 5]]] },
+      geometry: {
+        type: "Polygon",
+        coordinates: [
+          [
+            [0, 0, 5],
+            [1, 0, 5],
+            [1, 1, 5],
+            [0, 0, 5],
+          ],
+        ],
+      },
     });
     expect(verdict.ok && verdict.area).toMatchObject({
       id: "77",
       name: "",
       designation: "",
       iucnCategory: "",
-      geometry: { type: "Polygon", coordinates: [[[0, 0], [1, 0], [1, 1], [0, 0]]] },
+      geometry: {
+        type: "Polygon",
+        coordinates: [
+          [
+            [0, 0],
+            [1, 0],
+            [1, 1],
+            [0, 0],
+          ],
+        ],
+      },
     });
   });
 
@@ -56,14 +79,60 @@ describe("protectedAreaFromFeature", () => {
     ["no WDPAID", paFeature(undefined, rect(0, 0, 1, 1)), null, /no WDPAID property/],
     ["no properties", { type: "Feature", geometry: rect(0, 0, 1, 1) }, null, /no WDPAID property/],
     ["a WDPAID of the wrong kind", paFeature(true, rect(0, 0, 1, 1)), null, /WDPAID is boolean true/],
-    ["an empty WDPAID", paFeature("  ", rect(0, 0, 1, 1)), null, /WDPAID is "  "/],
+    ["an empty WDPAID", paFeature("  ", rect(0, 0, 1, 1)), null, /WDPAID is " {2}"/],
     ["no geometry", paFeature(1, null), "1", /has no geometry/],
-    ["a Point", paFeature(1, { type: "Point", coordinates: [0, 0] }), "1", /geometry type is "Point"; only Polygon and MultiPolygon/],
+    [
+      "a Point",
+      paFeature(1, { type: "Point", coordinates: [0, 0] }),
+      "1",
+      /geometry type is "Point"; only Polygon and MultiPolygon/,
+    ],
     ["a GeometryCollection", paFeature(1, { type: "GeometryCollection", geometries: [] }), "1", /"GeometryCollection"/],
-    ["malformed coordinates", paFeature(1, { type: "Polygon", coordinates: [[[0, "a"]]] }), "1", /position 0 of the exterior ring is not a position/],
-    ["a MultiPolygon without arrays", paFeature(1, { type: "MultiPolygon", coordinates: 3 }), "1", /not an array of polygons/],
-    ["an open ring", paFeature(1, { type: "Polygon", coordinates: [[[0, 0], [1, 0], [1, 1], [0, 1]]] }), "1", /not closed/],
-    ["a self-intersecting ring", paFeature(1, { type: "Polygon", coordinates: [[[0, 0], [1, 1], [1, 0], [0, 1], [0, 0]]] }), "1", /self-intersect/],
+    [
+      "malformed coordinates",
+      paFeature(1, { type: "Polygon", coordinates: [[[0, "a"]]] }),
+      "1",
+      /position 0 of the exterior ring is not a position/,
+    ],
+    [
+      "a MultiPolygon without arrays",
+      paFeature(1, { type: "MultiPolygon", coordinates: 3 }),
+      "1",
+      /not an array of polygons/,
+    ],
+    [
+      "an open ring",
+      paFeature(1, {
+        type: "Polygon",
+        coordinates: [
+          [
+            [0, 0],
+            [1, 0],
+            [1, 1],
+            [0, 1],
+          ],
+        ],
+      }),
+      "1",
+      /not closed/,
+    ],
+    [
+      "a self-intersecting ring",
+      paFeature(1, {
+        type: "Polygon",
+        coordinates: [
+          [
+            [0, 0],
+            [1, 1],
+            [1, 0],
+            [0, 1],
+            [0, 0],
+          ],
+        ],
+      }),
+      "1",
+      /self-intersect/,
+    ],
     ["a latitude out of range", paFeature(1, rect(0, 80, 1, 91)), "1", /latitude must be within -90..90/],
     [
       "MultiPolygon parts sharing an edge",
@@ -92,7 +161,10 @@ describe("protectedAreaFromFeature", () => {
 describe("protected areas past the client's 100,000-position limit", () => {
   /** A closed circle of `n` positions (plus the closing one) around (10, 10). */
   const circle = (n: number): Position[] => {
-    const ring: Position[] = Array.from({ length: n }, (_, i) => [10 + Math.cos((2 * Math.PI * i) / n), 10 + Math.sin((2 * Math.PI * i) / n)]);
+    const ring: Position[] = Array.from({ length: n }, (_, i) => [
+      10 + Math.cos((2 * Math.PI * i) / n),
+      10 + Math.sin((2 * Math.PI * i) / n),
+    ]);
     return [...ring, ring[0]];
   };
 

@@ -26,7 +26,13 @@ export function rect(minX: number, minY: number, maxX: number, maxY: number): Po
 export function paFeature(wdpaId: unknown, geometry: unknown, properties: Json = {}): Json {
   return {
     type: "Feature",
-    properties: { WDPAID: wdpaId, NAME: `Area ${String(wdpaId)}`, DESIG_ENG: "National Park", IUCN_CAT: "II", ...properties },
+    properties: {
+      WDPAID: wdpaId,
+      NAME: `Area ${String(wdpaId)}`,
+      DESIG_ENG: "National Park",
+      IUCN_CAT: "II",
+      ...properties,
+    },
     geometry,
   };
 }
@@ -63,7 +69,11 @@ export function tempDir(prefix = "protected-areas-"): TempDir {
  * given) has a self-intersecting ring; `padding` characters of text in a property make the file
  * larger without making the geometry work heavier. Returns the file's size in bytes.
  */
-export async function writeGridFile(path: string, count: number, options: { invalidEvery?: number; padding?: number } = {}): Promise<number> {
+export async function writeGridFile(
+  path: string,
+  count: number,
+  options: { invalidEvery?: number; padding?: number } = {},
+): Promise<number> {
   const comment = "x".repeat(options.padding ?? 0);
   const out = createWriteStream(path);
   let bytes = 0;
@@ -77,11 +87,31 @@ export async function writeGridFile(path: string, count: number, options: { inva
     const y = -80 + Math.floor(i / 1000) * 0.3;
     const bowtie = options.invalidEvery !== undefined && i % options.invalidEvery === 0;
     const ring = bowtie
-      ? [[x, y], [x + 0.01, y + 0.01], [x + 0.01, y], [x, y + 0.01], [x, y]]
-      : [[x, y], [x + 0.01, y], [x + 0.01, y + 0.01], [x, y + 0.01], [x, y]];
+      ? [
+          [x, y],
+          [x + 0.01, y + 0.01],
+          [x + 0.01, y],
+          [x, y + 0.01],
+          [x, y],
+        ]
+      : [
+          [x, y],
+          [x + 0.01, y],
+          [x + 0.01, y + 0.01],
+          [x, y + 0.01],
+          [x, y],
+        ];
     const feature = {
       type: "Feature",
-      properties: { WDPAID: 100000 + i, NAME: `Grid area ${i}`, DESIG_ENG: "Nature Reserve", IUCN_CAT: "IV", STATUS: "Designated", REP_AREA: 1.23, COMMENT: comment },
+      properties: {
+        WDPAID: 100000 + i,
+        NAME: `Grid area ${i}`,
+        DESIG_ENG: "Nature Reserve",
+        IUCN_CAT: "IV",
+        STATUS: "Designated",
+        REP_AREA: 1.23,
+        COMMENT: comment,
+      },
       geometry: { type: "Polygon", coordinates: [ring] },
     };
     await write(`${i === 0 ? "" : ",\n"}${JSON.stringify(feature)}`);

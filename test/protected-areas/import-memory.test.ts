@@ -33,9 +33,19 @@ describe("importing a large file", () => {
       peak = Math.max(peak, process.memoryUsage().heapUsed - baseline);
     };
     try {
-      const summary = await importProtectedAreas({ file, dataset: "grid", layers, progressEveryFeatures: 500, onProgress: sample });
+      const summary = await importProtectedAreas({
+        file,
+        dataset: "grid",
+        layers,
+        progressEveryFeatures: 500,
+        onProgress: sample,
+      });
       sample();
-      expect(summary).toMatchObject({ read: FEATURES, accepted: FEATURES - FEATURES / 1_000, rejected: FEATURES / 1_000 });
+      expect(summary).toMatchObject({
+        read: FEATURES,
+        accepted: FEATURES - FEATURES / 1_000,
+        rejected: FEATURES / 1_000,
+      });
       expect((await layers.status()).active?.featureCount).toBe(FEATURES - FEATURES / 1_000);
     } finally {
       await layers.close();
@@ -46,20 +56,32 @@ describe("importing a large file", () => {
 
   it(`the CLI imports it with the heap capped at ${HEAP_CAP_MB} MB, where parsing the whole file runs out of memory`, () => {
     const capped = [`--max-old-space-size=${HEAP_CAP_MB}`];
-    const cli = spawnSync(process.execPath, [...capped, "--import", "tsx", "src/cli.ts", "protected-areas", "import", file, "--dataset", "grid"], {
-      cwd: process.cwd(),
-      env: { ...process.env, SQLITE_PATH: temp.path("cli.sqlite") },
-      encoding: "utf8",
-    });
-    expect(cli.stderr).toMatch(/protected-areas import: 10,000 features read \(9,990 loaded, 10 rejected\) in [\d.]+ s, [\d,]+ features\/s\n/);
-    expect(cli.stderr).toMatch(/Rejected features \(first 20 of 50\):\n {2}feature 0 \(WDPAID 100000\): invalid geometry/);
+    const cli = spawnSync(
+      process.execPath,
+      [...capped, "--import", "tsx", "src/cli.ts", "protected-areas", "import", file, "--dataset", "grid"],
+      {
+        cwd: process.cwd(),
+        env: { ...process.env, SQLITE_PATH: temp.path("cli.sqlite") },
+        encoding: "utf8",
+      },
+    );
+    expect(cli.stderr).toMatch(
+      /protected-areas import: 10,000 features read \(9,990 loaded, 10 rejected\) in [\d.]+ s, [\d,]+ features\/s\n/,
+    );
+    expect(cli.stderr).toMatch(
+      /Rejected features \(first 20 of 50\):\n {2}feature 0 \(WDPAID 100000\): invalid geometry/,
+    );
     expect(cli.stdout).toMatch(/ features read: {2}50,000\n {2}loaded: {9}49,950\n {2}rejected: {7}50\n/);
     expect(cli.status).toBe(0);
 
     // The control: the same cap does bite on the naive approach.
-    const whole = spawnSync(process.execPath, [...capped, "-e", `JSON.parse(require("node:fs").readFileSync(${JSON.stringify(file)}, "utf8"))`], {
-      encoding: "utf8",
-    });
+    const whole = spawnSync(
+      process.execPath,
+      [...capped, "-e", `JSON.parse(require("node:fs").readFileSync(${JSON.stringify(file)}, "utf8"))`],
+      {
+        encoding: "utf8",
+      },
+    );
     expect(whole.status).not.toBe(0);
   }, 30_000);
 });

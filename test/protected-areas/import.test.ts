@@ -1,11 +1,24 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ImportAbortedError, ImportInProgressError, NotFeatureCollectionError } from "../../src/protected-areas/errors.js";
-import { importProtectedAreas, NoValidFeaturesError, type ImportOptions, type ImportProgress } from "../../src/protected-areas/import.js";
+import {
+  ImportAbortedError,
+  ImportInProgressError,
+  NotFeatureCollectionError,
+} from "../../src/protected-areas/errors.js";
+import {
+  type ImportOptions,
+  type ImportProgress,
+  importProtectedAreas,
+  NoValidFeaturesError,
+} from "../../src/protected-areas/import.js";
 import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
-import { openSqliteProtectedAreaLayers, openSqliteStore, type SqliteProtectedAreaLayers } from "../../src/store/sqlite/index.js";
+import {
+  openSqliteProtectedAreaLayers,
+  openSqliteStore,
+  type SqliteProtectedAreaLayers,
+} from "../../src/store/sqlite/index.js";
 import { makeRecord } from "../contract/fixtures.js";
-import { featureCollection, paFeature, rect, tempDir, type TempDir } from "./fixtures.js";
+import { featureCollection, paFeature, rect, type TempDir, tempDir } from "./fixtures.js";
 
 /** Three valid areas and five features rejected for five different reasons. */
 const mixed = featureCollection([
@@ -13,7 +26,18 @@ const mixed = featureCollection([
   paFeature(undefined, rect(0, 0, 1, 1)),
   paFeature(2, { type: "Point", coordinates: [0, 0] }),
   paFeature(3, null),
-  paFeature(4, { type: "Polygon", coordinates: [[[0, 0], [1, 1], [1, 0], [0, 1], [0, 0]]] }),
+  paFeature(4, {
+    type: "Polygon",
+    coordinates: [
+      [
+        [0, 0],
+        [1, 1],
+        [1, 0],
+        [0, 1],
+        [0, 0],
+      ],
+    ],
+  }),
   paFeature(5, { type: "MultiPolygon", coordinates: [rect(10, 10, 11, 11).coordinates] }),
   "not a feature",
   paFeature("6", rect(20, 20, 21, 21)),
@@ -43,7 +67,11 @@ describe("importProtectedAreas", () => {
     const db = openConnection({ path, busyTimeoutMs: 1_000 });
     try {
       const count = (table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-      return { layers: count("protected_area_layers"), areas: count("protected_areas"), boxes: count("protected_area_bbox") };
+      return {
+        layers: count("protected_area_layers"),
+        areas: count("protected_areas"),
+        boxes: count("protected_area_bbox"),
+      };
     } finally {
       db.close();
     }
@@ -54,7 +82,9 @@ describe("importProtectedAreas", () => {
     const store = openSqliteStore({ path, protectedAreaPolicy: unepOverlapPolicy });
     try {
       const [record] = await store.insertMany([makeRecord({ geometry: rect(0, 0, 1, 1) })]);
-      return record.unepOverlap === null ? null : { dataset: record.unepOverlap.dataset, fraction: record.unepOverlap.fraction };
+      return record.unepOverlap === null
+        ? null
+        : { dataset: record.unepOverlap.dataset, fraction: record.unepOverlap.fraction };
     } finally {
       await store.close();
     }
@@ -62,7 +92,14 @@ describe("importProtectedAreas", () => {
 
   it("loads the valid features, counts the rejected ones and says why each was rejected", async () => {
     const summary = await run(temp.write("mixed.geojson", mixed), " WDPA Test ");
-    expect(summary).toMatchObject({ dataset: "WDPA Test", read: 8, accepted: 3, rejected: 5, garbageCollected: 0, garbageError: null });
+    expect(summary).toMatchObject({
+      dataset: "WDPA Test",
+      read: 8,
+      accepted: 3,
+      rejected: 5,
+      garbageCollected: 0,
+      garbageError: null,
+    });
     expect(summary.reasons).toEqual([
       { index: 1, wdpaId: null, reason: "it has no WDPAID property" },
       { index: 2, wdpaId: "2", reason: 'its geometry type is "Point"; only Polygon and MultiPolygon are accepted' },
@@ -70,7 +107,12 @@ describe("importProtectedAreas", () => {
       { index: 4, wdpaId: "4", reason: expect.stringMatching(/^invalid geometry: the exterior ring self-intersects/) },
       { index: 6, wdpaId: null, reason: 'it is "not a feature", not a GeoJSON Feature object' },
     ]);
-    expect(summary.layer).toMatchObject({ dataset: "WDPA Test", featureCount: 3, rejectedCount: 5, sourceFile: temp.path("mixed.geojson") });
+    expect(summary.layer).toMatchObject({
+      dataset: "WDPA Test",
+      featureCount: 3,
+      rejectedCount: 5,
+      sourceFile: temp.path("mixed.geojson"),
+    });
     expect(summary.layer.importedAt).toEqual(expect.any(Number));
     expect(await layers.status()).toEqual({ active: summary.layer, importing: [] });
     expect(tableCounts()).toEqual({ layers: 1, areas: 3, boxes: 3 });
@@ -102,9 +144,18 @@ describe("importProtectedAreas", () => {
   });
 
   it("a new import replaces the layer and clears the old one's areas", async () => {
-    await run(temp.write("first.geojson", featureCollection([paFeature(1, rect(0, 0, 0.5, 1)), paFeature(2, rect(5, 5, 6, 6))])), "first");
+    await run(
+      temp.write(
+        "first.geojson",
+        featureCollection([paFeature(1, rect(0, 0, 0.5, 1)), paFeature(2, rect(5, 5, 6, 6))]),
+      ),
+      "first",
+    );
     expect(await overlapAtOrigin()).toEqual({ dataset: "first", fraction: expect.closeTo(0.5, 9) });
-    const second = await run(temp.write("second.geojson", featureCollection([paFeature(3, rect(0, 0, 0.25, 1))])), "second");
+    const second = await run(
+      temp.write("second.geojson", featureCollection([paFeature(3, rect(0, 0, 0.25, 1))])),
+      "second",
+    );
     expect(second.garbageCollected).toBe(2);
     expect(await overlapAtOrigin()).toEqual({ dataset: "second", fraction: expect.closeTo(0.25, 9) });
     expect(tableCounts()).toEqual({ layers: 1, areas: 1, boxes: 1 });
@@ -129,13 +180,19 @@ describe("importProtectedAreas", () => {
     });
 
     it("when the file is truncated", async () => {
-      const text = JSON.stringify(featureCollection([paFeature(9, rect(-5, -5, 5, 5)), paFeature(10, rect(0, 0, 1, 1))])).slice(0, -30);
-      await expect(run(temp.write("truncated.geojson", text), "bad", { batchSize: 1 })).rejects.toThrow(/ends before its JSON is complete/);
+      const text = JSON.stringify(
+        featureCollection([paFeature(9, rect(-5, -5, 5, 5)), paFeature(10, rect(0, 0, 1, 1))]),
+      ).slice(0, -30);
+      await expect(run(temp.write("truncated.geojson", text), "bad", { batchSize: 1 })).rejects.toThrow(
+        /ends before its JSON is complete/,
+      );
       await expectGoodLayerKept();
     });
 
     it("when no feature is valid, or there are none", async () => {
-      const error = await run(temp.write("none.geojson", featureCollection([paFeature(1, null), 3])), "bad").catch((e: unknown) => e);
+      const error = await run(temp.write("none.geojson", featureCollection([paFeature(1, null), 3])), "bad").catch(
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(NoValidFeaturesError);
       expect((error as NoValidFeaturesError).reasons).toHaveLength(2);
       expect((error as Error).message).toMatch(/none of the 2 features could be loaded; the loaded layer is unchanged/);
@@ -145,14 +202,28 @@ describe("importProtectedAreas", () => {
 
     it("when interrupted", async () => {
       const controller = new AbortController();
-      const file = temp.write("many.geojson", featureCollection(Array.from({ length: 50 }, (_, i) => paFeature(i, rect(i, 0, i + 0.5, 1)))));
-      const importing = run(file, "bad", { batchSize: 5, progressEveryFeatures: 10, onProgress: () => controller.abort(), signal: controller.signal });
+      const file = temp.write(
+        "many.geojson",
+        featureCollection(Array.from({ length: 50 }, (_, i) => paFeature(i, rect(i, 0, i + 0.5, 1)))),
+      );
+      const importing = run(file, "bad", {
+        batchSize: 5,
+        progressEveryFeatures: 10,
+        onProgress: () => controller.abort(),
+        signal: controller.signal,
+      });
       await expect(importing).rejects.toBeInstanceOf(ImportAbortedError);
       await expectGoodLayerKept();
     });
 
     it("when another import is running (unless forced)", async () => {
-      const other = await layers.begin({ dataset: "other", sourceFile: "/x", now: Date.now(), staleAfterMs: 60_000, force: false });
+      const other = await layers.begin({
+        dataset: "other",
+        sourceFile: "/x",
+        now: Date.now(),
+        staleAfterMs: 60_000,
+        force: false,
+      });
       expect("started" in other).toBe(true);
       const file = temp.write("next.geojson", featureCollection([paFeature(2, rect(0, 0, 1, 1))]));
       await expect(run(file, "next")).rejects.toThrow(ImportInProgressError);

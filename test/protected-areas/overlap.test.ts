@@ -31,7 +31,13 @@ const half = geodesicAreaM2(rect(0.5, 0, 1, 1));
 
 describe("computeUnepOverlap", () => {
   it("no candidates: overlaps false, zero area and fraction, no areas", () => {
-    expect(computeUnepOverlap(subjectOf(source), "WDPA", [])).toEqual({ dataset: "WDPA", overlaps: false, areaM2: 0, fraction: 0, areas: [] });
+    expect(computeUnepOverlap(subjectOf(source), "WDPA", [])).toEqual({
+      dataset: "WDPA",
+      overlaps: false,
+      areaM2: 0,
+      fraction: 0,
+      areas: [],
+    });
   });
 
   it("a source half inside one protected area: fraction 0.5 and the area of that half", () => {
@@ -45,7 +51,10 @@ describe("computeUnepOverlap", () => {
   });
 
   it("two protected areas covering the same part: the total is not double-counted, both are listed", () => {
-    const result = computeUnepOverlap(subjectOf(source), "WDPA", [area("1", rect(0.5, -1, 2, 2)), area("2", rect(0.5, -2, 3, 3))]);
+    const result = computeUnepOverlap(subjectOf(source), "WDPA", [
+      area("1", rect(0.5, -1, 2, 2)),
+      area("2", rect(0.5, -2, 3, 3)),
+    ]);
     expect(result.areaM2).toBeCloseTo(half, 3);
     expect(result.fraction).toBeCloseTo(0.5, 9);
     expect(result.areas.map((a) => a.id)).toEqual(["1", "2"]);
@@ -54,7 +63,10 @@ describe("computeUnepOverlap", () => {
 
   it("partly overlapping areas: the total is the area of the union inside the source", () => {
     // [0,0.6] and [0.4,1] in longitude: union is the whole source, sum would be 1.2 of it.
-    const result = computeUnepOverlap(subjectOf(source), "WDPA", [area("a", rect(-1, -1, 0.6, 2)), area("b", rect(0.4, -1, 2, 2))]);
+    const result = computeUnepOverlap(subjectOf(source), "WDPA", [
+      area("a", rect(-1, -1, 0.6, 2)),
+      area("b", rect(0.4, -1, 2, 2)),
+    ]);
     expect(result.fraction).toBeCloseTo(1, 9);
     expect(result.areas[0].areaM2).toBeCloseTo(geodesicAreaM2(rect(0, 0, 0.6, 1)), 3);
   });
@@ -63,32 +75,55 @@ describe("computeUnepOverlap", () => {
     const inside = computeUnepOverlap(subjectOf(source), "WDPA", [area("big", rect(-5, -5, 5, 5))]);
     expect(inside.fraction).toBeCloseTo(1, 12);
     expect(inside.areaM2).toBeCloseTo(subjectOf(source).areaM2, 3);
-    const touching = computeUnepOverlap(subjectOf(source), "WDPA", [area("t", rect(1, 0, 2, 1)), area("n", rect(1.000001, 0, 2, 1))]);
+    const touching = computeUnepOverlap(subjectOf(source), "WDPA", [
+      area("t", rect(1, 0, 2, 1)),
+      area("n", rect(1.000001, 0, 2, 1)),
+    ]);
     expect(touching).toEqual({ dataset: "WDPA", overlaps: false, areaM2: 0, fraction: 0, areas: [] });
   });
 
   it("sorts by overlap, largest first (ties by id), and lists at most 20", () => {
     // 25 vertical strips of growing width inside the source.
-    const strips = Array.from({ length: 25 }, (_, i) => area(`s${String(i).padStart(2, "0")}`, rect(i * 0.04, 0, i * 0.04 + 0.001 * (i + 1), 1)));
+    const strips = Array.from({ length: 25 }, (_, i) =>
+      area(`s${String(i).padStart(2, "0")}`, rect(i * 0.04, 0, i * 0.04 + 0.001 * (i + 1), 1)),
+    );
     const result = computeUnepOverlap(subjectOf(source), "WDPA", strips);
     expect(result.areas).toHaveLength(MAX_LISTED_AREAS);
-    expect(result.areas.map((a) => a.id)).toEqual(strips.map((s) => s.id).reverse().slice(0, 20));
+    expect(result.areas.map((a) => a.id)).toEqual(
+      strips
+        .map((s) => s.id)
+        .reverse()
+        .slice(0, 20),
+    );
     const sum = strips.reduce((s, a) => s + geodesicAreaM2(a.geometry), 0);
     expect(result.areaM2).toBeCloseTo(sum, 3);
-    const twins = computeUnepOverlap(subjectOf(source), "WDPA", [area("b", rect(0.5, 0, 1, 1)), area("a", rect(0, 0, 0.5, 1))]);
+    const twins = computeUnepOverlap(subjectOf(source), "WDPA", [
+      area("b", rect(0.5, 0, 1, 1)),
+      area("a", rect(0, 0, 0.5, 1)),
+    ]);
     expect(twins.areas.map((a) => a.id)).toEqual(["a", "b"]);
   });
 
   it("parcels sharing a WDPAID are one area", () => {
-    const result = computeUnepOverlap(subjectOf(source), "WDPA", [area("7", rect(0, 0, 0.25, 1)), area("7", rect(0.75, 0, 1, 1))]);
+    const result = computeUnepOverlap(subjectOf(source), "WDPA", [
+      area("7", rect(0, 0, 0.25, 1)),
+      area("7", rect(0.75, 0, 1, 1)),
+    ]);
     expect(result.areas).toHaveLength(1);
     expect(result.fraction).toBeCloseTo(0.5, 9);
     expect(result.areas[0].areaM2).toBeCloseTo(half, 3);
   });
 
   it("when every overlay engine fails, estimates by sampling instead of failing", () => {
-    const candidates = [area("1", rect(0.5, -1, 2, 2)), area("2", rect(0.5, -2, 3, 3)), area("3", rect(-1, -1, 0.25, 2))];
-    const result = computeUnepOverlap(subjectOf(source), "WDPA", candidates, { engines: [failing], clippedEngines: [failing] });
+    const candidates = [
+      area("1", rect(0.5, -1, 2, 2)),
+      area("2", rect(0.5, -2, 3, 3)),
+      area("3", rect(-1, -1, 0.25, 2)),
+    ];
+    const result = computeUnepOverlap(subjectOf(source), "WDPA", candidates, {
+      engines: [failing],
+      clippedEngines: [failing],
+    });
     expect(result.fraction).toBeGreaterThan(0.74);
     expect(result.fraction).toBeLessThan(0.76);
     expect(result.areas.map((a) => a.id)).toEqual(["1", "2", "3"]);
@@ -98,10 +133,15 @@ describe("computeUnepOverlap", () => {
 
   it("when only the union fails, keeps the exact per-area figures and estimates the total", () => {
     const unionFails: OverlayEngine[] = DEFAULT_ENGINES.map((e) => ({ ...e, union: failing.union }));
-    const result = computeUnepOverlap(subjectOf(source), "WDPA", [area("1", rect(0.5, -1, 2, 2)), area("2", rect(0.5, -2, 3, 3))], {
-      engines: unionFails,
-      clippedEngines: unionFails,
-    });
+    const result = computeUnepOverlap(
+      subjectOf(source),
+      "WDPA",
+      [area("1", rect(0.5, -1, 2, 2)), area("2", rect(0.5, -2, 3, 3))],
+      {
+        engines: unionFails,
+        clippedEngines: unionFails,
+      },
+    );
     expect(result.areas[0].areaM2).toBeCloseTo(half, 3);
     expect(result.fraction).toBeCloseTo(0.5, 2);
   });
@@ -121,8 +161,14 @@ function wavy(n: number, cx = 0, cy = 0, r0 = 1, waves = 40): Position[] {
 
 describe("partsNear and clipping of large areas", () => {
   it("keeps only the parts of a MultiPolygon whose boxes meet the box; small parts are not clipped", () => {
-    const multi: SourceGeometry = { type: "MultiPolygon", coordinates: [rect(0, 0, 1, 1).coordinates, rect(50, 50, 51, 51).coordinates] };
-    expect(partsNear(multi, { minX: 0.5, minY: 0.5, maxX: 2, maxY: 2 })).toEqual({ near: rect(0, 0, 1, 1), unclipped: null });
+    const multi: SourceGeometry = {
+      type: "MultiPolygon",
+      coordinates: [rect(0, 0, 1, 1).coordinates, rect(50, 50, 51, 51).coordinates],
+    };
+    expect(partsNear(multi, { minX: 0.5, minY: 0.5, maxX: 2, maxY: 2 })).toEqual({
+      near: rect(0, 0, 1, 1),
+      unclipped: null,
+    });
     expect(partsNear(multi, { minX: 10, minY: 10, maxX: 11, maxY: 11 })).toBeNull();
     expect(partsNear(multi, { minX: 0, minY: 0, maxX: 60, maxY: 60 })).toEqual({ near: multi, unclipped: null });
   });
@@ -130,7 +176,12 @@ describe("partsNear and clipping of large areas", () => {
   it("clips a large ring to the box around the source, with the same overlap as the whole ring", () => {
     const big: SourceGeometry = { type: "Polygon", coordinates: [wavy(200_000)] };
     // Sources across the wavy boundary, inside, outside, and a large one.
-    const sources = [rect(0.95, -0.05, 1.25, 0.02), rect(-0.1, -0.1, 0.1, 0.1), rect(1.3, 1.3, 1.4, 1.4), rect(-0.9, 0.2, 0.9, 1.3)];
+    const sources = [
+      rect(0.95, -0.05, 1.25, 0.02),
+      rect(-0.1, -0.1, 0.1, 0.1),
+      rect(1.3, 1.3, 1.4, 1.4),
+      rect(-0.9, 0.2, 0.9, 1.3),
+    ];
     for (const geometry of sources) {
       const parcel = partsNear(big, boundingBox(geometry));
       if (parcel !== null) expect(parcel.near.coordinates.flat(2).length).toBeLessThan(200_000);
@@ -145,7 +196,9 @@ describe("partsNear and clipping of large areas", () => {
 
   it("a source in a large area's hole does not overlap it", () => {
     const withHole: SourceGeometry = { type: "Polygon", coordinates: [wavy(5_000, 0, 0, 3), wavy(5_000, 0, 0, 1)] };
-    expect(computeUnepOverlap(subjectOf(rect(-0.1, -0.1, 0.1, 0.1)), "WDPA", [area("1", withHole)]).overlaps).toBe(false);
+    expect(computeUnepOverlap(subjectOf(rect(-0.1, -0.1, 0.1, 0.1)), "WDPA", [area("1", withHole)]).overlaps).toBe(
+      false,
+    );
     const across = rect(0.5, -0.1, 1.5, 0.1);
     const result = computeUnepOverlap(subjectOf(across), "WDPA", [area("1", withHole)]);
     expect(result.areaM2).toBeCloseTo(intersectionAreaM2(across, withHole, [jstsEngine]), 1);
@@ -154,7 +207,10 @@ describe("partsNear and clipping of large areas", () => {
   it("when the engine for clipped input fails, the unclipped parts go through the full chain", () => {
     const big: SourceGeometry = { type: "Polygon", coordinates: [wavy(20_000)] };
     const geometry = rect(0.95, -0.05, 1.25, 0.02);
-    const result = computeUnepOverlap(subjectOf(geometry), "WDPA", [area("1", big)], { engines: [jstsEngine], clippedEngines: [failing] });
+    const result = computeUnepOverlap(subjectOf(geometry), "WDPA", [area("1", big)], {
+      engines: [jstsEngine],
+      clippedEngines: [failing],
+    });
     expect(result.areaM2).toBeCloseTo(intersectionAreaM2(geometry, big, [jstsEngine]), 3);
   });
 });
@@ -163,7 +219,16 @@ describe("sampleOverlapFractions", () => {
   it("estimates shares of the subject, holes and overlapping parcels included", () => {
     const withHole: SourceGeometry = {
       type: "Polygon",
-      coordinates: [rect(-1, -1, 2, 2).coordinates[0], [[0, 0], [0, 0.5], [1, 0.5], [1, 0], [0, 0]]],
+      coordinates: [
+        rect(-1, -1, 2, 2).coordinates[0],
+        [
+          [0, 0],
+          [0, 0.5],
+          [1, 0.5],
+          [1, 0],
+          [0, 0],
+        ],
+      ],
     };
     const sampled = sampleOverlapFractions(source, [[withHole], [rect(0, 0, 0.5, 1), rect(0.25, 0, 0.75, 1)]]);
     expect(sampled.perGroup[0]).toBeCloseTo(0.5, 1);

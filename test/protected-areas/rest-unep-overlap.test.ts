@@ -10,7 +10,7 @@ import type { PolygonGeometry } from "../../src/geo/types.js";
 import { importProtectedAreas } from "../../src/protected-areas/import.js";
 import { openSqliteProtectedAreaLayers } from "../../src/store/sqlite/index.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { featureCollection, paFeature, rect, tempDir, type Json } from "./fixtures.js";
+import { featureCollection, type Json, paFeature, rect, tempDir } from "./fixtures.js";
 
 const temp = tempDir("pa-rest-");
 const sqlitePath = temp.path("ledger.sqlite");
@@ -56,7 +56,11 @@ function runCli(args: string[]) {
 const layer = featureCollection([
   paFeature(555, rect(0.5, -1, 2, 2), { NAME: "Parque Río Ñandú", DESIG_ENG: "National Park", IUCN_CAT: "II" }),
   paFeature(1, rect(10.5, -1, 12, 2), { NAME: "Inner Reserve", DESIG_ENG: "Nature Reserve", IUCN_CAT: "Ia" }),
-  paFeature(2, rect(10.5, -2, 13, 3), { NAME: "Outer Biosphere", DESIG_ENG: "UNESCO-MAB Biosphere Reserve", IUCN_CAT: "Not Applicable" }),
+  paFeature(2, rect(10.5, -2, 13, 3), {
+    NAME: "Outer Biosphere",
+    DESIG_ENG: "UNESCO-MAB Biosphere Reserve",
+    IUCN_CAT: "Not Applicable",
+  }),
   paFeature(3, null),
 ]);
 
@@ -79,7 +83,13 @@ describe("unep_overlap over REST", () => {
       area_m2: expect.closeTo(halfOfUnitSquare, 3),
       fraction: expect.closeTo(0.5, 9),
       areas: [
-        { id: "555", name: "Parque Río Ñandú", designation: "National Park", iucn_category: "II", area_m2: expect.closeTo(halfOfUnitSquare, 3) },
+        {
+          id: "555",
+          name: "Parque Río Ñandú",
+          designation: "National Park",
+          iucn_category: "II",
+          area_m2: expect.closeTo(halfOfUnitSquare, 3),
+        },
       ],
     });
     expect((await get(record.id)).unep_overlap).toEqual(record.unep_overlap);
@@ -87,7 +97,12 @@ describe("unep_overlap over REST", () => {
 
   it("two protected areas covering the same part: both listed, the area counted once", async () => {
     const { unep_overlap: overlap } = await create(rect(10, 0, 11, 1));
-    expect(overlap).toMatchObject({ dataset: "WDPA Test", overlaps: true, area_m2: expect.closeTo(halfOfUnitSquare, 3), fraction: expect.closeTo(0.5, 9) });
+    expect(overlap).toMatchObject({
+      dataset: "WDPA Test",
+      overlaps: true,
+      area_m2: expect.closeTo(halfOfUnitSquare, 3),
+      fraction: expect.closeTo(0.5, 9),
+    });
     const areas = (overlap as { areas: Json[] }).areas;
     expect(areas.map((a) => a.id)).toEqual(["1", "2"]);
     expect(areas[1]).toEqual({
@@ -100,7 +115,13 @@ describe("unep_overlap over REST", () => {
   });
 
   it("a source away from every area: overlaps false, zero, no areas", async () => {
-    expect((await create(rect(50, 50, 51, 51))).unep_overlap).toEqual({ dataset: "WDPA Test", overlaps: false, area_m2: 0, fraction: 0, areas: [] });
+    expect((await create(rect(50, 50, 51, 51))).unep_overlap).toEqual({
+      dataset: "WDPA Test",
+      overlaps: false,
+      area_m2: 0,
+      fraction: 0,
+      areas: [],
+    });
   });
 
   it("the sandbox stays null with a layer loaded", async () => {
@@ -111,13 +132,24 @@ describe("unep_overlap over REST", () => {
     const before = await create(rect(0, 0, 1, 1));
     const layers = openSqliteProtectedAreaLayers(sqlitePath);
     try {
-      await importProtectedAreas({ file: temp.write("v2.geojson", featureCollection([paFeature(9, rect(-5, -5, 5, 5))])), dataset: "WDPA v2", layers });
+      await importProtectedAreas({
+        file: temp.write("v2.geojson", featureCollection([paFeature(9, rect(-5, -5, 5, 5))])),
+        dataset: "WDPA v2",
+        layers,
+      });
     } finally {
       await layers.close();
     }
     const after = await create(rect(0, 0, 1, 1));
-    expect(after.unep_overlap).toMatchObject({ dataset: "WDPA v2", fraction: expect.closeTo(1, 12), areas: [{ id: "9" }] });
-    expect((await get(before.id)).unep_overlap).toMatchObject({ dataset: "WDPA Test", fraction: expect.closeTo(0.5, 9) });
+    expect(after.unep_overlap).toMatchObject({
+      dataset: "WDPA v2",
+      fraction: expect.closeTo(1, 12),
+      areas: [{ id: "9" }],
+    });
+    expect((await get(before.id)).unep_overlap).toMatchObject({
+      dataset: "WDPA Test",
+      fraction: expect.closeTo(0.5, 9),
+    });
 
     const status = runCli(["protected-areas", "status"]);
     expect(status.status).toBe(0);

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -20,8 +20,12 @@ describe("proto and generated code", () => {
 
   it("gen/ is exactly what `buf generate` writes from proto/", () => {
     execFileSync(buf, ["generate", "--output", out], { cwd: root, stdio: "pipe" });
-    const fresh = filesUnder(join(out, "gen")).map((f) => relative(join(out, "gen"), f)).sort();
-    const committed = filesUnder(join(root, "gen")).map((f) => relative(join(root, "gen"), f)).sort();
+    const fresh = filesUnder(join(out, "gen"))
+      .map((f) => relative(join(out, "gen"), f))
+      .sort();
+    const committed = filesUnder(join(root, "gen"))
+      .map((f) => relative(join(root, "gen"), f))
+      .sort();
     expect(committed).toEqual(fresh);
     for (const file of fresh) {
       expect(readFileSync(join(root, "gen", file), "utf8"), `gen/${file} is stale: run npm run generate`).toBe(

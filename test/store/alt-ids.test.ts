@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { altIdClash, altIdsByAccount, AltIdTakenError } from "../../src/store/port.js";
+import { AltIdTakenError, altIdClash, altIdsByAccount } from "../../src/store/port.js";
 import { makeRecord } from "../contract/fixtures.js";
 
 describe("a batch's alt_ids", () => {

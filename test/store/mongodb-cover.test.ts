@@ -183,7 +183,8 @@ describe("2dsphere cover of a box", () => {
     // 10° plus the padding takes 11 steps of under 1°: 12 vertices, and the closing one.
     expect(south.length).toBe(13);
     expect(north.length).toBe(2);
-    for (let i = 0; i + 1 < south.length - 1; i++) expect(south[i + 1][0] - south[i][0]).toBeLessThanOrEqual(MAX_PARALLEL_STEP + 1e-9);
+    for (let i = 0; i + 1 < south.length - 1; i++)
+      expect(south[i + 1][0] - south[i][0]).toBeLessThanOrEqual(MAX_PARALLEL_STEP + 1e-9);
     expect(south[0][1]).toBeCloseTo(40 - PAD_DEGREES - maxGeodesicBulge((10 + 2 * PAD_DEGREES) / 11), 12);
   });
 

@@ -11,7 +11,7 @@
  */
 import { createServer } from "node:net";
 import {
-  MongoClient,
+  type MongoClient,
   MongoError,
   MongoNetworkError,
   MongoServerError,
@@ -21,8 +21,9 @@ import {
 } from "mongodb";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
-import { runCli } from "../../src/protected-areas/cli.js";
 import { conflictPolicy } from "../../src/ledger/conflict.js";
+import { runCli } from "../../src/protected-areas/cli.js";
+import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
 import { toDocument } from "../../src/store/mongodb/documents.js";
 import { REPLICA_SET_REQUIRED } from "../../src/store/mongodb/errors.js";
 import { guardCellsOf } from "../../src/store/mongodb/guards.js";
@@ -42,17 +43,16 @@ import {
   listOptions,
   otherCandidatesFilter,
   PROTECTED_AREA_INDEXES,
-  setConflictUpdate,
   SOURCE_INDEXES,
+  setConflictUpdate,
   TAKEN_ALT_IDS_OPTIONS,
-  takenAltIdsFilter,
   TRANSACTION_OPTIONS,
+  takenAltIdsFilter,
 } from "../../src/store/mongodb/queries.js";
-import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
 import { openProductionStore } from "../../src/store/open.js";
-import { AltIdTakenError, StoreUnavailableError, type NewSourceRecord } from "../../src/store/port.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { AltIdTakenError, type NewSourceRecord, StoreUnavailableError } from "../../src/store/port.js";
 import { listQuery, makeRecord, square } from "../contract/fixtures.js";
+import { startTestServer, type TestServer } from "../support/server.js";
 
 // --- the fake driver ---
 
@@ -103,7 +103,10 @@ class FakeDriver {
   }
 
   private collection(name: string) {
-    const call = (method: string, fallback: unknown) => (...args: unknown[]) => this.answer(name, method, args, fallback);
+    const call =
+      (method: string, fallback: unknown) =>
+      (...args: unknown[]) =>
+        this.answer(name, method, args, fallback);
     return {
       createIndexes: call("createIndexes", []),
       dropIndex: call("dropIndex", {}),
@@ -124,7 +127,8 @@ class FakeDriver {
       this.calls.push({ target: "client", method: "db", args: [name, options] });
       return {
         collection: (collection: string) => this.collection(collection),
-        command: (...args: unknown[]) => this.answer("db", "command", args, { setName: "rs0", isWritablePrimary: true, ok: 1 }),
+        command: (...args: unknown[]) =>
+          this.answer("db", "command", args, { setName: "rs0", isWritablePrimary: true, ok: 1 }),
         createCollection: (...args: unknown[]) => this.answer("db", "createCollection", args, {}),
       };
     },
@@ -164,8 +168,15 @@ class FakeDriver {
 
 const networkError = () => new MongoNetworkError("connection 4 to 10.0.0.5:27017 closed");
 const selectionError = () =>
-  new MongoServerSelectionError("Server selection timed out after 5000 ms", { error: null } as unknown as TopologyDescription);
-function serverError(code: number, codeName: string, message: string, extra: Record<string, unknown> = {}): MongoServerError {
+  new MongoServerSelectionError("Server selection timed out after 5000 ms", {
+    error: null,
+  } as unknown as TopologyDescription);
+function serverError(
+  code: number,
+  codeName: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+): MongoServerError {
   return new MongoServerError({ message, errmsg: message, code, codeName, ...extra });
 }
 function altIdDuplicate(accountId: string, altId: string): MongoServerError {
@@ -177,7 +188,11 @@ function altIdDuplicate(accountId: string, altId: string): MongoServerError {
   );
 }
 function writeConflict(): MongoServerError {
-  const error = serverError(112, "WriteConflict", "WriteConflict error: this operation conflicted with another operation. Please retry your operation or multi-document transaction.");
+  const error = serverError(
+    112,
+    "WriteConflict",
+    "WriteConflict error: this operation conflicted with another operation. Please retry your operation or multi-document transaction.",
+  );
   error.addErrorLabel("TransientTransactionError");
   return error;
 }
@@ -239,7 +254,9 @@ describe("what the store sends (fake driver)", () => {
 
     expect(returned.conflict).toBe(true);
     expect(fake.transactions).toEqual([TRANSACTION_OPTIONS]);
-    const inTransaction = fake.calls.filter((c) => c.target !== "client" && !["createIndexes", "createCollection", "dropIndex"].includes(c.method));
+    const inTransaction = fake.calls.filter(
+      (c) => c.target !== "client" && !["createIndexes", "createCollection", "dropIndex"].includes(c.method),
+    );
     expect(inTransaction.map((c) => `${c.target}.${c.method}`)).toEqual([
       "session.startTransaction",
       "conflict_guards.bulkWrite",
@@ -249,11 +266,17 @@ describe("what the store sends (fake driver)", () => {
       "session.endSession",
     ]);
     const session = fake.session;
-    expect(fake.callsTo("conflict_guards", "bulkWrite")).toEqual([[guardWrites(guardCellsOf([record.bbox])), { ordered: true, session }]]);
-    expect(fake.callsTo("sources", "find")).toEqual([[conflictCandidatesFilter([record.bbox]), { ...CANDIDATE_OPTIONS, session }]]);
+    expect(fake.callsTo("conflict_guards", "bulkWrite")).toEqual([
+      [guardWrites(guardCellsOf([record.bbox])), { ordered: true, session }],
+    ]);
+    expect(fake.callsTo("sources", "find")).toEqual([
+      [conflictCandidatesFilter([record.bbox]), { ...CANDIDATE_OPTIONS, session }],
+    ]);
     const flag = setConflictUpdate([stored.id], true);
     expect(fake.callsTo("sources", "updateMany")).toEqual([[flag.filter, flag.update, { session }]]);
-    expect(fake.callsTo("sources", "insertMany")).toEqual([[[toDocument({ ...record, conflict: true })], { session, ordered: true }]]);
+    expect(fake.callsTo("sources", "insertMany")).toEqual([
+      [[toDocument({ ...record, conflict: true })], { session, ordered: true }],
+    ]);
   });
 
   it("asks for the candidates of a large batch in chunks of 100 boxes", async () => {
@@ -274,7 +297,9 @@ describe("what the store sends (fake driver)", () => {
     const fake = new FakeDriver()
       .on("sources.findOneAndDelete", () => toDocument(removed))
       .on("sources.find", (filter) =>
-        JSON.stringify(filter) === JSON.stringify(conflictCandidatesFilter([removed.bbox])) ? [toDocument(neighbour)] : [],
+        JSON.stringify(filter) === JSON.stringify(conflictCandidatesFilter([removed.bbox]))
+          ? [toDocument(neighbour)]
+          : [],
       );
     const store = fake.store({ policy: true });
 
@@ -282,7 +307,9 @@ describe("what the store sends (fake driver)", () => {
 
     const session = fake.session;
     expect(fake.transactions).toEqual([TRANSACTION_OPTIONS]);
-    expect(fake.callsTo("sources", "findOneAndDelete")).toEqual([[deleteByIdFilter(removed.id, "acct_a"), { ...DELETE_OPTIONS, session }]]);
+    expect(fake.callsTo("sources", "findOneAndDelete")).toEqual([
+      [deleteByIdFilter(removed.id, "acct_a"), { ...DELETE_OPTIONS, session }],
+    ]);
     expect(fake.callsTo("sources", "find")).toEqual([
       [conflictCandidatesFilter([removed.bbox]), { ...CANDIDATE_OPTIONS, session }],
       [otherCandidatesFilter(neighbour.bbox, neighbour.id), { ...CANDIDATE_OPTIONS, session }],
@@ -307,7 +334,9 @@ describe("what the store sends (fake driver)", () => {
     expect(fake.callsTo("sources", "findOneAndDelete")[0][0]).toEqual(deleteByAltIdFilter(removed.altId, "acct_a"));
     expect(fake.callsTo("sources", "find")).toHaveLength(1);
     expect(fake.callsTo("sources", "updateMany")).toEqual([]);
-    expect(fake.callsTo("conflict_guards", "bulkWrite")[0][0]).toEqual(guardWrites(guardCellsOf([removed.bbox, first.bbox, second.bbox])));
+    expect(fake.callsTo("conflict_guards", "bulkWrite")[0][0]).toEqual(
+      guardWrites(guardCellsOf([removed.bbox, first.bbox, second.bbox])),
+    );
   });
 
   it("deletes by alt_id with the pinned filter; without a policy, a plain majority delete", async () => {
@@ -323,7 +352,9 @@ describe("what the store sends (fake driver)", () => {
     const returned = await fake.store().insertMany(records);
     expect(returned.map((r) => r.conflict)).toEqual([true, false]);
     expect(fake.transactions).toEqual([TRANSACTION_OPTIONS]);
-    expect(fake.callsTo("sources", "insertMany")).toEqual([[records.map(toDocument), { session: fake.session, ordered: true }]]);
+    expect(fake.callsTo("sources", "insertMany")).toEqual([
+      [records.map(toDocument), { session: fake.session, ordered: true }],
+    ]);
   });
 });
 
@@ -347,7 +378,10 @@ describe("failures (fake driver)", () => {
     ["server selection timeout", selectionError],
     ["not writable primary", () => serverError(10107, "NotWritablePrimary", "not primary")],
     ["primary stepped down", () => serverError(11602, "InterruptedDueToReplStateChange", "operation was interrupted")],
-    ["shutdown in progress", () => serverError(91, "ShutdownInProgress", "The server is in quiesce mode and will shut down")],
+    [
+      "shutdown in progress",
+      () => serverError(91, "ShutdownInProgress", "The server is in quiesce mode and will shut down"),
+    ],
     ["authentication failed", () => serverError(18, "AuthenticationFailed", "Authentication failed.")],
   ])("%s is StoreUnavailableError", async (_label, error) => {
     const fake = new FakeDriver().failTimes("sources.findOne", 1, error, () => null);
@@ -370,7 +404,12 @@ describe("failures (fake driver)", () => {
   });
 
   it("a topology closed behind the store's back is connected again on the next call", async () => {
-    const fake = new FakeDriver().failTimes("sources.findOne", 1, () => new MongoTopologyClosedError(), () => null);
+    const fake = new FakeDriver().failTimes(
+      "sources.findOne",
+      1,
+      () => new MongoTopologyClosedError(),
+      () => null,
+    );
     const store = fake.store();
     await expect(store.get("src_1", null)).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(store.get("src_1", null)).resolves.toBeNull();
@@ -402,7 +441,9 @@ describe("failures (fake driver)", () => {
       .on("sources.insertMany", () => {
         throw altIdDuplicate("acct_a", "taken-2");
       })
-      .on("sources.find", (filter) => (JSON.stringify(filter).includes('"$in"') ? [{ alt_id: "taken-1" }, { alt_id: "taken-2" }] : []));
+      .on("sources.find", (filter) =>
+        JSON.stringify(filter).includes('"$in"') ? [{ alt_id: "taken-1" }, { alt_id: "taken-2" }] : [],
+      );
     const batch = ["fresh-1", "taken-2", "fresh-2", "taken-1"].map((altId) => makeRecord({ altId }));
 
     const error = await failure(fake.store().insertMany(batch));
@@ -416,7 +457,11 @@ describe("failures (fake driver)", () => {
   });
 
   it("also finds duplicates reported through a bulk-write error's write errors", async () => {
-    const bulk = serverError(11000, "DuplicateKey", "E11000 duplicate key error collection: ledger.sources index: account_alt_id_unique dup key: { ... }");
+    const bulk = serverError(
+      11000,
+      "DuplicateKey",
+      "E11000 duplicate key error collection: ledger.sources index: account_alt_id_unique dup key: { ... }",
+    );
     const fake = new FakeDriver()
       .on("sources.insertMany", () => {
         throw bulk;
@@ -435,7 +480,11 @@ describe("failures (fake driver)", () => {
   });
 
   it("ping on a standalone server fails with the replica-set message; a replica set or mongos passes", async () => {
-    const standalone = new FakeDriver().on("db.command", () => ({ isWritablePrimary: true, maxWireVersion: 21, ok: 1 }));
+    const standalone = new FakeDriver().on("db.command", () => ({
+      isWritablePrimary: true,
+      maxWireVersion: 21,
+      ok: 1,
+    }));
     const error = await failure(standalone.store().ping());
     expect(error).toBeInstanceOf(StoreUnavailableError);
     expect((error as Error).message).toBe(`mongodb ping failed: ${REPLICA_SET_REQUIRED}`);
@@ -465,7 +514,11 @@ describe("failures (fake driver)", () => {
 
   it("two transactions inserting the same new guard: the duplicate key is retried like a write conflict", async () => {
     const fake = new FakeDriver().failTimes("conflict_guards.bulkWrite", 1, () =>
-      serverError(11000, "DuplicateKey", "E11000 duplicate key error collection: ledger.conflict_guards index: _id_ dup key: { _id: \"g1:180:90\" }"),
+      serverError(
+        11000,
+        "DuplicateKey",
+        'E11000 duplicate key error collection: ledger.conflict_guards index: _id_ dup key: { _id: "g1:180:90" }',
+      ),
     );
     await expect(fake.store({ policy: true }).insertMany([makeRecord()])).resolves.toHaveLength(1);
     expect(fake.callsTo("session", "startTransaction")).toHaveLength(2);
@@ -538,7 +591,11 @@ describe("the real driver with no server (unreachable MongoDB)", () => {
       conflictPolicy,
     });
     // Every call tries the server again (a fresh selection each time, never "Topology is closed").
-    for (const call of [() => store?.ping(), () => store?.list(listQuery(null)), () => store?.insertMany([makeRecord()])]) {
+    for (const call of [
+      () => store?.ping(),
+      () => store?.list(listQuery(null)),
+      () => store?.insertMany([makeRecord()]),
+    ]) {
       const error = await failure(Promise.resolve(call()));
       expect(error).toBeInstanceOf(StoreUnavailableError);
       expect((error as Error).cause).toBeInstanceOf(MongoServerSelectionError);
@@ -564,7 +621,9 @@ describe("the real driver with no server (unreachable MongoDB)", () => {
     expect(error).toBeInstanceOf(InvalidMongoUriError);
     expect((error as Error).message).not.toContain("hunter2");
     const config = loadConfig({ LEDGER_STORE: "mongodb", MONGODB_URI: "postgres://ledger:hunter2@db/x" });
-    const viaConfig = await failure(openProductionStore(config, { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy }));
+    const viaConfig = await failure(
+      openProductionStore(config, { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy }),
+    );
     expect((viaConfig as Error).name).toBe("ConfigError");
     expect((viaConfig as Error).message).not.toContain("hunter2");
   });

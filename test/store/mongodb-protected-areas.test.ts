@@ -10,14 +10,21 @@
  * The same behaviour runs against a real replica set in mongodb.test.ts (when MONGODB_URI is set).
  * The fake lives in this test only; the product never fakes MongoDB.
  */
-import { MongoServerError, type MongoClient } from "mongodb";
+import { type MongoClient, MongoServerError } from "mongodb";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
 import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import type { Position, SourceGeometry } from "../../src/geo/types.js";
 import { conflictPolicy } from "../../src/ledger/conflict.js";
+import { GeometryCache } from "../../src/protected-areas/geometry-cache.js";
 import { importProtectedAreas } from "../../src/protected-areas/import.js";
-import { LayerSupersededError, type BeginImport, type LayerImport, type NewProtectedArea } from "../../src/protected-areas/layers.js";
+import {
+  type BeginImport,
+  type LayerImport,
+  LayerSupersededError,
+  type NewProtectedArea,
+} from "../../src/protected-areas/layers.js";
 import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
 import {
   geometryChunkId,
@@ -32,10 +39,9 @@ import {
   emptyLayerState,
   forgetRetired,
   heartbeatLayer,
-  layerStatus,
   type LayerStateDocument,
+  layerStatus,
 } from "../../src/store/mongodb/layer-state.js";
-import { GeometryCache } from "../../src/protected-areas/geometry-cache.js";
 import { MongoProtectedAreaLayers } from "../../src/store/mongodb/protected-areas.js";
 import {
   ACTIVE_LAYER_OPTIONS,
@@ -48,13 +54,20 @@ import {
 } from "../../src/store/mongodb/queries.js";
 import { MongoSourceStore } from "../../src/store/mongodb/store.js";
 import { openProtectedAreaLayers } from "../../src/store/open.js";
-import { loadConfig } from "../../src/config.js";
 import { StoreUnavailableError } from "../../src/store/port.js";
 import { makeRecord, sampleUnepOverlap, stored } from "../contract/fixtures.js";
-import { featureCollection, paFeature, rect, tempDir, type TempDir } from "../protected-areas/fixtures.js";
+import { featureCollection, paFeature, rect, type TempDir, tempDir } from "../protected-areas/fixtures.js";
 
 function pa(id: string, geometry: SourceGeometry, name = `Area ${id}`): NewProtectedArea {
-  return { id, name, designation: "National Park", iucnCategory: "II", geometry, bbox: boundingBox(geometry), areaM2: geodesicAreaM2(geometry) };
+  return {
+    id,
+    name,
+    designation: "National Park",
+    iucnCategory: "II",
+    geometry,
+    bbox: boundingBox(geometry),
+    areaM2: geodesicAreaM2(geometry),
+  };
 }
 
 const begin = (overrides: Partial<BeginImport> = {}): BeginImport => ({
@@ -104,7 +117,9 @@ describe("layer state transitions (layer-state.ts)", () => {
 
   it("is busy while another import's heartbeat is fresh; takes over a stale one or with force, retiring it", () => {
     const one = started(emptyLayerState(), "pal_1", { now: 1_000 });
-    expect(beginLayer(one, begin({ now: 1_000 + 59_999 }), "pal_2", at)).toEqual({ busy: expect.objectContaining({ dataset: "WDPA", heartbeatAt: 1_000, importedAt: null }) });
+    expect(beginLayer(one, begin({ now: 1_000 + 59_999 }), "pal_2", at)).toEqual({
+      busy: expect.objectContaining({ dataset: "WDPA", heartbeatAt: 1_000, importedAt: null }),
+    });
     const stale = started(one, "pal_2", { now: 1_000 + 60_000 });
     expect(stale.loading.map((l) => l.id)).toEqual(["pal_2"]);
     expect(stale.retired).toEqual([{ id: "pal_1", retired_at: at }]);
@@ -122,8 +137,20 @@ describe("layer state transitions (layer-state.ts)", () => {
   });
 
   it("activates in one step: the new layer active, the old one retired, other loading layers untouched", () => {
-    const first = activateLayer(started(emptyLayerState(), "pal_1"), "pal_1", { featureCount: 3, rejectedCount: 1 }, 2_000, at);
-    expect(first?.next.active).toMatchObject({ id: "pal_1", imported_at: new Date(2_000), heartbeat_at: new Date(2_000), feature_count: 3, rejected_count: 1 });
+    const first = activateLayer(
+      started(emptyLayerState(), "pal_1"),
+      "pal_1",
+      { featureCount: 3, rejectedCount: 1 },
+      2_000,
+      at,
+    );
+    expect(first?.next.active).toMatchObject({
+      id: "pal_1",
+      imported_at: new Date(2_000),
+      heartbeat_at: new Date(2_000),
+      feature_count: 3,
+      rejected_count: 1,
+    });
     expect(first?.next.retired).toEqual([]);
     const withTwoLoading: LayerStateDocument = {
       ...(first as { next: LayerStateDocument }).next,
@@ -155,7 +182,10 @@ describe("layer state transitions (layer-state.ts)", () => {
         { id: "not-emptied", retired_at: new Date(1_000) },
       ],
     };
-    expect(forgetRetired(state, new Set(["old", "recent"]), 10_000, 5_000)?.retired.map((r) => r.id)).toEqual(["recent", "not-emptied"]);
+    expect(forgetRetired(state, new Set(["old", "recent"]), 10_000, 5_000)?.retired.map((r) => r.id)).toEqual([
+      "recent",
+      "not-emptied",
+    ]);
     expect(forgetRetired(state, new Set(["recent"]), 10_000, 5_000)).toBeNull();
   });
 });
@@ -183,7 +213,10 @@ describe("protected-area documents (documents.ts)", () => {
   });
 
   it("stores a geometry with more positions than the inline limit as chunks of its JSON text", () => {
-    const ring: Position[] = Array.from({ length: 40 }, (_, i) => [Math.cos((i * Math.PI) / 20) + 10, Math.sin((i * Math.PI) / 20) + 10] as Position);
+    const ring: Position[] = Array.from(
+      { length: 40 },
+      (_, i) => [Math.cos((i * Math.PI) / 20) + 10, Math.sin((i * Math.PI) / 20) + 10] as Position,
+    );
     ring.push(ring[0]);
     const big = pa("9", { type: "Polygon", coordinates: [ring] });
     const { area: doc, chunks } = toProtectedAreaDocuments("pal_A", 0, big, { inlinePositions: 40, chunkChars: 100 });
@@ -251,7 +284,12 @@ function matches(doc: Doc, filter: Doc): boolean {
   return Object.entries(filter).every(([key, condition]) => {
     if (key === "$or") return (condition as Doc[]).some((clause) => matches(doc, clause));
     const value = doc[key];
-    if (condition !== null && typeof condition === "object" && !Array.isArray(condition) && !(condition instanceof Date)) {
+    if (
+      condition !== null &&
+      typeof condition === "object" &&
+      !Array.isArray(condition) &&
+      !(condition instanceof Date)
+    ) {
       const operators = condition as Doc;
       if ("$in" in operators) return (operators.$in as unknown[]).includes(value);
       if ("$geoIntersects" in operators) {
@@ -270,12 +308,16 @@ function project(doc: Doc, projection: Doc | undefined): Doc {
   if (projection === undefined) return structuredClone(doc);
   const out: Doc = {};
   if (projection._id !== 0) out._id = doc._id;
-  for (const [key, include] of Object.entries(projection)) if (include === 1 && key in doc) out[key] = structuredClone(doc[key]);
+  for (const [key, include] of Object.entries(projection))
+    if (include === 1 && key in doc) out[key] = structuredClone(doc[key]);
   return out;
 }
 
 function duplicateKey(collection: string, id: unknown): MongoServerError {
-  return new MongoServerError({ message: `E11000 duplicate key error collection: ledger.${collection} index: _id_ dup key: { _id: "${String(id)}" }`, code: 11000 });
+  return new MongoServerError({
+    message: `E11000 duplicate key error collection: ledger.${collection} index: _id_ dup key: { _id: "${String(id)}" }`,
+    code: 11000,
+  });
 }
 
 /**
@@ -293,7 +335,10 @@ class MemoryMongo {
 
   private docs(name: string): Map<unknown, Doc> {
     let docs = this.collections.get(name);
-    if (docs === undefined) this.collections.set(name, (docs = new Map()));
+    if (docs === undefined) {
+      docs = new Map();
+      this.collections.set(name, docs);
+    }
     return docs;
   }
 
@@ -428,7 +473,11 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
   });
 
   function openStore(policy = true): MongoSourceStore {
-    return new MongoSourceStore(mongo.client(), "ledger", policy ? { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy } : {});
+    return new MongoSourceStore(
+      mongo.client(),
+      "ledger",
+      policy ? { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy } : {},
+    );
   }
 
   function openLayers(options: { retiredGraceMs?: number; inlinePositions?: number } = {}): MongoProtectedAreaLayers {
@@ -436,7 +485,9 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
       clock: () => clock,
       newLayerId: () => `pal_${++layerCounter}`,
       retiredGraceMs: options.retiredGraceMs ?? 0,
-      ...(options.inlinePositions === undefined ? {} : { geometryLimits: { inlinePositions: options.inlinePositions, chunkChars: 64 } }),
+      ...(options.inlinePositions === undefined
+        ? {}
+        : { geometryLimits: { inlinePositions: options.inlinePositions, chunkChars: 64 } }),
     });
   }
 
@@ -453,7 +504,9 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
   }
 
   async function create(store: MongoSourceStore, geometry: SourceGeometry = source) {
-    const [record] = await store.insertMany([makeRecord({ geometry, unepOverlap: structuredClone(sampleUnepOverlap) })]);
+    const [record] = await store.insertMany([
+      makeRecord({ geometry, unepOverlap: structuredClone(sampleUnepOverlap) }),
+    ]);
     return record;
   }
 
@@ -463,14 +516,25 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
 
   it("a source half inside a protected area: fraction 0.5 and that half's area, stored as returned", async () => {
     const store = openStore();
-    await loadLayer(openLayers(), "WDPA Test", [pa("555", rect(0.5, -1, 2, 2), "Half Park"), pa("9", rect(50, 50, 51, 51))]);
+    await loadLayer(openLayers(), "WDPA Test", [
+      pa("555", rect(0.5, -1, 2, 2), "Half Park"),
+      pa("9", rect(50, 50, 51, 51)),
+    ]);
     const record = await create(store);
     expect(record.unepOverlap).toEqual({
       dataset: "WDPA Test",
       overlaps: true,
       areaM2: expect.closeTo(half, 3),
       fraction: expect.closeTo(0.5, 9),
-      areas: [{ id: "555", name: "Half Park", designation: "National Park", iucnCategory: "II", areaM2: expect.closeTo(half, 3) }],
+      areas: [
+        {
+          id: "555",
+          name: "Half Park",
+          designation: "National Park",
+          iucnCategory: "II",
+          areaM2: expect.closeTo(half, 3),
+        },
+      ],
     });
     const inserted = mongo.all("sources").find((d) => d._id === record.id);
     expect(inserted?.unep_overlap).toEqual({
@@ -478,7 +542,15 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
       overlaps: true,
       area_m2: record.unepOverlap?.areaM2,
       fraction: record.unepOverlap?.fraction,
-      areas: [{ id: "555", name: "Half Park", designation: "National Park", iucn_category: "II", area_m2: record.unepOverlap?.areas[0].areaM2 }],
+      areas: [
+        {
+          id: "555",
+          name: "Half Park",
+          designation: "National Park",
+          iucn_category: "II",
+          area_m2: record.unepOverlap?.areas[0].areaM2,
+        },
+      ],
     });
     const far = await create(store, rect(20, 20, 21, 21));
     expect(far.unepOverlap).toEqual({ dataset: "WDPA Test", overlaps: false, areaM2: 0, fraction: 0, areas: [] });
@@ -493,7 +565,9 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
     await store.insertMany([record]);
 
     expect(mongo.transactions).toEqual([TRANSACTION_OPTIONS, TRANSACTION_OPTIONS]);
-    const sequence = mongo.calls.filter((c) => !["createIndexes", "dropIndex", "createCollection"].includes(c.method)).map((c) => `${c.target}.${c.method}`);
+    const sequence = mongo.calls
+      .filter((c) => !["createIndexes", "dropIndex", "createCollection"].includes(c.method))
+      .map((c) => `${c.target}.${c.method}`);
     expect(sequence).toEqual([
       "session.startTransaction",
       "protected_area_layers.findOne",
@@ -505,9 +579,14 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
       "sources.insertMany",
     ]);
     const session = expect.objectContaining({ withTransaction: expect.any(Function) });
-    expect(mongo.callsTo("protected_area_layers", "findOne")).toEqual([[LAYER_STATE_FILTER, { ...ACTIVE_LAYER_OPTIONS, session }]]);
+    expect(mongo.callsTo("protected_area_layers", "findOne")).toEqual([
+      [LAYER_STATE_FILTER, { ...ACTIVE_LAYER_OPTIONS, session }],
+    ]);
     const [candidates, geometries] = mongo.callsTo("protected_areas", "find");
-    expect(candidates).toEqual([protectedAreaCandidatesFilter("pal_1", [record.bbox]), { ...PROTECTED_AREA_CANDIDATE_OPTIONS, session }]);
+    expect(candidates).toEqual([
+      protectedAreaCandidatesFilter("pal_1", [record.bbox]),
+      { ...PROTECTED_AREA_CANDIDATE_OPTIONS, session },
+    ]);
     expect(geometries).toEqual([areaGeometriesFilter(["pal_1:000000000000"]), { ...AREA_GEOMETRY_OPTIONS, session }]);
 
     // The geometry is cached now: the next create near it reads only the candidates.
@@ -520,11 +599,24 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
     const store = openStore();
     await loadLayer(openLayers(), "WDPA", [pa("1", rect(0.5, -1, 2, 2)), pa("2", rect(30, 30, 31, 31))]);
     mongo.calls.length = 0;
-    const records = [makeRecord({ geometry: source }), makeRecord({ geometry: rect(0.75, 0, 1.75, 1) }), makeRecord({ geometry: rect(30.5, 30, 31.5, 31) })];
+    const records = [
+      makeRecord({ geometry: source }),
+      makeRecord({ geometry: rect(0.75, 0, 1.75, 1) }),
+      makeRecord({ geometry: rect(30.5, 30, 31.5, 31) }),
+    ];
     const returned = await store.insertMany(records);
-    expect(returned.map((r) => r.unepOverlap?.fraction)).toEqual([expect.closeTo(0.5, 9), expect.closeTo(1, 9), expect.closeTo(0.5, 9)]);
+    expect(returned.map((r) => r.unepOverlap?.fraction)).toEqual([
+      expect.closeTo(0.5, 9),
+      expect.closeTo(1, 9),
+      expect.closeTo(0.5, 9),
+    ]);
     expect(returned[2].unepOverlap?.areas.map((a) => a.id)).toEqual(["2"]);
-    expect(mongo.callsTo("protected_areas", "find")[0][0]).toEqual(protectedAreaCandidatesFilter("pal_1", records.map((r) => r.bbox)));
+    expect(mongo.callsTo("protected_areas", "find")[0][0]).toEqual(
+      protectedAreaCandidatesFilter(
+        "pal_1",
+        records.map((r) => r.bbox),
+      ),
+    );
   });
 
   it("two protected areas covering the same part are listed both but counted once", async () => {
@@ -538,7 +630,13 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
 
   it("reads a geometry stored in chunks like any other", async () => {
     const store = openStore();
-    await loadLayer(openLayers({ inlinePositions: 4 }), "WDPA", [pa("1", rect(0.5, -1, 2, 2)), pa("2", { type: "MultiPolygon", coordinates: [rect(0, 0, 0.25, 1).coordinates, rect(40, 40, 41, 41).coordinates] })]);
+    await loadLayer(openLayers({ inlinePositions: 4 }), "WDPA", [
+      pa("1", rect(0.5, -1, 2, 2)),
+      pa("2", {
+        type: "MultiPolygon",
+        coordinates: [rect(0, 0, 0.25, 1).coordinates, rect(40, 40, 41, 41).coordinates],
+      }),
+    ]);
     expect(mongo.count("protected_area_geometry_chunks")).toBeGreaterThan(1);
     const { unepOverlap } = await create(store);
     expect(unepOverlap?.fraction).toBeCloseTo(0.75, 9);
@@ -558,7 +656,11 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
     expect((await layers.status()).importing.map((l) => [l.dataset, l.featureCount])).toEqual([["second", 1]]);
 
     await loading.activate({ featureCount: 1, rejectedCount: 3 }, clock + 5);
-    expect((await create(store)).unepOverlap).toMatchObject({ dataset: "second", fraction: expect.closeTo(1, 9), areas: [{ id: "2" }] });
+    expect((await create(store)).unepOverlap).toMatchObject({
+      dataset: "second",
+      fraction: expect.closeTo(1, 9),
+      areas: [{ id: "2" }],
+    });
     const status = await layers.status();
     expect(status.active).toEqual({
       dataset: "second",
@@ -588,7 +690,12 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
     expect(mongo.all("protected_areas").map((d) => d.layer_id)).toEqual(["pal_3"]);
     expect(mongo.all("protected_area_geometry_chunks").every((d) => d.layer_id === "pal_3")).toBe(true);
     expect(mongo.all("protected_area_layers")).toEqual([
-      expect.objectContaining({ _id: "layers", active: expect.objectContaining({ id: "pal_3", dataset: "next" }), loading: [], retired: [] }),
+      expect.objectContaining({
+        _id: "layers",
+        active: expect.objectContaining({ id: "pal_3", dataset: "next" }),
+        loading: [],
+        retired: [],
+      }),
     ]);
     expect((await create(store)).unepOverlap).toMatchObject({ dataset: "next", fraction: expect.closeTo(1, 9) });
   });
@@ -600,7 +707,11 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
     await loadLayer(layers, "small", [pa("x", rect(0, 0, 1, 1))]);
     mongo.calls.length = 0;
     expect(await layers.collectGarbage()).toBe(2_345);
-    expect(mongo.callsTo("protected_areas", "deleteMany").map(([filter]) => ((filter as { _id: { $in: unknown[] } })._id.$in).length)).toEqual([1_000, 1_000, 345]);
+    expect(
+      mongo
+        .callsTo("protected_areas", "deleteMany")
+        .map(([filter]) => (filter as { _id: { $in: unknown[] } })._id.$in.length),
+    ).toEqual([1_000, 1_000, 345]);
     expect(mongo.count("protected_areas")).toBe(1);
   });
 
@@ -611,7 +722,9 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
     expect(await layers.collectGarbage()).toBe(1);
     expect(mongo.all("protected_area_layers")[0].retired).toEqual([{ id: "pal_1", retired_at: new Date(clock) }]);
     // A late batch of the retired layer (an import taken over while writing).
-    await mongo.collection("protected_areas").insertMany([toProtectedAreaDocuments("pal_1", 99, pa("9", rect(0, 0, 1, 1))).area as unknown as Doc]);
+    await mongo
+      .collection("protected_areas")
+      .insertMany([toProtectedAreaDocuments("pal_1", 99, pa("9", rect(0, 0, 1, 1))).area as unknown as Doc]);
     expect(await layers.collectGarbage()).toBe(1);
     clock += 60_001;
     expect(await layers.collectGarbage()).toBe(0);
@@ -628,7 +741,9 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
     const forced = await layers.begin(begin({ dataset: "second", sourceFile: "x", now: t0 + 2_000, force: true }));
     expect("started" in forced).toBe(true);
     await expect(first.append([pa("1", rect(0, 0, 1, 1))], t0 + 3_000)).rejects.toBeInstanceOf(LayerSupersededError);
-    await expect(first.activate({ featureCount: 0, rejectedCount: 0 }, t0 + 3_000)).rejects.toBeInstanceOf(LayerSupersededError);
+    await expect(first.activate({ featureCount: 0, rejectedCount: 0 }, t0 + 3_000)).rejects.toBeInstanceOf(
+      LayerSupersededError,
+    );
     // The batch the loser wrote before it noticed is the retired layer's, and is collected.
     expect(mongo.count("protected_areas", { layer_id: "pal_1" })).toBe(1);
     await layers.collectGarbage();
@@ -664,7 +779,11 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
   it("a state document from the first import on: inserted at version 1, then replaced at each step", async () => {
     const layers = openLayers();
     const layer = await start(layers, "first");
-    expect(mongo.callsTo("protected_area_layers", "replaceOne")[0]).toEqual([{ _id: "layers", version: 0 }, expect.objectContaining({ version: 1 }), { upsert: true }]);
+    expect(mongo.callsTo("protected_area_layers", "replaceOne")[0]).toEqual([
+      { _id: "layers", version: 0 },
+      expect.objectContaining({ version: 1 }),
+      { upsert: true },
+    ]);
     await layer.append([pa("1", rect(0, 0, 1, 1))], clock);
     await layer.activate({ featureCount: 1, rejectedCount: 0 }, clock);
     expect(mongo.all("protected_area_layers")).toEqual([expect.objectContaining({ _id: "layers", version: 3 })]);
@@ -709,19 +828,36 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
       const store = openStore();
       const file = temp.write(
         "first.geojson",
-        featureCollection([paFeature(1, rect(0, 0, 0.5, 1)), paFeature(undefined, rect(0, 0, 1, 1)), paFeature(2, rect(5, 5, 6, 6)), paFeature(3, rect(7, 7, 8, 8))]),
+        featureCollection([
+          paFeature(1, rect(0, 0, 0.5, 1)),
+          paFeature(undefined, rect(0, 0, 1, 1)),
+          paFeature(2, rect(5, 5, 6, 6)),
+          paFeature(3, rect(7, 7, 8, 8)),
+        ]),
       );
       const first = await importProtectedAreas({ file, dataset: " first ", layers, batchSize: 2 });
-      expect(first).toMatchObject({ dataset: "first", accepted: 3, rejected: 1, garbageCollected: 0, garbageError: null });
+      expect(first).toMatchObject({
+        dataset: "first",
+        accepted: 3,
+        rejected: 1,
+        garbageCollected: 0,
+        garbageError: null,
+      });
       expect(first.layer).toMatchObject({ dataset: "first", featureCount: 3, rejectedCount: 1, sourceFile: file });
       expect(await layers.status()).toEqual({ active: first.layer, importing: [] });
-      expect(mongo.callsTo("protected_areas", "insertMany").map(([docs, options]) => [(docs as unknown[]).length, options])).toEqual([
+      expect(
+        mongo.callsTo("protected_areas", "insertMany").map(([docs, options]) => [(docs as unknown[]).length, options]),
+      ).toEqual([
         [2, { ordered: false }],
         [1, { ordered: false }],
       ]);
       expect((await create(store)).unepOverlap).toMatchObject({ dataset: "first", fraction: expect.closeTo(0.5, 9) });
 
-      const second = await importProtectedAreas({ file: temp.write("second.geojson", featureCollection([paFeature(4, rect(0, 0, 0.25, 1))])), dataset: "second", layers });
+      const second = await importProtectedAreas({
+        file: temp.write("second.geojson", featureCollection([paFeature(4, rect(0, 0, 0.25, 1))])),
+        dataset: "second",
+        layers,
+      });
       expect(second.garbageCollected).toBe(3);
       expect(mongo.count("protected_areas")).toBe(1);
       expect((await create(store)).unepOverlap).toMatchObject({ dataset: "second", fraction: expect.closeTo(0.25, 9) });
@@ -730,11 +866,17 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
     it("a failed import leaves the loaded layer and deletes what it wrote", async () => {
       const layers = openLayers();
       const store = openStore();
-      await importProtectedAreas({ file: temp.write("good.geojson", featureCollection([paFeature(1, rect(0, 0, 0.5, 1))])), dataset: "good", layers });
-      const text = JSON.stringify(featureCollection([paFeature(9, rect(-5, -5, 5, 5)), paFeature(10, rect(0, 0, 1, 1))])).slice(0, -30);
-      await expect(importProtectedAreas({ file: temp.write("truncated.geojson", text), dataset: "bad", layers, batchSize: 1 })).rejects.toThrow(
-        /ends before its JSON is complete/,
-      );
+      await importProtectedAreas({
+        file: temp.write("good.geojson", featureCollection([paFeature(1, rect(0, 0, 0.5, 1))])),
+        dataset: "good",
+        layers,
+      });
+      const text = JSON.stringify(
+        featureCollection([paFeature(9, rect(-5, -5, 5, 5)), paFeature(10, rect(0, 0, 1, 1))]),
+      ).slice(0, -30);
+      await expect(
+        importProtectedAreas({ file: temp.write("truncated.geojson", text), dataset: "bad", layers, batchSize: 1 }),
+      ).rejects.toThrow(/ends before its JSON is complete/);
       expect((await create(store)).unepOverlap).toMatchObject({ dataset: "good", fraction: expect.closeTo(0.5, 9) });
       expect(mongo.count("protected_areas")).toBe(1);
       expect((await layers.status()).importing).toEqual([]);

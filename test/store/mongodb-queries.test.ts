@@ -10,6 +10,7 @@ import { WriteConcern } from "mongodb";
 import { describe, expect, it } from "vitest";
 import { coverOf } from "../../src/store/mongodb/cover.js";
 import { guardCellIds, guardCellsOf } from "../../src/store/mongodb/guards.js";
+import { emptyLayerState, LAYER_STATE_ID } from "../../src/store/mongodb/layer-state.js";
 import {
   ACTIVE_LAYER_OPTIONS,
   ALT_ID_INDEX,
@@ -17,19 +18,6 @@ import {
   AREA_GEOMETRY_OPTIONS,
   AREA_INSERT_OPTIONS,
   areaGeometriesFilter,
-  garbageBatchQuery,
-  garbageDeleteFilter,
-  GEOMETRY_CHUNK_INDEXES,
-  GEOMETRY_CHUNK_OPTIONS,
-  GEOMETRY_CHUNKS,
-  geometryChunksFilter,
-  LAYER_STATE_FILTER,
-  LAYERS,
-  layerStateWrite,
-  OBSOLETE_PROTECTED_AREA_INDEXES,
-  PROTECTED_AREA_CANDIDATE_OPTIONS,
-  PROTECTED_AREAS,
-  protectedAreaCandidatesFilter,
   CANDIDATE_CHUNK,
   CANDIDATE_OPTIONS,
   clientOptions,
@@ -38,29 +26,41 @@ import {
   DELETE_OPTIONS,
   deleteByAltIdFilter,
   deleteByIdFilter,
+  GEOMETRY_CHUNK_INDEXES,
+  GEOMETRY_CHUNK_OPTIONS,
+  GEOMETRY_CHUNKS,
   GET_OPTIONS,
-  getFilter,
   GUARD_WRITE_OPTIONS,
+  garbageBatchQuery,
+  garbageDeleteFilter,
+  geometryChunksFilter,
+  getFilter,
   guardWrites,
   HELLO_COMMAND,
+  LAYER_STATE_FILTER,
+  LAYERS,
   LIST_SORT,
+  layerStateWrite,
   listFilter,
   listOptions,
+  OBSOLETE_PROTECTED_AREA_INDEXES,
   otherCandidatesFilter,
+  PROTECTED_AREA_CANDIDATE_OPTIONS,
   PROTECTED_AREA_INDEXES,
+  PROTECTED_AREAS,
+  protectedAreaCandidatesFilter,
   READ_CONCERN,
   RECORD_PROJECTION,
-  setConflictUpdate,
   SOURCE_INDEXES,
   SUBJECT_PROJECTION,
+  setConflictUpdate,
   TAKEN_ALT_IDS_OPTIONS,
-  takenAltIdsFilter,
   TRANSACTION_OPTIONS,
+  takenAltIdsFilter,
   uriOptionNames,
   WRITE_CONCERN,
 } from "../../src/store/mongodb/queries.js";
 import type { ListQuery } from "../../src/store/port.js";
-import { emptyLayerState, LAYER_STATE_ID } from "../../src/store/mongodb/layer-state.js";
 
 const RECORD_FIELDS = {
   _id: 1,
@@ -85,7 +85,16 @@ const RECORD_FIELDS = {
   unep_overlap: 1,
 };
 
-const SUBJECT_FIELDS = { _id: 1, geometry: 1, bbox: 1, area_m2: 1, start_at: 1, end_at: 1, attribute_type: 1, conflict: 1 };
+const SUBJECT_FIELDS = {
+  _id: 1,
+  geometry: 1,
+  bbox: 1,
+  area_m2: 1,
+  start_at: 1,
+  end_at: 1,
+  attribute_type: 1,
+  conflict: 1,
+};
 
 function query(accountId: string | null, filters: Partial<ListQuery> = {}): ListQuery {
   return { accountId, attributeTypes: [], limit: 100, offset: 0, ...filters };
@@ -240,7 +249,12 @@ describe("list queries", () => {
       skip: 50,
       limit: 25,
     });
-    expect(listOptions(query(null))).toStrictEqual({ projection: RECORD_FIELDS, sort: { created_at: 1, _id: 1 }, skip: 0, limit: 100 });
+    expect(listOptions(query(null))).toStrictEqual({
+      projection: RECORD_FIELDS,
+      sort: { created_at: 1, _id: 1 },
+      skip: 0,
+      limit: 100,
+    });
   });
 
   it("never projects the index-only fields", () => {
@@ -269,7 +283,10 @@ describe("get and delete", () => {
   });
 
   it("pins the taken-alt_id lookup", () => {
-    expect(takenAltIdsFilter("acct_a", ["a", "b"])).toStrictEqual({ account_id: "acct_a", alt_id: { $in: ["a", "b"] } });
+    expect(takenAltIdsFilter("acct_a", ["a", "b"])).toStrictEqual({
+      account_id: "acct_a",
+      alt_id: { $in: ["a", "b"] },
+    });
     expect(TAKEN_ALT_IDS_OPTIONS).toStrictEqual({ projection: { _id: 0, alt_id: 1 } });
   });
 });
@@ -308,7 +325,10 @@ describe("conflict candidate queries", () => {
 
   it("asks about a batch's boxes with one $or", () => {
     expect(conflictCandidatesFilter([box, other])).toStrictEqual({
-      $or: [{ cover: { $geoIntersects: { $geometry: coverOf(box) } } }, { cover: { $geoIntersects: { $geometry: coverOf(other) } } }],
+      $or: [
+        { cover: { $geoIntersects: { $geometry: coverOf(box) } } },
+        { cover: { $geoIntersects: { $geometry: coverOf(other) } } },
+      ],
     });
     expect(CANDIDATE_CHUNK).toBe(100);
   });
@@ -331,7 +351,10 @@ describe("conflict candidate queries", () => {
       filter: { _id: { $in: ["src_a", "src_b"] } },
       update: { $set: { conflict: true } },
     });
-    expect(setConflictUpdate(["src_c"], false)).toStrictEqual({ filter: { _id: { $in: ["src_c"] } }, update: { $set: { conflict: false } } });
+    expect(setConflictUpdate(["src_c"], false)).toStrictEqual({
+      filter: { _id: { $in: ["src_c"] } },
+      update: { $set: { conflict: false } },
+    });
   });
 });
 
@@ -409,7 +432,10 @@ describe("protected-area queries", () => {
 
   it("inserts areas unordered and deletes a retired layer a covered batch at a time", () => {
     expect(AREA_INSERT_OPTIONS).toStrictEqual({ ordered: false });
-    expect(garbageBatchQuery("pal_old")).toStrictEqual({ filter: { layer_id: "pal_old" }, options: { projection: { _id: 1 }, limit: 1_000 } });
+    expect(garbageBatchQuery("pal_old")).toStrictEqual({
+      filter: { layer_id: "pal_old" },
+      options: { projection: { _id: 1 }, limit: 1_000 },
+    });
     expect(garbageDeleteFilter("pal_old", ["x", "y"])).toStrictEqual({ layer_id: "pal_old", _id: { $in: ["x", "y"] } });
   });
 });
@@ -417,7 +443,12 @@ describe("protected-area queries", () => {
 describe("guard cells", () => {
   it("covers a closed box with 1° cells, west to east then south to north", () => {
     expect(guardCellIds({ minX: 10.2, minY: 20.5, maxX: 10.4, maxY: 20.6 })).toEqual(["g1:190:110"]);
-    expect(guardCellIds({ minX: 10.5, minY: 20.5, maxX: 11.5, maxY: 21.5 })).toEqual(["g1:190:110", "g1:190:111", "g1:191:110", "g1:191:111"]);
+    expect(guardCellIds({ minX: 10.5, minY: 20.5, maxX: 11.5, maxY: 21.5 })).toEqual([
+      "g1:190:110",
+      "g1:190:111",
+      "g1:191:110",
+      "g1:191:111",
+    ]);
     // A box touching a cell line meets both cells on it.
     expect(guardCellIds({ minX: 9, minY: 0.2, maxX: 10, maxY: 0.4 })).toEqual(["g1:189:90", "g1:190:90"]);
     expect(guardCellIds({ minX: -180, minY: -90, maxX: -179.9, maxY: -89.9 })).toEqual(["g1:0:0"]);
@@ -451,7 +482,15 @@ describe("guard cells", () => {
 
 describe("index specifications", () => {
   it("pins every index of sources", () => {
-    const fields = ["methodology", "steward_id", "project_id", "outcome_reporting_year", "source_type", "geometry_source", "attribute_type"];
+    const fields = [
+      "methodology",
+      "steward_id",
+      "project_id",
+      "outcome_reporting_year",
+      "source_type",
+      "geometry_source",
+      "attribute_type",
+    ];
     expect(SOURCE_INDEXES).toStrictEqual([
       { key: { cover: "2dsphere" }, name: "cover_2dsphere" },
       { key: { account_id: 1, alt_id: 1 }, name: "account_alt_id_unique", unique: true },
@@ -481,8 +520,13 @@ describe("index specifications", () => {
     expect(GEOMETRY_CHUNK_INDEXES).toStrictEqual([{ key: { layer_id: 1, _id: 1 }, name: "layer" }]);
     // What an earlier version created, dropped at setup; none of them is a current name.
     expect(OBSOLETE_PROTECTED_AREA_INDEXES).toEqual(["cover_2dsphere", "dataset"]);
-    for (const name of OBSOLETE_PROTECTED_AREA_INDEXES) expect(PROTECTED_AREA_INDEXES.map((i) => i.name)).not.toContain(name);
-    expect([PROTECTED_AREAS, GEOMETRY_CHUNKS, LAYERS]).toEqual(["protected_areas", "protected_area_geometry_chunks", "protected_area_layers"]);
+    for (const name of OBSOLETE_PROTECTED_AREA_INDEXES)
+      expect(PROTECTED_AREA_INDEXES.map((i) => i.name)).not.toContain(name);
+    expect([PROTECTED_AREAS, GEOMETRY_CHUNKS, LAYERS]).toEqual([
+      "protected_areas",
+      "protected_area_geometry_chunks",
+      "protected_area_layers",
+    ]);
   });
 });
 

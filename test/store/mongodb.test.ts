@@ -10,27 +10,29 @@
  * not packaged in Debian, and the npm downloaders fetch binaries from outside). Every database
  * the tests create is dropped afterwards.
  */
-import { MongoClient, type Document } from "mongodb";
+import { type Document, MongoClient } from "mongodb";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import type { PolygonGeometry, Position, SourceGeometry } from "../../src/geo/types.js";
 import { conflictPolicy, sourcesConflict } from "../../src/ledger/conflict.js";
 import { runCli } from "../../src/protected-areas/cli.js";
-import { LayerSupersededError, type LayerImport, type NewProtectedArea } from "../../src/protected-areas/layers.js";
+import { type LayerImport, LayerSupersededError, type NewProtectedArea } from "../../src/protected-areas/layers.js";
 import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
+import type { ProtectedAreaDocument } from "../../src/store/mongodb/documents.js";
 import {
+  type MongoProtectedAreaLayers,
+  type MongoSourceStore,
   openMongoProtectedAreaLayers,
   openMongoStore,
   supportsTransactions,
-  type MongoProtectedAreaLayers,
-  type MongoSourceStore,
 } from "../../src/store/mongodb/index.js";
+import type { LayerStateDocument } from "../../src/store/mongodb/layer-state.js";
 import {
-  garbageBatchQuery,
   GEOMETRY_CHUNK_INDEXES,
   GEOMETRY_CHUNKS,
   GUARDS,
+  garbageBatchQuery,
   LAYERS,
   PROTECTED_AREA_CANDIDATE_OPTIONS,
   PROTECTED_AREA_INDEXES,
@@ -40,11 +42,9 @@ import {
   SOURCES,
 } from "../../src/store/mongodb/queries.js";
 import type { NewSourceRecord, SourceRecord } from "../../src/store/port.js";
-import type { ProtectedAreaDocument } from "../../src/store/mongodb/documents.js";
-import type { LayerStateDocument } from "../../src/store/mongodb/layer-state.js";
 import { listQuery, makeRecord, square } from "../contract/fixtures.js";
 import { describeSourceStoreContract } from "../contract/source-store-contract.js";
-import { featureCollection, paFeature, rect, tempDir, type TempDir } from "../protected-areas/fixtures.js";
+import { featureCollection, paFeature, rect, type TempDir, tempDir } from "../protected-areas/fixtures.js";
 
 const uri = process.env.MONGODB_URI;
 const SKIPPED = "skipped: MONGODB_URI not set — no MongoDB server can be installed on this machine";
@@ -192,7 +192,9 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
       }
       expect(indexes).toHaveLength(SOURCE_INDEXES.length + 1); // and _id
       const areaIndexes = await db.collection(PROTECTED_AREAS).listIndexes().toArray();
-      expect(areaIndexes.map((i) => i.name).sort()).toEqual(["_id_", ...PROTECTED_AREA_INDEXES.map((i) => i.name)].sort());
+      expect(areaIndexes.map((i) => i.name).sort()).toEqual(
+        ["_id_", ...PROTECTED_AREA_INDEXES.map((i) => i.name)].sort(),
+      );
       const collections = await db.listCollections({ name: GUARDS }).toArray();
       expect(collections).toHaveLength(1);
     });
@@ -214,7 +216,10 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
         },
       });
       await store.insertMany([record]);
-      const doc = await adminClient().db(database).collection<{ _id: string; geometry: unknown; cover: { type: string } }>(SOURCES).findOne({ _id: record.id });
+      const doc = await adminClient()
+        .db(database)
+        .collection<{ _id: string; geometry: unknown; cover: { type: string } }>(SOURCES)
+        .findOne({ _id: record.id });
       expect(doc?.geometry).toEqual(record.geometry); // clockwise, with a repeated vertex: as sent
       expect(doc?.cover.type).toBe("Polygon");
       await store.deleteById(record.id, null);
@@ -366,7 +371,9 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
 
         const thirds: string[] = [];
         for (let round = 0; round < ROUNDS; round++) {
-          const [c] = await store.insertMany([makeRecord({ accountId: "acct_c", geometry: square(-60 + round * 0.1 + 0.0025, 10, 0.01) })]);
+          const [c] = await store.insertMany([
+            makeRecord({ accountId: "acct_c", geometry: square(-60 + round * 0.1 + 0.0025, 10, 0.01) }),
+          ]);
           expect(c.conflict).toBe(true);
           thirds.push(c.id);
         }
@@ -383,7 +390,15 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
 });
 
 function pa(id: string, geometry: SourceGeometry, name = `Area ${id}`): NewProtectedArea {
-  return { id, name, designation: "National Park", iucnCategory: "II", geometry, bbox: boundingBox(geometry), areaM2: geodesicAreaM2(geometry) };
+  return {
+    id,
+    name,
+    designation: "National Park",
+    iucnCategory: "II",
+    geometry,
+    bbox: boundingBox(geometry),
+    areaM2: geodesicAreaM2(geometry),
+  };
 }
 
 /** Every index stage name in an explain plan. */
@@ -412,7 +427,12 @@ describe.skipIf(!uri)(`MongoDB protected-area layers and unep_overlap (${uri ? R
 
   beforeEach(async () => {
     database = freshDatabase();
-    store = await openMongoStore({ uri: uri as string, database, conflictPolicy, protectedAreaPolicy: unepOverlapPolicy });
+    store = await openMongoStore({
+      uri: uri as string,
+      database,
+      conflictPolicy,
+      protectedAreaPolicy: unepOverlapPolicy,
+    });
     layers = await openMongoProtectedAreaLayers({ uri: uri as string, database, retiredGraceMs: 0 });
     temp = tempDir("mongo-pa-");
   });
@@ -430,7 +450,13 @@ describe.skipIf(!uri)(`MongoDB protected-area layers and unep_overlap (${uri ? R
   });
 
   async function start(on: MongoProtectedAreaLayers, dataset: string, now = Date.now()): Promise<LayerImport> {
-    const begun = await on.begin({ dataset, sourceFile: `/data/${dataset}.geojson`, now, staleAfterMs: 60_000, force: false });
+    const begun = await on.begin({
+      dataset,
+      sourceFile: `/data/${dataset}.geojson`,
+      now,
+      staleAfterMs: 60_000,
+      force: false,
+    });
     if (!("started" in begun)) throw new Error("expected the import to start");
     return begun.started;
   }
@@ -453,22 +479,35 @@ describe.skipIf(!uri)(`MongoDB protected-area layers and unep_overlap (${uri ? R
   it("creates the collections' indexes and drops the obsolete ones of the earlier version", async () => {
     const db = adminClient().db(database);
     const areaIndexes = await db.collection(PROTECTED_AREAS).listIndexes().toArray();
-    for (const spec of PROTECTED_AREA_INDEXES) expect(areaIndexes.find((i) => i.name === spec.name)?.key).toEqual(spec.key);
+    for (const spec of PROTECTED_AREA_INDEXES)
+      expect(areaIndexes.find((i) => i.name === spec.name)?.key).toEqual(spec.key);
     expect(areaIndexes).toHaveLength(PROTECTED_AREA_INDEXES.length + 1);
     const chunkIndexes = await db.collection(GEOMETRY_CHUNKS).listIndexes().toArray();
-    expect(chunkIndexes.map((i) => i.name).sort()).toEqual(["_id_", ...GEOMETRY_CHUNK_INDEXES.map((i) => i.name)].sort());
+    expect(chunkIndexes.map((i) => i.name).sort()).toEqual(
+      ["_id_", ...GEOMETRY_CHUNK_INDEXES.map((i) => i.name)].sort(),
+    );
     expect(await db.listCollections({ name: LAYERS }).toArray()).toHaveLength(1);
 
     const older = freshDatabase();
     try {
-      await adminClient().db(older).collection(PROTECTED_AREAS).createIndexes([
-        { key: { cover: "2dsphere" }, name: "cover_2dsphere" },
-        { key: { dataset: 1 }, name: "dataset" },
-      ]);
-      const upgraded = await openMongoStore({ uri: uri as string, database: older, conflictPolicy, protectedAreaPolicy: unepOverlapPolicy });
+      await adminClient()
+        .db(older)
+        .collection(PROTECTED_AREAS)
+        .createIndexes([
+          { key: { cover: "2dsphere" }, name: "cover_2dsphere" },
+          { key: { dataset: 1 }, name: "dataset" },
+        ]);
+      const upgraded = await openMongoStore({
+        uri: uri as string,
+        database: older,
+        conflictPolicy,
+        protectedAreaPolicy: unepOverlapPolicy,
+      });
       await upgraded.ping();
       await upgraded.close();
-      const names = (await adminClient().db(older).collection(PROTECTED_AREAS).listIndexes().toArray()).map((i) => i.name).sort();
+      const names = (await adminClient().db(older).collection(PROTECTED_AREAS).listIndexes().toArray())
+        .map((i) => i.name)
+        .sort();
       expect(names).toEqual(["_id_", ...PROTECTED_AREA_INDEXES.map((i) => i.name)].sort());
     } finally {
       await adminClient().db(older).dropDatabase();
@@ -484,18 +523,39 @@ describe.skipIf(!uri)(`MongoDB protected-area layers and unep_overlap (${uri ? R
       overlaps: true,
       areaM2: expect.closeTo(half, 3),
       fraction: expect.closeTo(0.5, 9),
-      areas: [{ id: "555", name: "Half Park", designation: "National Park", iucnCategory: "II", areaM2: expect.closeTo(half, 3) }],
+      areas: [
+        {
+          id: "555",
+          name: "Half Park",
+          designation: "National Park",
+          iucnCategory: "II",
+          areaM2: expect.closeTo(half, 3),
+        },
+      ],
     });
     expect(await store.get(record.id, null)).toEqual(record);
-    expect((await create(cell(20, 20, 21, 21))).unepOverlap).toEqual({ dataset: "WDPA Test", overlaps: false, areaM2: 0, fraction: 0, areas: [] });
+    expect((await create(cell(20, 20, 21, 21))).unepOverlap).toEqual({
+      dataset: "WDPA Test",
+      overlaps: false,
+      areaM2: 0,
+      fraction: 0,
+      areas: [],
+    });
   });
 
   it("uses the layer_cover_2dsphere index for candidates, and garbage collection reads no document", async () => {
     // Enough areas that a plan walking the whole layer loses the planner's trial clearly.
-    const grid = Array.from({ length: 400 }, (_, i) => pa(`g${i}`, cell(-100 + (i % 20) * 5, -50 + Math.floor(i / 20) * 5, -99.5 + (i % 20) * 5, -49.5 + Math.floor(i / 20) * 5)));
+    const grid = Array.from({ length: 400 }, (_, i) =>
+      pa(
+        `g${i}`,
+        cell(-100 + (i % 20) * 5, -50 + Math.floor(i / 20) * 5, -99.5 + (i % 20) * 5, -49.5 + Math.floor(i / 20) * 5),
+      ),
+    );
     await loadLayer(layers, "WDPA", [pa("1", cell(0.5, -1, 2, 2)), ...grid]);
     const db = adminClient().db(database);
-    const active = (await db.collection<LayerStateDocument>(LAYERS).findOne({ _id: "layers" }))?.active as { id: string };
+    const active = (await db.collection<LayerStateDocument>(LAYERS).findOne({ _id: "layers" }))?.active as {
+      id: string;
+    };
     const candidates = await db
       .collection<ProtectedAreaDocument>(PROTECTED_AREAS)
       .find(protectedAreaCandidatesFilter(active.id, [boundingBox(source)]), PROTECTED_AREA_CANDIDATE_OPTIONS)
@@ -503,14 +563,24 @@ describe.skipIf(!uri)(`MongoDB protected-area layers and unep_overlap (${uri ? R
     expect(new Set(indexNames(candidates.queryPlanner.winningPlan))).toEqual(new Set(["layer_cover_2dsphere"]));
     expect(candidates.executionStats.nReturned).toBe(1);
     const { filter, options } = garbageBatchQuery(active.id);
-    const garbage = await db.collection<ProtectedAreaDocument>(PROTECTED_AREAS).find(filter, options).explain("executionStats");
+    const garbage = await db
+      .collection<ProtectedAreaDocument>(PROTECTED_AREAS)
+      .find(filter, options)
+      .explain("executionStats");
     expect(new Set(indexNames(garbage.queryPlanner.winningPlan))).toEqual(new Set(["layer"]));
     expect(garbage.executionStats.totalDocsExamined).toBe(0);
   });
 
   it("finds areas whose covers are wide or polar, and a batch's sources each get their own overlap", async () => {
-    const wide: SourceGeometry = { type: "MultiPolygon", coordinates: [[cellRing(-179, 60, -178, 61)], [cellRing(178, 60, 179, 61)]] };
-    await loadLayer(layers, "WDPA", [pa("wide", wide), pa("polar", cell(-180, -90, -170, -89.5)), pa("strip", cell(-85, 60.25, 85, 60.75))]);
+    const wide: SourceGeometry = {
+      type: "MultiPolygon",
+      coordinates: [[cellRing(-179, 60, -178, 61)], [cellRing(178, 60, 179, 61)]],
+    };
+    await loadLayer(layers, "WDPA", [
+      pa("wide", wide),
+      pa("polar", cell(-180, -90, -170, -89.5)),
+      pa("strip", cell(-85, 60.25, 85, 60.75)),
+    ]);
     const [a, b, c, d] = await store.insertMany([
       makeRecord({ geometry: cell(178.5, 60, 179.5, 61) }),
       makeRecord({ geometry: cell(-175, -90, -165, -89.5) }),
@@ -531,7 +601,12 @@ describe.skipIf(!uri)(`MongoDB protected-area layers and unep_overlap (${uri ? R
       geometryLimits: { inlinePositions: 4, chunkChars: 50 },
     });
     try {
-      await loadLayer(chunked, "WDPA", [pa("1", { type: "MultiPolygon", coordinates: [cell(0, 0, 0.25, 1).coordinates, cell(40, 40, 41, 41).coordinates] })]);
+      await loadLayer(chunked, "WDPA", [
+        pa("1", {
+          type: "MultiPolygon",
+          coordinates: [cell(0, 0, 0.25, 1).coordinates, cell(40, 40, 41, 41).coordinates],
+        }),
+      ]);
     } finally {
       await chunked.close();
     }
@@ -561,18 +636,28 @@ describe.skipIf(!uri)(`MongoDB protected-area layers and unep_overlap (${uri ? R
   it("refuses a second import while one is alive; the one taken over cannot write or activate", async () => {
     const t0 = Date.now();
     const first = await start(layers, "first", t0);
-    expect(await layers.begin({ dataset: "x", sourceFile: "x", now: t0 + 1_000, staleAfterMs: 60_000, force: false })).toEqual({
+    expect(
+      await layers.begin({ dataset: "x", sourceFile: "x", now: t0 + 1_000, staleAfterMs: 60_000, force: false }),
+    ).toEqual({
       busy: expect.objectContaining({ dataset: "first" }),
     });
     const other = await openMongoProtectedAreaLayers({ uri: uri as string, database, retiredGraceMs: 0 });
     try {
-      const forced = await other.begin({ dataset: "second", sourceFile: "x", now: t0 + 2_000, staleAfterMs: 60_000, force: true });
+      const forced = await other.begin({
+        dataset: "second",
+        sourceFile: "x",
+        now: t0 + 2_000,
+        staleAfterMs: 60_000,
+        force: true,
+      });
       expect("started" in forced).toBe(true);
     } finally {
       await other.close();
     }
     await expect(first.append([pa("1", cell(0, 0, 1, 1))], t0 + 3_000)).rejects.toBeInstanceOf(LayerSupersededError);
-    await expect(first.activate({ featureCount: 1, rejectedCount: 0 }, t0 + 3_000)).rejects.toBeInstanceOf(LayerSupersededError);
+    await expect(first.activate({ featureCount: 1, rejectedCount: 0 }, t0 + 3_000)).rejects.toBeInstanceOf(
+      LayerSupersededError,
+    );
     await layers.collectGarbage();
     expect(await count(PROTECTED_AREAS)).toBe(0);
   });
@@ -582,7 +667,10 @@ describe.skipIf(!uri)(`MongoDB protected-area layers and unep_overlap (${uri ? R
     try {
       const now = Date.now();
       const options = { sourceFile: "x", now, staleAfterMs: 60_000, force: false };
-      const results = await Promise.all([layers.begin({ ...options, dataset: "a" }), other.begin({ ...options, dataset: "b" })]);
+      const results = await Promise.all([
+        layers.begin({ ...options, dataset: "a" }),
+        other.begin({ ...options, dataset: "b" }),
+      ]);
       expect(results.filter((r) => "started" in r)).toHaveLength(1);
       expect(results.filter((r) => "busy" in r)).toHaveLength(1);
       expect((await layers.status()).importing).toHaveLength(1);
@@ -593,7 +681,9 @@ describe.skipIf(!uri)(`MongoDB protected-area layers and unep_overlap (${uri ? R
 
   it("creates racing an activation and its garbage collection see the old layer whole or the new one", async () => {
     // The old layer covers the source with 100 small areas (fraction 1); the new one covers half.
-    const grid = Array.from({ length: 100 }, (_, i) => pa(`g${i}`, cell((i % 10) / 10, Math.floor(i / 10) / 10, (i % 10) / 10 + 0.1, Math.floor(i / 10) / 10 + 0.1)));
+    const grid = Array.from({ length: 100 }, (_, i) =>
+      pa(`g${i}`, cell((i % 10) / 10, Math.floor(i / 10) / 10, (i % 10) / 10 + 0.1, Math.floor(i / 10) / 10 + 0.1)),
+    );
     await loadLayer(layers, "old", grid);
     const next = await start(layers, "new");
     await next.append([pa("half", cell(0.5, -1, 2, 2))], Date.now());
@@ -622,14 +712,28 @@ describe.skipIf(!uri)(`MongoDB protected-area layers and unep_overlap (${uri ? R
     const env = { LEDGER_STORE: "mongodb", MONGODB_URI: uri as string, MONGODB_DATABASE: database };
     let stdout = "";
     let stderr = "";
-    const io = { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, env };
-    const file = temp.write("wdpa.geojson", featureCollection([paFeature(1, rect(0, 0, 0.5, 1), { NAME: "Park One" }), paFeature(undefined, rect(0, 0, 1, 1))]));
+    const io = {
+      stdout: { write: (t: string) => (stdout += t) },
+      stderr: { write: (t: string) => (stderr += t) },
+      env,
+    };
+    const file = temp.write(
+      "wdpa.geojson",
+      featureCollection([
+        paFeature(1, rect(0, 0, 0.5, 1), { NAME: "Park One" }),
+        paFeature(undefined, rect(0, 0, 1, 1)),
+      ]),
+    );
     expect(await runCli(["protected-areas", "import", file, "--dataset", "WDPA CLI"], io)).toBe(0);
     expect(stdout).toMatch(/Imported protected-area layer "WDPA CLI"/);
     expect(stderr).toMatch(/Rejected features \(1\)/);
     stdout = "";
     expect(await runCli(["protected-areas", "status"], io)).toBe(0);
     expect(stdout).toMatch(/dataset: +WDPA CLI/);
-    expect((await create()).unepOverlap).toMatchObject({ dataset: "WDPA CLI", fraction: expect.closeTo(0.5, 9), areas: [{ name: "Park One" }] });
+    expect((await create()).unepOverlap).toMatchObject({
+      dataset: "WDPA CLI",
+      fraction: expect.closeTo(0.5, 9),
+      areas: [{ name: "Park One" }],
+    });
   });
 });

@@ -21,6 +21,8 @@ describe("sandbox memory bound", () => {
     // Another account has its own budget.
     await expect(store.insertMany(tooMany.map((r) => ({ ...r, accountId: "b" })))).resolves.toHaveLength(2);
     await store.deleteById(first[0].id, "a");
-    await expect(store.insertMany([makeRecord({ accountId: "a" }), makeRecord({ accountId: "a" })])).resolves.toHaveLength(2);
+    await expect(
+      store.insertMany([makeRecord({ accountId: "a" }), makeRecord({ accountId: "a" })]),
+    ).resolves.toHaveLength(2);
   });
 });

@@ -4,22 +4,22 @@
  * few thousand seeded random polygons; and no write skew between two OS processes writing the
  * same file at the same moment.
  */
-import { fork, type ChildProcess } from "node:child_process";
+import { type ChildProcess, fork } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { digitisedTwice, prng } from "../support/geometry-fixtures.js";
+import { polyclipEngine } from "../../src/geo/overlap.js";
 import type { MultiPolygonGeometry, PolygonGeometry, Position, SourceGeometry } from "../../src/geo/types.js";
 import { checkGeometry } from "../../src/geo/validity.js";
-import { polyclipEngine } from "../../src/geo/overlap.js";
 import { conflictPolicy, sourcesConflict } from "../../src/ledger/conflict.js";
 import type { NewSourceRecord, SourceRecord } from "../../src/store/port.js";
 import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/index.js";
 import { listQuery, makeRecord, square } from "../contract/fixtures.js";
+import { digitisedTwice, prng } from "../support/geometry-fixtures.js";
 
-const Y2024 = Date.UTC(2024, 0, 1);
+const _Y2024 = Date.UTC(2024, 0, 1);
 const Y2025 = Date.UTC(2025, 0, 1);
 const Y2026 = Date.UTC(2026, 0, 1);
 
@@ -210,7 +210,9 @@ describe("sqlite conflict bookkeeping", () => {
     const b = makeRecord({ accountId: "acct_b", altId: "field-7", geometry: cell(0.5, 0, 1.5, 1) });
     await store.insertMany([b]);
     await store.deleteByAltId("field-7", "acct_b");
-    const [again] = await store.insertMany([makeRecord({ accountId: "acct_b", altId: "field-7", geometry: cell(1, 0, 2, 1) })]);
+    const [again] = await store.insertMany([
+      makeRecord({ accountId: "acct_b", altId: "field-7", geometry: cell(1, 0, 2, 1) }),
+    ]);
     expect(again.conflict).toBe(false);
     expect(await flagOf(store, a.id)).toBe(false);
   });
@@ -286,10 +288,16 @@ function randomSources(seed: number, count: number): NewSourceRecord[] {
     const w = first.maxX - first.minX;
     const gap = 0.005 + random() * 0.05;
     const x = Math.min(first.maxX + gap, X0 + SPAN - w);
-    const second = x > first.maxX ? { minX: x, maxX: x + w, minY: first.minY, maxY: first.maxY } : { ...first, minX: first.minX - w - gap, maxX: first.minX - gap };
+    const second =
+      x > first.maxX
+        ? { minX: x, maxX: x + w, minY: first.minY, maxY: first.maxY }
+        : { ...first, minX: first.minX - w - gap, maxX: first.minX - gap };
     return {
       type: "MultiPolygon",
-      coordinates: [[cellRing(first.minX, first.minY, first.maxX, first.maxY)], [cellRing(second.minX, second.minY, second.maxX, second.maxY)]],
+      coordinates: [
+        [cellRing(first.minX, first.minY, first.maxX, first.maxY)],
+        [cellRing(second.minX, second.minY, second.maxX, second.maxY)],
+      ],
     };
   };
 
@@ -315,7 +323,11 @@ function randomSources(seed: number, count: number): NewSourceRecord[] {
 }
 
 /** The flag of every record by testing every pair, with no index. Also checks the decision is symmetric. */
-function bruteForceFlags(records: readonly NewSourceRecord[]): { flags: Map<string, boolean>; pairs: number; asymmetric: string[] } {
+function bruteForceFlags(records: readonly NewSourceRecord[]): {
+  flags: Map<string, boolean>;
+  pairs: number;
+  asymmetric: string[];
+} {
   const flags = new Map(records.map((r) => [r.id, false]));
   const asymmetric: string[] = [];
   let pairs = 0;
@@ -377,7 +389,10 @@ describe("indexed conflict detection agrees with a brute-force scan", () => {
       for (const record of live) if (random() < 1 / 3) doomed.add(record.id);
       for (const record of live) {
         if (!doomed.has(record.id)) continue;
-        const deleted = random() < 0.5 ? await store.deleteById(record.id, null) : await store.deleteByAltId(record.altId, record.accountId);
+        const deleted =
+          random() < 0.5
+            ? await store.deleteById(record.id, null)
+            : await store.deleteByAltId(record.altId, record.accountId);
         expect(deleted).toBe(true);
       }
       live = live.filter((r) => !doomed.has(r.id));
@@ -455,7 +470,12 @@ class Writer {
     this.child = fork(script, [], {
       cwd: REPO_ROOT,
       execArgv: ["--import", "tsx"],
-      env: { ...process.env, LEDGER_DB: dbPath, LEDGER_STORE_MODULE: STORE_MODULE, LEDGER_POLICY_MODULE: POLICY_MODULE },
+      env: {
+        ...process.env,
+        LEDGER_DB: dbPath,
+        LEDGER_STORE_MODULE: STORE_MODULE,
+        LEDGER_POLICY_MODULE: POLICY_MODULE,
+      },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     this.exited = new Promise((resolve) => this.child.once("exit", (code) => resolve(code)));
@@ -506,7 +526,11 @@ describe("no write skew between two processes", () => {
         const batches = [0, 1].map((w) => {
           const main = makeRecord({ accountId: `acct_w${w}`, geometry: square(lon + w * 0.005, 10, 0.01) });
           const extras =
-            round % 2 === 1 ? [0, 1, 2].map((k) => makeRecord({ accountId: `acct_w${w}`, geometry: square(lon, 20 + w + k * 0.1, 0.01) })) : [];
+            round % 2 === 1
+              ? [0, 1, 2].map((k) =>
+                  makeRecord({ accountId: `acct_w${w}`, geometry: square(lon, 20 + w + k * 0.1, 0.01) }),
+                )
+              : [];
           return [main, ...extras];
         });
         const at = Date.now() + 5;
@@ -519,7 +543,9 @@ describe("no write skew between two processes", () => {
         }
         if (replies[0].start < replies[1].end && replies[1].start < replies[0].end) raced += 1;
         // Whoever committed second saw the other: its returned record is flagged.
-        expect((replies[0].result as SourceRecord[])[0].conflict || (replies[1].result as SourceRecord[])[0].conflict).toBe(true);
+        expect(
+          (replies[0].result as SourceRecord[])[0].conflict || (replies[1].result as SourceRecord[])[0].conflict,
+        ).toBe(true);
       }
       // The two calls really ran at the same time (one waiting for the other's write lock).
       expect(raced).toBeGreaterThan(0);
@@ -536,7 +562,9 @@ describe("no write skew between two processes", () => {
       // must leave C_r unflagged: each delete must see the other's.
       const thirds: string[] = [];
       for (let round = 0; round < ROUNDS; round++) {
-        const [c] = await parent.insertMany([makeRecord({ accountId: "acct_c", geometry: square(-60 + round * 0.1 + 0.0025, 10, 0.01) })]);
+        const [c] = await parent.insertMany([
+          makeRecord({ accountId: "acct_c", geometry: square(-60 + round * 0.1 + 0.0025, 10, 0.01) }),
+        ]);
         expect(c.conflict).toBe(true);
         thirds.push(c.id);
       }
@@ -549,7 +577,9 @@ describe("no write skew between two processes", () => {
       }
       expect(racedDeletes).toBeGreaterThan(0);
       for (const [round, id] of thirds.entries()) expect(await flagOf(parent, id), `round ${round}`).toBe(false);
-      console.info(`write-skew test: ${raced}/${ROUNDS} insert rounds and ${racedDeletes}/${ROUNDS} delete rounds overlapped in time`);
+      console.info(
+        `write-skew test: ${raced}/${ROUNDS} insert rounds and ${racedDeletes}/${ROUNDS} delete rounds overlapped in time`,
+      );
     } finally {
       await Promise.all(writers.map((w) => w.close()));
       await parent?.close();

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { AltIdTakenError, StoreUnavailableError, type NewSourceRecord } from "../../src/store/port.js";
+import { AltIdTakenError, type NewSourceRecord, StoreUnavailableError } from "../../src/store/port.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
 import { GroupCommitter } from "../../src/store/sqlite/group-commit.js";
 import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/index.js";
@@ -29,7 +29,10 @@ describe("sqlite store: group commit of concurrent creates", () => {
   function idsOnDisk(): string[] {
     const db = openConnection({ path, busyTimeoutMs: 1_000 });
     try {
-      return db.prepare<[], { id: string }>("SELECT id FROM sources ORDER BY id").all().map((r) => r.id);
+      return db
+        .prepare<[], { id: string }>("SELECT id FROM sources ORDER BY id")
+        .all()
+        .map((r) => r.id);
     } finally {
       db.close();
     }
@@ -40,8 +43,15 @@ describe("sqlite store: group commit of concurrent creates", () => {
     const before = store.writeGroupsCommitted;
     const answers = await Promise.all(requests.map((records) => store.insertMany(records)));
     expect(store.writeGroupsCommitted - before).toBe(1);
-    answers.forEach((answer, i) => expect(answer.map((r) => r.id)).toEqual(requests[i].map((r) => r.id)));
-    expect(idsOnDisk()).toEqual(requests.flat().map((r) => r.id).sort());
+    answers.forEach((answer, i) => {
+      expect(answer.map((r) => r.id)).toEqual(requests[i].map((r) => r.id));
+    });
+    expect(idsOnDisk()).toEqual(
+      requests
+        .flat()
+        .map((r) => r.id)
+        .sort(),
+    );
   });
 
   it("refuses only the request whose alt_id is taken; the rest of its group is stored", async () => {
@@ -102,7 +112,9 @@ describe("sqlite store: group commit of concurrent creates", () => {
     const blocker = openConnection({ path, busyTimeoutMs: 0 });
     blocker.exec("BEGIN IMMEDIATE");
     try {
-      const outcomes = await Promise.allSettled([makeRecord(), makeRecord(), makeRecord()].map((r) => store.insertMany([r])));
+      const outcomes = await Promise.allSettled(
+        [makeRecord(), makeRecord(), makeRecord()].map((r) => store.insertMany([r])),
+      );
       for (const outcome of outcomes) {
         expect(outcome.status).toBe("rejected");
         expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);

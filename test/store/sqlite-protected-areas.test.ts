@@ -2,17 +2,29 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import type { SourceGeometry } from "../../src/geo/types.js";
-import { LayerSupersededError, type LayerImport, type NewProtectedArea } from "../../src/protected-areas/layers.js";
+import { type LayerImport, LayerSupersededError, type NewProtectedArea } from "../../src/protected-areas/layers.js";
 import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
-import { openSqliteProtectedAreaLayers, openSqliteStore, type SqliteProtectedAreaLayers } from "../../src/store/sqlite/index.js";
+import {
+  openSqliteProtectedAreaLayers,
+  openSqliteStore,
+  type SqliteProtectedAreaLayers,
+} from "../../src/store/sqlite/index.js";
 import { appliedMigrations, runMigrations } from "../../src/store/sqlite/migrations.js";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.js";
 import { makeRecord, sampleUnepOverlap, stored } from "../contract/fixtures.js";
-import { rect, tempDir, type TempDir } from "../protected-areas/fixtures.js";
+import { rect, type TempDir, tempDir } from "../protected-areas/fixtures.js";
 
 function pa(id: string, geometry: SourceGeometry, name = `Area ${id}`): NewProtectedArea {
-  return { id, name, designation: "National Park", iucnCategory: "II", geometry, bbox: boundingBox(geometry), areaM2: geodesicAreaM2(geometry) };
+  return {
+    id,
+    name,
+    designation: "National Park",
+    iucnCategory: "II",
+    geometry,
+    bbox: boundingBox(geometry),
+    areaM2: geodesicAreaM2(geometry),
+  };
 }
 
 const source = rect(0, 0, 1, 1);
@@ -47,7 +59,13 @@ describe("sqlite store: unep_overlap from the protected-area layer", () => {
   }
 
   async function begin(layers: SqliteProtectedAreaLayers, dataset: string, now = Date.now()): Promise<LayerImport> {
-    const begun = await layers.begin({ dataset, sourceFile: `/data/${dataset}.geojson`, now, staleAfterMs: 60_000, force: false });
+    const begun = await layers.begin({
+      dataset,
+      sourceFile: `/data/${dataset}.geojson`,
+      now,
+      staleAfterMs: 60_000,
+      force: false,
+    });
     if (!("started" in begun)) throw new Error("expected the import to start");
     return begun.started;
   }
@@ -59,7 +77,9 @@ describe("sqlite store: unep_overlap from the protected-area layer", () => {
   }
 
   async function create(store: ReturnType<typeof openStore>, geometry: SourceGeometry = source) {
-    const [record] = await store.insertMany([makeRecord({ geometry, unepOverlap: structuredClone(sampleUnepOverlap) })]);
+    const [record] = await store.insertMany([
+      makeRecord({ geometry, unepOverlap: structuredClone(sampleUnepOverlap) }),
+    ]);
     return record;
   }
 
@@ -70,14 +90,25 @@ describe("sqlite store: unep_overlap from the protected-area layer", () => {
 
   it("a source half inside a protected area: fraction 0.5 and that half's area, stored as returned", async () => {
     const store = openStore();
-    await loadLayer(openLayers(), "WDPA Test", [pa("555", rect(0.5, -1, 2, 2), "Half Park"), pa("9", rect(50, 50, 51, 51))]);
+    await loadLayer(openLayers(), "WDPA Test", [
+      pa("555", rect(0.5, -1, 2, 2), "Half Park"),
+      pa("9", rect(50, 50, 51, 51)),
+    ]);
     const record = await create(store);
     expect(record.unepOverlap).toEqual({
       dataset: "WDPA Test",
       overlaps: true,
       areaM2: expect.closeTo(half, 3),
       fraction: expect.closeTo(0.5, 9),
-      areas: [{ id: "555", name: "Half Park", designation: "National Park", iucnCategory: "II", areaM2: expect.closeTo(half, 3) }],
+      areas: [
+        {
+          id: "555",
+          name: "Half Park",
+          designation: "National Park",
+          iucnCategory: "II",
+          areaM2: expect.closeTo(half, 3),
+        },
+      ],
     });
     expect(await store.get(record.id, null)).toEqual(record);
     const far = await create(store, rect(20, 20, 21, 21));
@@ -96,7 +127,10 @@ describe("sqlite store: unep_overlap from the protected-area layer", () => {
   it("each source of a batch gets its own overlap", async () => {
     const store = openStore();
     await loadLayer(openLayers(), "WDPA", [pa("1", rect(0.5, -1, 2, 2))]);
-    const records = await store.insertMany([makeRecord({ geometry: source }), makeRecord({ geometry: rect(0.75, 0, 1.75, 1) })]);
+    const records = await store.insertMany([
+      makeRecord({ geometry: source }),
+      makeRecord({ geometry: rect(0.75, 0, 1.75, 1) }),
+    ]);
     expect(records.map((r) => r.unepOverlap?.fraction)).toEqual([expect.closeTo(0.5, 9), expect.closeTo(1, 9)]);
   });
 
@@ -114,9 +148,18 @@ describe("sqlite store: unep_overlap from the protected-area layer", () => {
     expect((await layers.status()).importing.map((l) => l.dataset)).toEqual(["second"]);
 
     await loading.activate({ featureCount: 1, rejectedCount: 3 }, Date.now());
-    expect((await create(store)).unepOverlap).toMatchObject({ dataset: "second", fraction: expect.closeTo(1, 9), areas: [{ id: "2" }] });
+    expect((await create(store)).unepOverlap).toMatchObject({
+      dataset: "second",
+      fraction: expect.closeTo(1, 9),
+      areas: [{ id: "2" }],
+    });
     const status = await layers.status();
-    expect(status.active).toMatchObject({ dataset: "second", featureCount: 1, rejectedCount: 3, sourceFile: "/data/second.geojson" });
+    expect(status.active).toMatchObject({
+      dataset: "second",
+      featureCount: 1,
+      rejectedCount: 3,
+      sourceFile: "/data/second.geojson",
+    });
     expect(status.importing).toEqual([]);
   });
 
@@ -134,7 +177,9 @@ describe("sqlite store: unep_overlap from the protected-area layer", () => {
     expect(await layers.collectGarbage()).toBe(1);
     const db = openConnection({ path, busyTimeoutMs: 0 });
     toClose.push(db);
-    expect(db.prepare("SELECT dataset, state FROM protected_area_layers").all()).toEqual([{ dataset: "next", state: "active" }]);
+    expect(db.prepare("SELECT dataset, state FROM protected_area_layers").all()).toEqual([
+      { dataset: "next", state: "active" },
+    ]);
     expect(db.prepare("SELECT count(*) AS n FROM protected_areas").get()).toEqual({ n: 1 });
     expect(db.prepare("SELECT count(*) AS n FROM protected_area_bbox").get()).toEqual({ n: 1 });
   });
@@ -143,15 +188,35 @@ describe("sqlite store: unep_overlap from the protected-area layer", () => {
     const layers = openLayers();
     const t0 = 1_000_000;
     const first = await begin(layers, "first", t0);
-    const busy = await layers.begin({ dataset: "second", sourceFile: "x", now: t0 + 1_000, staleAfterMs: 60_000, force: false });
+    const busy = await layers.begin({
+      dataset: "second",
+      sourceFile: "x",
+      now: t0 + 1_000,
+      staleAfterMs: 60_000,
+      force: false,
+    });
     expect(busy).toEqual({ busy: expect.objectContaining({ dataset: "first", importedAt: null }) });
 
-    const forced = await layers.begin({ dataset: "second", sourceFile: "x", now: t0 + 2_000, staleAfterMs: 60_000, force: true });
+    const forced = await layers.begin({
+      dataset: "second",
+      sourceFile: "x",
+      now: t0 + 2_000,
+      staleAfterMs: 60_000,
+      force: true,
+    });
     expect("started" in forced).toBe(true);
     await expect(first.append([pa("1", rect(0, 0, 1, 1))], t0 + 3_000)).rejects.toBeInstanceOf(LayerSupersededError);
-    await expect(first.activate({ featureCount: 0, rejectedCount: 0 }, t0 + 3_000)).rejects.toBeInstanceOf(LayerSupersededError);
+    await expect(first.activate({ featureCount: 0, rejectedCount: 0 }, t0 + 3_000)).rejects.toBeInstanceOf(
+      LayerSupersededError,
+    );
 
-    const stale = await layers.begin({ dataset: "third", sourceFile: "y", now: t0 + 120_000, staleAfterMs: 60_000, force: false });
+    const stale = await layers.begin({
+      dataset: "third",
+      sourceFile: "y",
+      now: t0 + 120_000,
+      staleAfterMs: 60_000,
+      force: false,
+    });
     expect("started" in stale).toBe(true);
     expect((await layers.status()).importing.map((l) => l.dataset)).toEqual(["third"]);
   });

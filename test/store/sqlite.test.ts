@@ -7,7 +7,7 @@ import { StoreUnavailableError } from "../../src/store/port.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
 import { openSqliteStore } from "../../src/store/sqlite/index.js";
 import { buildListStatement } from "../../src/store/sqlite/list-query.js";
-import { appliedMigrations, runMigrations, type Migration } from "../../src/store/sqlite/migrations.js";
+import { appliedMigrations, type Migration, runMigrations } from "../../src/store/sqlite/migrations.js";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.js";
 import { listQuery, makeFullRecord, makeRecord, square, stored } from "../contract/fixtures.js";
 import { describeSourceStoreContract } from "../contract/source-store-contract.js";
@@ -166,6 +166,7 @@ describe("sqlite store", () => {
     const records = [
       makeFullRecord({ accountId: "a" }),
       // Apart from the MultiPolygons, whose box spans most of the globe.
+      // biome-ignore lint/correctness/noPrecisionLoss: more digits than a double holds, on purpose
       makeRecord({ accountId: "a", geometry: square(-100.123456789012345, 60.5, 0.25) }),
       makeFullRecord({ accountId: "b", conflict: false, unepOverlap: null }),
     ];
@@ -198,9 +199,7 @@ describe("sqlite store", () => {
         touching.id,
       ]);
       // Between the MultiPolygon's parts: a candidate by its box, though its area is elsewhere.
-      expect(store.findBboxCandidates({ minX: 0, minY: -10, maxX: 1, maxY: 10 }).map((r) => r.id)).toEqual([
-        multi.id,
-      ]);
+      expect(store.findBboxCandidates({ minX: 0, minY: -10, maxX: 1, maxY: 10 }).map((r) => r.id)).toEqual([multi.id]);
       expect(store.findBboxCandidates({ minX: -100, minY: 50, maxX: -99, maxY: 51 })).toEqual([]);
       expect(store.findBboxCandidates({ minX: -149.5, minY: 60.5, maxX: -149.4, maxY: 60.6 })).toStrictEqual([
         stored(far),
@@ -243,7 +242,10 @@ describe("sqlite store", () => {
       ["attributeTypes", { attributeTypes: ["CI_SCORE", "BIODIVERSITY"] }],
       ["id", { id: "src_x" }],
       ["altId", { altId: "x" }],
-      ["methodology + sourceType + attributeTypes", { methodology: "m", sourceType: "FIELD", attributeTypes: ["CI_SCORE"] }],
+      [
+        "methodology + sourceType + attributeTypes",
+        { methodology: "m", sourceType: "FIELD", attributeTypes: ["CI_SCORE"] },
+      ],
       ["stewardId + outcomeReportingYear", { stewardId: "s", outcomeReportingYear: 2024 }],
     ];
     const cases = [
@@ -262,7 +264,9 @@ describe("sqlite store", () => {
       expect(plan.join("\n")).not.toMatch(/TEMP B-TREE/);
       const sourcesAccess = plan.find((d) => / s\b/.test(d) && /^(SCAN|SEARCH)/.test(d));
       expect(sourcesAccess).toMatch(/USING (COVERING )?INDEX|USING PRIMARY KEY/);
-      const filtered = query.accountId !== null || Object.keys(query).some((k) => !["accountId", "attributeTypes", "limit", "offset"].includes(k));
+      const filtered =
+        query.accountId !== null ||
+        Object.keys(query).some((k) => !["accountId", "attributeTypes", "limit", "offset"].includes(k));
       if (filtered) expect(sourcesAccess).toMatch(/^SEARCH/);
       if (query.attributeTypes.length > 0) expect(plan.join("\n")).toMatch(/source_attribute_types_by_type/);
     });

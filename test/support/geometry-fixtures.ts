@@ -41,7 +41,12 @@ export function prng(seed: number): () => number {
  * Two square fields of side `s` sharing the boundary x = x0 + s, each digitising it on its own:
  * k vertices along it, jittered by up to `eps` (1e-9° to 1e-15°), as two surveys of one fence.
  */
-export function digitisedTwice(x0: number, y0: number, s: number, random: () => number): [PolygonGeometry, PolygonGeometry] {
+export function digitisedTwice(
+  x0: number,
+  y0: number,
+  s: number,
+  random: () => number,
+): [PolygonGeometry, PolygonGeometry] {
   const k = 3 + Math.floor(random() * 20);
   const eps = 10 ** (-9 - Math.floor(random() * 7));
   const west: Position[] = [];

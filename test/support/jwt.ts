@@ -9,12 +9,12 @@ import {
   exportJWK,
   exportSPKI,
   generateKeyPair,
-  SignJWT,
   type JSONWebKeySet,
   type JWK,
   type JWTHeaderParameters,
   type JWTPayload,
   type JWTVerifyGetKey,
+  SignJWT,
 } from "jose";
 
 export type TestAlgorithm = "RS256" | "ES256";
@@ -32,7 +32,10 @@ export interface TestKey {
 
 let kidCounter = 0;
 
-export async function generateTestKey(alg: TestAlgorithm = "RS256", kid = `test-key-${++kidCounter}`): Promise<TestKey> {
+export async function generateTestKey(
+  alg: TestAlgorithm = "RS256",
+  kid = `test-key-${++kidCounter}`,
+): Promise<TestKey> {
   const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
   const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid, alg, use: "sig" };
   return { alg, kid, privateKey, publicKey, publicJwk, publicPem: await exportSPKI(publicKey) };

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildApp, type BuiltApp } from "../../src/app.js";
+import { type BuiltApp, buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createOnePortServerFactory } from "../../src/http/listen.js";
-import { startJwksServer, TestIssuer, type ClaimOverrides, type JwksServer } from "./jwt.js";
+import { type ClaimOverrides, type JwksServer, startJwksServer, TestIssuer } from "./jwt.js";
 
 export interface TestServer {
   /** `http://127.0.0.1:<port>` */
@@ -20,7 +20,11 @@ export interface TestServer {
   /** A valid admin token (no account claim unless given). */
   adminToken(overrides?: ClaimOverrides): Promise<string>;
   /** fetch against the server with an optional bearer token and JSON body. */
-  request(method: string, path: string, options?: { token?: string; json?: unknown; body?: string; headers?: Record<string, string> }): Promise<Response>;
+  request(
+    method: string,
+    path: string,
+    options?: { token?: string; json?: unknown; body?: string; headers?: Record<string, string> },
+  ): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -57,9 +61,20 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     built,
     token: (overrides = {}) => issuer.token(overrides),
     userToken: (account, overrides = {}) =>
-      issuer.token({ [`${ns}/account_id`]: account, sub: `client-${account}`, [`${ns}/client_name`]: `Client ${account}`, ...overrides }),
+      issuer.token({
+        [`${ns}/account_id`]: account,
+        sub: `client-${account}`,
+        [`${ns}/client_name`]: `Client ${account}`,
+        ...overrides,
+      }),
     adminToken: (overrides = {}) =>
-      issuer.token({ [`${ns}/account_id`]: undefined, [`${ns}/role`]: "admin", sub: "admin@clients", [`${ns}/client_name`]: "Admin", ...overrides }),
+      issuer.token({
+        [`${ns}/account_id`]: undefined,
+        [`${ns}/role`]: "admin",
+        sub: "admin@clients",
+        [`${ns}/client_name`]: "Admin",
+        ...overrides,
+      }),
     async request(method, path, options = {}) {
       const headers: Record<string, string> = { ...(options.headers ?? {}) };
       if (options.token) headers.authorization = `Bearer ${options.token}`;

@@ -79,7 +79,14 @@ function steps(from: number, to: number, count: number): number[] {
 }
 
 /** One counter-clockwise tile ring: south side eastwards, east side north, north side westwards, west side south. */
-function tileRing(x0: number, x1: number, y0: number, y1: number, densifySouth: boolean, densifyNorth: boolean): Position[] {
+function tileRing(
+  x0: number,
+  x1: number,
+  y0: number,
+  y1: number,
+  densifySouth: boolean,
+  densifyNorth: boolean,
+): Position[] {
   const parallelCount = Math.max(1, Math.ceil((x1 - x0) / MAX_PARALLEL_STEP));
   const meridianCount = Math.max(1, Math.ceil((y1 - y0) / MAX_MERIDIAN_STEP));
   const south = densifySouth ? steps(x0, x1, parallelCount) : [x0, x1];
@@ -99,7 +106,10 @@ function tileRing(x0: number, x1: number, y0: number, y1: number, densifySouth: 
 export function coverOf(box: BoundingBox): CoverGeometry {
   // Near a pole a degree of longitude is short: widen narrow covers so every side stays at least
   // MIN_SPAN_DEGREES of arc long on the ground (vertices the index cannot tell apart would be invalid).
-  const highest = Math.min(POLE_LIMIT, Math.max(Math.abs(box.minY), Math.abs(box.maxY)) + PAD_DEGREES + MIN_SPAN_DEGREES);
+  const highest = Math.min(
+    POLE_LIMIT,
+    Math.max(Math.abs(box.minY), Math.abs(box.maxY)) + PAD_DEGREES + MIN_SPAN_DEGREES,
+  );
   const minWidth = Math.min(360, MIN_SPAN_DEGREES / Math.cos(highest * RADIANS));
   const [x0, x1] = span(box.minX - PAD_DEGREES, box.maxX + PAD_DEGREES, -180, 180, minWidth);
   const tiles = Math.max(1, Math.ceil((x1 - x0) / MAX_TILE_WIDTH));

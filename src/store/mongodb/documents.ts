@@ -2,15 +2,15 @@ import { countPositions } from "../../geo/parts.js";
 import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
 import type { NewProtectedArea } from "../../protected-areas/layers.js";
 import {
-  unepOverlapJson,
   type NewSourceRecord,
   type ProtectedArea,
   type SourceRecord,
   type SpatialSubject,
   type UnepOverlapJson,
   type UnepOverlapRecord,
+  unepOverlapJson,
 } from "../port.js";
-import { coverOf, type CoverGeometry } from "./cover.js";
+import { type CoverGeometry, coverOf } from "./cover.js";
 
 /** A source's protected-area overlap, stored in the contract's snake_case form. */
 export type UnepOverlapDocument = UnepOverlapJson;
@@ -222,7 +222,6 @@ export const DEFAULT_GEOMETRY_LIMITS: GeometryStorageLimits = {
   chunkChars: GEOMETRY_CHUNK_CHARS,
 };
 
-
 /** `_id` of the area at `sequence` (from 0) of a layer; zero-padded so they sort in import order. */
 export function protectedAreaId(layerId: string, sequence: number): string {
   return `${layerId}:${String(sequence).padStart(12, "0")}`;
@@ -244,7 +243,13 @@ export function toProtectedAreaDocuments(
   if (countPositions(area.geometry) > limits.inlinePositions) {
     const text = JSON.stringify(area.geometry);
     for (let at = 0, n = 0; at < text.length; at += limits.chunkChars, n++) {
-      chunks.push({ _id: geometryChunkId(id, n), layer_id: layerId, area_id: id, n, text: text.slice(at, at + limits.chunkChars) });
+      chunks.push({
+        _id: geometryChunkId(id, n),
+        layer_id: layerId,
+        area_id: id,
+        n,
+        text: text.slice(at, at + limits.chunkChars),
+      });
     }
   }
   return {
@@ -266,7 +271,11 @@ export function toProtectedAreaDocuments(
 }
 
 /** The geometry from its chunks (any order); throws when one is missing. */
-export function geometryFromChunks(areaId: string, count: number, chunks: readonly Pick<GeometryChunkDocument, "n" | "text">[]): SourceGeometry {
+export function geometryFromChunks(
+  areaId: string,
+  count: number,
+  chunks: readonly Pick<GeometryChunkDocument, "n" | "text">[],
+): SourceGeometry {
   const texts = new Array<string | undefined>(count).fill(undefined);
   for (const chunk of chunks) if (chunk.n >= 0 && chunk.n < count) texts[chunk.n] = chunk.text;
   const missing = texts.indexOf(undefined);
@@ -275,7 +284,10 @@ export function geometryFromChunks(areaId: string, count: number, chunks: readon
 }
 
 /** A candidate area for the policy, with the geometry the reader found for it. */
-export function fromProtectedAreaDocument(doc: ProtectedAreaCandidateDocument, geometry: SourceGeometry): ProtectedArea {
+export function fromProtectedAreaDocument(
+  doc: ProtectedAreaCandidateDocument,
+  geometry: SourceGeometry,
+): ProtectedArea {
   return {
     id: doc.wdpa_id,
     name: doc.name,

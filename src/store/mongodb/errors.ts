@@ -1,4 +1,5 @@
 import {
+  type Db,
   MongoBulkWriteError,
   MongoError,
   MongoErrorLabel,
@@ -10,7 +11,6 @@ import {
   MongoServerSelectionError,
   MongoTopologyClosedError,
   MongoWriteConcernError,
-  type Db,
 } from "mongodb";
 import { StoreUnavailableError } from "../port.js";
 import { ALT_ID_INDEX } from "./queries.js";

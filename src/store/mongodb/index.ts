@@ -1,14 +1,14 @@
 export { InvalidMongoUriError, REPLICA_SET_REQUIRED } from "./errors.js";
 export {
   MongoProtectedAreaLayers,
-  openMongoProtectedAreaLayers,
   type MongoProtectedAreaLayersOptions,
   type OpenMongoProtectedAreaLayersOptions,
+  openMongoProtectedAreaLayers,
 } from "./protected-areas.js";
 export {
   MongoSourceStore,
-  openMongoStore,
-  supportsTransactions,
   type MongoSourceStoreOptions,
   type OpenMongoStoreOptions,
+  openMongoStore,
+  supportsTransactions,
 } from "./store.js";

@@ -104,13 +104,24 @@ export function beginLayer(
     next: {
       ...state,
       loading: [layer],
-      retired: [...state.retired, ...retire(state.loading.map((l) => l.id), retiredAt)],
+      retired: [
+        ...state.retired,
+        ...retire(
+          state.loading.map((l) => l.id),
+          retiredAt,
+        ),
+      ],
     },
   };
 }
 
 /** A batch of `added` areas was written: a sign of life. Null when the layer is no longer loading. */
-export function heartbeatLayer(state: LayerStateDocument, id: string, added: number, now: number): LayerStateDocument | null {
+export function heartbeatLayer(
+  state: LayerStateDocument,
+  id: string,
+  added: number,
+  now: number,
+): LayerStateDocument | null {
   if (!state.loading.some((layer) => layer.id === id)) return null;
   return {
     ...state,
@@ -169,7 +180,12 @@ export function abandonLayer(state: LayerStateDocument, id: string, retiredAt: D
  * next garbage collection deletes it as long as the layer is still listed. Null when nothing
  * is to be forgotten.
  */
-export function forgetRetired(state: LayerStateDocument, ids: ReadonlySet<string>, now: number, graceMs: number): LayerStateDocument | null {
+export function forgetRetired(
+  state: LayerStateDocument,
+  ids: ReadonlySet<string>,
+  now: number,
+  graceMs: number,
+): LayerStateDocument | null {
   const keep = state.retired.filter((r) => !ids.has(r.id) || r.retired_at.getTime() > now - graceMs);
   if (keep.length === state.retired.length) return null;
   return { ...state, retired: keep };

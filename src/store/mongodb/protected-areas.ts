@@ -1,4 +1,3 @@
-import { GeometryCache } from "../../protected-areas/geometry-cache.js";
 /**
  * Protected-area layers on MongoDB: the import side (`ProtectedAreaLayers`, what the CLI uses)
  * and the read side the store uses on create (`MongoProtectedAreaReader`).
@@ -14,37 +13,44 @@ import { GeometryCache } from "../../protected-areas/geometry-cache.js";
  *   overlaps after the snapshot, outside any transaction.
  */
 import {
-  MongoServerError,
   type ClientSession,
   type Collection,
   type Db,
   type MongoClient,
   type MongoClientOptions,
+  MongoServerError,
 } from "mongodb";
 import { ulid } from "ulid";
 import { boxesIntersect } from "../../geo/bbox.js";
 import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
+import { GeometryCache } from "../../protected-areas/geometry-cache.js";
 import {
-  LayerSupersededError,
   type BeginImport,
   type LayerImport,
   type LayerInfo,
   type LayerStatus,
+  LayerSupersededError,
   type NewProtectedArea,
   type ProtectedAreaLayers,
 } from "../../protected-areas/layers.js";
-import { StoreUnavailableError, type ProtectedArea, type ProtectedAreaPolicy, type SpatialSubject, type UnepOverlapRecord } from "../port.js";
+import {
+  type ProtectedArea,
+  type ProtectedAreaPolicy,
+  type SpatialSubject,
+  StoreUnavailableError,
+  type UnepOverlapRecord,
+} from "../port.js";
 import { newMongoClient } from "./client.js";
 import {
   DEFAULT_GEOMETRY_LIMITS,
   fromProtectedAreaDocument,
-  geometryChunkId,
-  geometryFromChunks,
-  toProtectedAreaDocuments,
   type GeometryChunkDocument,
   type GeometryStorageLimits,
+  geometryChunkId,
+  geometryFromChunks,
   type ProtectedAreaCandidateDocument,
   type ProtectedAreaDocument,
+  toProtectedAreaDocuments,
 } from "./documents.js";
 import { ensureCollection, isDuplicateKey, toSetupError, toStoreError } from "./errors.js";
 import {
@@ -54,9 +60,9 @@ import {
   emptyLayerState,
   forgetRetired,
   heartbeatLayer,
+  type LayerStateDocument,
   layerInfo,
   layerStatus,
-  type LayerStateDocument,
 } from "./layer-state.js";
 import {
   ACTIVE_LAYER_OPTIONS,
@@ -67,11 +73,11 @@ import {
   CANDIDATE_CHUNK,
   chunks,
   DB_OPTIONS,
-  garbageBatchQuery,
-  garbageDeleteFilter,
   GEOMETRY_CHUNK_INDEXES,
   GEOMETRY_CHUNK_OPTIONS,
   GEOMETRY_CHUNKS,
+  garbageBatchQuery,
+  garbageDeleteFilter,
   geometryChunksFilter,
   LAYER_STATE_FILTER,
   LAYERS,
@@ -113,7 +119,10 @@ export async function prepareProtectedAreaCollections(db: Db): Promise<void> {
     try {
       await areas.dropIndex(name);
     } catch (error) {
-      if (!(error instanceof MongoServerError && (error.code === INDEX_NOT_FOUND || error.code === NAMESPACE_NOT_FOUND))) throw error;
+      if (
+        !(error instanceof MongoServerError && (error.code === INDEX_NOT_FOUND || error.code === NAMESPACE_NOT_FOUND))
+      )
+        throw error;
     }
   }
   await geometryChunks.createIndexes(GEOMETRY_CHUNK_INDEXES);
@@ -176,7 +185,8 @@ export class MongoProtectedAreaLayers implements ProtectedAreaLayers {
 
   /** Connects and creates the indexes (idempotent); retried on the next call until it succeeds. */
   ready(): Promise<void> {
-    if (this.closed) return Promise.reject(new StoreUnavailableError("mongodb protected-area setup failed: store is closed"));
+    if (this.closed)
+      return Promise.reject(new StoreUnavailableError("mongodb protected-area setup failed: store is closed"));
     this.setup ??= (async () => {
       await this.client.connect();
       await prepareProtectedAreaCollections(this.db);
@@ -228,9 +238,16 @@ export class MongoProtectedAreaLayers implements ProtectedAreaLayers {
     await this.client.close();
   }
 
-  /** @internal */ async append(layerId: string, firstSequence: number, areas: readonly NewProtectedArea[], now: number): Promise<void> {
+  /** @internal */ async append(
+    layerId: string,
+    firstSequence: number,
+    areas: readonly NewProtectedArea[],
+    now: number,
+  ): Promise<void> {
     await this.run("import", async () => {
-      const docs = areas.map((area, i) => toProtectedAreaDocuments(layerId, firstSequence + i, area, this.geometryLimits));
+      const docs = areas.map((area, i) =>
+        toProtectedAreaDocuments(layerId, firstSequence + i, area, this.geometryLimits),
+      );
       const geometryChunks = docs.flatMap((d) => d.chunks);
       // Chunks first: an area is never stored without its geometry.
       if (geometryChunks.length > 0) await this.collections.chunks.insertMany(geometryChunks, AREA_INSERT_OPTIONS);
@@ -251,7 +268,11 @@ export class MongoProtectedAreaLayers implements ProtectedAreaLayers {
     });
   }
 
-  /** @internal */ async activate(layerId: string, counts: { featureCount: number; rejectedCount: number }, now: number): Promise<LayerInfo> {
+  /** @internal */ async activate(
+    layerId: string,
+    counts: { featureCount: number; rejectedCount: number },
+    now: number,
+  ): Promise<LayerInfo> {
     return this.run("import activation", () =>
       this.updateState("import activation", (state) => {
         const activated = activateLayer(state, layerId, counts, now, new Date(this.clock()));
@@ -263,7 +284,10 @@ export class MongoProtectedAreaLayers implements ProtectedAreaLayers {
 
   /** @internal */ async abandon(layerId: string): Promise<void> {
     await this.run("import abandon", () =>
-      this.updateState("import abandon", (state) => ({ next: abandonLayer(state, layerId, new Date(this.clock())), result: undefined })),
+      this.updateState("import abandon", (state) => ({
+        next: abandonLayer(state, layerId, new Date(this.clock())),
+        result: undefined,
+      })),
     );
   }
 
@@ -295,7 +319,10 @@ export class MongoProtectedAreaLayers implements ProtectedAreaLayers {
   }
 
   /** Deletes the documents of layer `layerId` from `collection`, a batch at a time; returns how many. */
-  private async deleteLayerDocuments(collection: Collection<ProtectedAreaDocument> | Collection<GeometryChunkDocument>, layerId: string): Promise<number> {
+  private async deleteLayerDocuments(
+    collection: Collection<ProtectedAreaDocument> | Collection<GeometryChunkDocument>,
+    layerId: string,
+  ): Promise<number> {
     const target = collection as unknown as Collection<{ _id: string; layer_id: string }>;
     let deleted = 0;
     for (;;) {
@@ -318,7 +345,6 @@ export class MongoProtectedAreaLayers implements ProtectedAreaLayers {
     }
   }
 }
-
 
 class MongoLayerImport implements LayerImport {
   private written = 0;
@@ -348,7 +374,9 @@ class MongoLayerImport implements LayerImport {
  * collections now, so an unreachable server fails the command at once (StoreUnavailableError).
  * A URI that does not parse is an InvalidMongoUriError.
  */
-export async function openMongoProtectedAreaLayers(options: OpenMongoProtectedAreaLayersOptions): Promise<MongoProtectedAreaLayers> {
+export async function openMongoProtectedAreaLayers(
+  options: OpenMongoProtectedAreaLayersOptions,
+): Promise<MongoProtectedAreaLayers> {
   const client = newMongoClient(options.uri, options.clientOptions);
   const layers = new MongoProtectedAreaLayers(client, options.database, options);
   try {
@@ -361,7 +389,6 @@ export async function openMongoProtectedAreaLayers(options: OpenMongoProtectedAr
 }
 
 // --- the read side ---
-
 
 type OverlapSubject = Pick<SpatialSubject, "geometry" | "bbox" | "areaM2">;
 
@@ -403,7 +430,10 @@ export class MongoProtectedAreaReader {
     const found = new Map<string, ProtectedAreaCandidateDocument>();
     for (const chunk of chunks(boxes, CANDIDATE_CHUNK)) {
       const docs = await this.collections.areas
-        .find<ProtectedAreaCandidateDocument>(protectedAreaCandidatesFilter(layerId, chunk), { ...PROTECTED_AREA_CANDIDATE_OPTIONS, session })
+        .find<ProtectedAreaCandidateDocument>(protectedAreaCandidatesFilter(layerId, chunk), {
+          ...PROTECTED_AREA_CANDIDATE_OPTIONS,
+          session,
+        })
         .toArray();
       for (const doc of docs) found.set(doc._id, doc);
     }
@@ -417,14 +447,20 @@ export class MongoProtectedAreaReader {
     const inline = missing.filter((doc) => doc.geometry_chunks === 0).map((doc) => doc._id);
     for (const ids of chunks(inline, AREA_BATCH)) {
       const docs = await this.collections.areas
-        .find<{ _id: string; geometry: SourceGeometry }>(areaGeometriesFilter(ids), { ...AREA_GEOMETRY_OPTIONS, session })
+        .find<{ _id: string; geometry: SourceGeometry }>(areaGeometriesFilter(ids), {
+          ...AREA_GEOMETRY_OPTIONS,
+          session,
+        })
         .toArray();
       for (const doc of docs) geometries.set(doc._id, doc.geometry);
     }
     for (const doc of missing.filter((d) => d.geometry_chunks > 0)) {
       const ids = Array.from({ length: doc.geometry_chunks }, (_, n) => geometryChunkId(doc._id, n));
       const parts = await this.collections.chunks
-        .find<Pick<GeometryChunkDocument, "_id" | "n" | "text">>(geometryChunksFilter(ids), { ...GEOMETRY_CHUNK_OPTIONS, session })
+        .find<Pick<GeometryChunkDocument, "_id" | "n" | "text">>(geometryChunksFilter(ids), {
+          ...GEOMETRY_CHUNK_OPTIONS,
+          session,
+        })
         .toArray();
       geometries.set(doc._id, geometryFromChunks(doc._id, doc.geometry_chunks, parts));
     }

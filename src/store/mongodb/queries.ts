@@ -3,8 +3,6 @@
  * functions, so tests can pin them without a server (test/store/mongodb-queries.test.ts).
  */
 import {
-  ReadConcern,
-  WriteConcern,
   type AnyBulkWriteOperation,
   type DbOptions,
   type Filter,
@@ -12,12 +10,14 @@ import {
   type FindOptions,
   type IndexDescription,
   type MongoClientOptions,
+  ReadConcern,
   type TransactionOptions,
   type UpdateFilter,
+  WriteConcern,
 } from "mongodb";
 import type { BoundingBox } from "../../geo/types.js";
 import type { ListQuery } from "../port.js";
-import { coverOf, type CoverGeometry } from "./cover.js";
+import { type CoverGeometry, coverOf } from "./cover.js";
 import type { GeometryChunkDocument, GuardDocument, ProtectedAreaDocument, SourceDocument } from "./documents.js";
 import { LAYER_STATE_ID, type LayerStateDocument } from "./layer-state.js";
 
@@ -114,15 +114,19 @@ export const SOURCE_INDEXES: IndexDescription[] = [
   { key: { cover: "2dsphere" }, name: "cover_2dsphere" },
   { key: { account_id: 1, alt_id: 1 }, name: ALT_ID_INDEX, unique: true },
   { key: { account_id: 1, created_at: 1, _id: 1 }, name: "account_created" },
-  ...FILTER_FIELDS.map((field): IndexDescription => ({
-    key: { account_id: 1, [field]: 1, created_at: 1, _id: 1 },
-    name: `account_${field}_created`,
-  })),
+  ...FILTER_FIELDS.map(
+    (field): IndexDescription => ({
+      key: { account_id: 1, [field]: 1, created_at: 1, _id: 1 },
+      name: `account_${field}_created`,
+    }),
+  ),
   { key: { created_at: 1, _id: 1 }, name: "created" },
-  ...[...FILTER_FIELDS, "alt_id"].map((field): IndexDescription => ({
-    key: { [field]: 1, created_at: 1, _id: 1 },
-    name: `${field}_created`,
-  })),
+  ...[...FILTER_FIELDS, "alt_id"].map(
+    (field): IndexDescription => ({
+      key: { [field]: 1, created_at: 1, _id: 1 },
+      name: `${field}_created`,
+    }),
+  ),
 ];
 
 /**
@@ -310,7 +314,11 @@ export function layerStateWrite(
   next: LayerStateDocument,
 ): { filter: Filter<LayerStateDocument>; replacement: Omit<LayerStateDocument, "_id">; options: { upsert: true } } {
   const { _id, ...rest } = next;
-  return { filter: { _id, version: readVersion }, replacement: { ...rest, version: readVersion + 1 }, options: { upsert: true } };
+  return {
+    filter: { _id, version: readVersion },
+    replacement: { ...rest, version: readVersion + 1 },
+    options: { upsert: true },
+  };
 }
 
 /** Area imports: unordered (the loading layer is invisible, order does not matter), so one bad document does not stop the rest. */
@@ -328,7 +336,10 @@ function areaIntersectingCover(layerId: string, cover: CoverGeometry): Filter<Pr
  * geometry). Several boxes are an `$or` with the layer in each clause, so each clause is one scan
  * of the `layer_cover_2dsphere` index.
  */
-export function protectedAreaCandidatesFilter(layerId: string, boxes: readonly BoundingBox[]): Filter<ProtectedAreaDocument> {
+export function protectedAreaCandidatesFilter(
+  layerId: string,
+  boxes: readonly BoundingBox[],
+): Filter<ProtectedAreaDocument> {
   if (boxes.length === 1) return areaIntersectingCover(layerId, coverOf(boxes[0]));
   return { $or: boxes.map((box) => areaIntersectingCover(layerId, coverOf(box))) };
 }
@@ -356,11 +367,17 @@ export const GEOMETRY_CHUNK_OPTIONS: FindOptions = { projection: { _id: 1, area_
 export const AREA_BATCH = 1_000;
 
 /** The next batch of a retired layer's documents to delete: ids only, covered by the `layer` index. */
-export function garbageBatchQuery(layerId: string): { filter: Filter<{ _id: string; layer_id: string }>; options: FindOptions } {
+export function garbageBatchQuery(layerId: string): {
+  filter: Filter<{ _id: string; layer_id: string }>;
+  options: FindOptions;
+} {
   return { filter: { layer_id: layerId }, options: { projection: { _id: 1 }, limit: AREA_BATCH } };
 }
 
-export function garbageDeleteFilter(layerId: string, ids: readonly string[]): Filter<{ _id: string; layer_id: string }> {
+export function garbageDeleteFilter(
+  layerId: string,
+  ids: readonly string[],
+): Filter<{ _id: string; layer_id: string }> {
   return { layer_id: layerId, _id: { $in: [...ids] } };
 }
 

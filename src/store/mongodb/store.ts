@@ -1,39 +1,39 @@
 import {
-  MongoClient,
-  MongoError,
-  MongoErrorLabel,
-  MongoNotConnectedError,
-  MongoTopologyClosedError,
   type ClientSession,
   type Collection,
   type Db,
   type Document,
   type Filter,
+  type MongoClient,
   type MongoClientOptions,
+  MongoError,
+  MongoErrorLabel,
+  MongoNotConnectedError,
+  MongoTopologyClosedError,
 } from "mongodb";
 import type { BoundingBox } from "../../geo/types.js";
 import {
+  type AccountAltIds,
   altIdClash,
   altIdsByAccount,
-  type AccountAltIds,
-  StoreUnavailableError,
   type ConflictPolicy,
   type ListQuery,
   type NewSourceRecord,
   type ProtectedAreaPolicy,
   type SourceRecord,
   type SourceStore,
+  StoreUnavailableError,
 } from "../port.js";
 import { newMongoClient } from "./client.js";
 import {
   fromDocument,
   fromSubjectDocument,
-  toDocument,
   type GuardDocument,
   type RecordDocument,
   type SourceDocument,
   type StoredSubject,
   type SubjectDocument,
+  toDocument,
 } from "./documents.js";
 import {
   ensureCollection,
@@ -55,20 +55,20 @@ import {
   deleteByAltIdFilter,
   deleteByIdFilter,
   GET_OPTIONS,
-  getFilter,
   GUARD_WRITE_OPTIONS,
   GUARDS,
+  getFilter,
   guardWrites,
   HELLO_COMMAND,
   listFilter,
   listOptions,
   otherCandidatesFilter,
-  setConflictUpdate,
   SOURCE_INDEXES,
   SOURCES,
+  setConflictUpdate,
   TAKEN_ALT_IDS_OPTIONS,
-  takenAltIdsFilter,
   TRANSACTION_OPTIONS,
+  takenAltIdsFilter,
 } from "./queries.js";
 
 export interface MongoSourceStoreOptions {
@@ -126,7 +126,9 @@ export class MongoSourceStore implements SourceStore {
     this.db = client.db(database, DB_OPTIONS);
     this.sources = this.db.collection<SourceDocument>(SOURCES);
     this.guards = this.db.collection<GuardDocument>(GUARDS);
-    this.protectedAreas = options.protectedAreaPolicy ? new MongoProtectedAreaReader(this.db, options.protectedAreaPolicy) : null;
+    this.protectedAreas = options.protectedAreaPolicy
+      ? new MongoProtectedAreaReader(this.db, options.protectedAreaPolicy)
+      : null;
     this.policy = options.conflictPolicy ?? null;
     this.transactionBudgetMs = options.transactionBudgetMs ?? DEFAULT_TRANSACTION_BUDGET_MS;
   }
@@ -262,7 +264,10 @@ export class MongoSourceStore implements SourceStore {
    * and deleted between the two reads, and the overlays run after it, holding nothing. A layer
    * activated in between is seen by the next create.
    */
-  private async withUnepOverlap(records: NewSourceRecord[], reader: MongoProtectedAreaReader): Promise<NewSourceRecord[]> {
+  private async withUnepOverlap(
+    records: NewSourceRecord[],
+    reader: MongoProtectedAreaReader,
+  ): Promise<NewSourceRecord[]> {
     const found = await this.transaction("protected-area overlap", (session) =>
       reader.read(
         records.map((r) => r.bbox),
@@ -397,11 +402,14 @@ export class MongoSourceStore implements SourceStore {
       const stored = await this.sources
         .find<{ alt_id: string }>(takenAltIdsFilter(accountId, account.altIds), TAKEN_ALT_IDS_OPTIONS)
         .toArray();
-      const clash = altIdClash(accountId, account, stored.map((d) => d.alt_id));
+      const clash = altIdClash(
+        accountId,
+        account,
+        stored.map((d) => d.alt_id),
+      );
       if (clash) throw clash;
     }
   }
-
 }
 
 /**

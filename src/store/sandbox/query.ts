@@ -1,6 +1,14 @@
 import type { ListQuery, SourceRecord } from "../port.js";
 
-type EqualityFilter = "methodology" | "stewardId" | "projectId" | "outcomeReportingYear" | "sourceType" | "geometrySource" | "id" | "altId";
+type EqualityFilter =
+  | "methodology"
+  | "stewardId"
+  | "projectId"
+  | "outcomeReportingYear"
+  | "sourceType"
+  | "geometrySource"
+  | "id"
+  | "altId";
 
 const EQUALITY_FILTERS: readonly EqualityFilter[] = [
   "methodology",

@@ -1,14 +1,14 @@
+import { countPositions } from "../../geo/parts.js";
 import {
   altIdClash,
   altIdsByAccount,
   CapacityExceededError,
-  StoreUnavailableError,
   type ListQuery,
   type NewSourceRecord,
   type SourceRecord,
   type SourceStore,
+  StoreUnavailableError,
 } from "../port.js";
-import { countPositions } from "../../geo/parts.js";
 import { byCreatedThenId, matcher, page } from "./query.js";
 import type { Session } from "./session.js";
 import { SessionRegistry } from "./sessions.js";
@@ -127,7 +127,11 @@ export class SandboxSourceStore implements SourceStore {
     }
     const batch = altIdsByAccount(group).get(accountId);
     if (batch === undefined) return;
-    const clash = altIdClash(accountId, batch, batch.altIds.filter((altId) => session?.hasAltId(altId)));
+    const clash = altIdClash(
+      accountId,
+      batch,
+      batch.altIds.filter((altId) => session?.hasAltId(altId)),
+    );
     if (clash) throw clash;
   }
 

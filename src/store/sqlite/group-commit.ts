@@ -98,7 +98,10 @@ export class GroupCommitter {
   #runNextGroup(): void {
     let weight = 0;
     let take = 0;
-    while (take < this.#pending.length && (take === 0 || weight + this.#pending[take].weight <= this.#options.maxGroupWeight)) {
+    while (
+      take < this.#pending.length &&
+      (take === 0 || weight + this.#pending[take].weight <= this.#options.maxGroupWeight)
+    ) {
       weight += this.#pending[take].weight;
       take += 1;
     }

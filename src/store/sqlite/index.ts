@@ -1,2 +1,2 @@
-export { openSqliteStore, SqliteSourceStore, type SqliteStoreOptions } from "./store.js";
 export { openSqliteProtectedAreaLayers, SqliteProtectedAreaLayers } from "./protected-areas.js";
+export { openSqliteStore, SqliteSourceStore, type SqliteStoreOptions } from "./store.js";

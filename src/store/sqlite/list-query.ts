@@ -1,7 +1,15 @@
 import type { ListQuery } from "../port.js";
 import { selectList } from "./rows.js";
 
-type EqualityFilter = "methodology" | "stewardId" | "projectId" | "outcomeReportingYear" | "sourceType" | "geometrySource" | "id" | "altId";
+type EqualityFilter =
+  | "methodology"
+  | "stewardId"
+  | "projectId"
+  | "outcomeReportingYear"
+  | "sourceType"
+  | "geometrySource"
+  | "id"
+  | "altId";
 
 const EQUALITY_COLUMNS: Record<EqualityFilter, string> = {
   methodology: "methodology",

@@ -1,16 +1,22 @@
-import { GeometryCache } from "../../protected-areas/geometry-cache.js";
 import type Database from "better-sqlite3";
 import type { SourceGeometry } from "../../geo/types.js";
+import { GeometryCache } from "../../protected-areas/geometry-cache.js";
 import {
-  LayerSupersededError,
   type BeginImport,
   type LayerImport,
   type LayerInfo,
   type LayerStatus,
+  LayerSupersededError,
   type NewProtectedArea,
   type ProtectedAreaLayers,
 } from "../../protected-areas/layers.js";
-import { StoreUnavailableError, type ProtectedArea, type ProtectedAreaPolicy, type SpatialSubject, type UnepOverlapRecord } from "../port.js";
+import {
+  type ProtectedArea,
+  type ProtectedAreaPolicy,
+  type SpatialSubject,
+  StoreUnavailableError,
+  type UnepOverlapRecord,
+} from "../port.js";
 import { openMigrated } from "./connection.js";
 import { toStoreError } from "./errors.js";
 
@@ -50,7 +56,6 @@ function layerInfo(row: LayerRow): LayerInfo {
     heartbeatAt: row.heartbeat_at,
   };
 }
-
 
 /**
  * Computes `unep_overlap` on the embedded store: the active layer is read on every call (one
@@ -95,7 +100,10 @@ export class SqliteProtectedAreaReader {
           designation: row.designation,
           iucnCategory: row.iucn_category,
           bbox: { minX: row.min_x, maxX: row.max_x, minY: row.min_y, maxY: row.max_y },
-          geometry: cache.getOrLoad(row.seq, () => JSON.parse((this.geometryOf.get(row.seq) as { geometry: string }).geometry) as SourceGeometry),
+          geometry: cache.getOrLoad(
+            row.seq,
+            () => JSON.parse((this.geometryOf.get(row.seq) as { geometry: string }).geometry) as SourceGeometry,
+          ),
         }));
         return this.policy.overlap(subject, layer.dataset, found);
       });
@@ -147,7 +155,9 @@ export class SqliteProtectedAreaLayers implements ProtectedAreaLayers {
         `INSERT INTO protected_areas (layer_id, wdpa_id, name, designation, iucn_category, geometry, area_m2)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ),
-      insertBox: db.prepare("INSERT INTO protected_area_bbox (seq, min_x, max_x, min_y, max_y, layer_id) VALUES (?, ?, ?, ?, ?, ?)"),
+      insertBox: db.prepare(
+        "INSERT INTO protected_area_bbox (seq, min_x, max_x, min_y, max_y, layer_id) VALUES (?, ?, ?, ?, ?, ?)",
+      ),
       heartbeat: db.prepare(
         `UPDATE protected_area_layers SET heartbeat_at = ?, feature_count = feature_count + ?
          WHERE id = ? AND state = 'loading'`,
@@ -169,10 +179,17 @@ export class SqliteProtectedAreaLayers implements ProtectedAreaLayers {
     return this.run("import start", () =>
       this.db
         .transaction((): { started: LayerImport } | { busy: LayerInfo } => {
-          const alive = this.statements.loading.all().find((row) => row.heartbeat_at > options.now - options.staleAfterMs);
+          const alive = this.statements.loading
+            .all()
+            .find((row) => row.heartbeat_at > options.now - options.staleAfterMs);
           if (alive !== undefined && !options.force) return { busy: layerInfo(alive) };
           this.statements.retireLoading.run();
-          const { lastInsertRowid } = this.statements.insertLayer.run(options.dataset, options.sourceFile, options.now, options.now);
+          const { lastInsertRowid } = this.statements.insertLayer.run(
+            options.dataset,
+            options.sourceFile,
+            options.now,
+            options.now,
+          );
           return { started: new SqliteLayerImport(this, Number(lastInsertRowid)) };
         })
         .immediate(),
@@ -184,7 +201,10 @@ export class SqliteProtectedAreaLayers implements ProtectedAreaLayers {
       this.db
         .transaction(() => {
           const active = this.statements.active.get();
-          return { active: active === undefined ? null : layerInfo(active), importing: this.statements.loading.all().map(layerInfo) };
+          return {
+            active: active === undefined ? null : layerInfo(active),
+            importing: this.statements.loading.all().map(layerInfo),
+          };
         })
         .deferred(),
     );
@@ -237,7 +257,11 @@ export class SqliteProtectedAreaLayers implements ProtectedAreaLayers {
     );
   }
 
-  /** @internal */ activateSync(layerId: number, counts: { featureCount: number; rejectedCount: number }, now: number): LayerInfo {
+  /** @internal */ activateSync(
+    layerId: number,
+    counts: { featureCount: number; rejectedCount: number },
+    now: number,
+  ): LayerInfo {
     return this.run("import activation", () =>
       this.db
         .transaction(() => {
@@ -254,7 +278,6 @@ export class SqliteProtectedAreaLayers implements ProtectedAreaLayers {
   /** @internal */ abandonSync(layerId: number): void {
     this.run("import abandon", () => this.db.transaction(() => this.statements.retireLayer.run(layerId)).immediate());
   }
-
 
   private run<T>(action: string, work: () => T): T {
     if (this.closed) throw new StoreUnavailableError(`sqlite protected-area ${action} failed: store is closed`);
@@ -289,6 +312,9 @@ class SqliteLayerImport implements LayerImport {
 const IMPORT_BUSY_TIMEOUT_MS = 30_000;
 
 /** Opens (creating and migrating if needed) the embedded store's protected-area layers. */
-export function openSqliteProtectedAreaLayers(path: string, busyTimeoutMs = IMPORT_BUSY_TIMEOUT_MS): SqliteProtectedAreaLayers {
+export function openSqliteProtectedAreaLayers(
+  path: string,
+  busyTimeoutMs = IMPORT_BUSY_TIMEOUT_MS,
+): SqliteProtectedAreaLayers {
   return openMigrated({ path, busyTimeoutMs }, (db) => new SqliteProtectedAreaLayers(db));
 }

@@ -101,7 +101,8 @@ interface StoredRecord extends SourceRecord {
  * while rendering a page of records was a hash lookup.
  */
 function parsedGeometry(this: StoredRecord): SourceGeometry {
-  return (this[PARSED_GEOMETRY] ??= JSON.parse(this.geometryJson as string) as SourceGeometry);
+  this[PARSED_GEOMETRY] ??= JSON.parse(this.geometryJson as string) as SourceGeometry;
+  return this[PARSED_GEOMETRY];
 }
 
 /**

@@ -66,7 +66,9 @@ export class ConflictScanner {
       `SELECT ${SUBJECT_COLUMNS} FROM source_bbox b JOIN sources s ON s.seq = b.seq
        WHERE b.min_x <= ? AND b.max_x >= ? AND b.min_y <= ? AND b.max_y >= ?`,
     );
-    this.bySeq = db.prepare(`SELECT ${SUBJECT_COLUMNS} FROM sources s JOIN source_bbox b ON b.seq = s.seq WHERE s.seq = ?`);
+    this.bySeq = db.prepare(
+      `SELECT ${SUBJECT_COLUMNS} FROM sources s JOIN source_bbox b ON b.seq = s.seq WHERE s.seq = ?`,
+    );
     this.setConflict = db.prepare("UPDATE sources SET conflict = ? WHERE seq = ?");
   }
 

@@ -3,20 +3,20 @@ import type { BoundingBox } from "../../geo/types.js";
 import {
   altIdClash,
   altIdsByAccount,
-  StoreUnavailableError,
   type ConflictPolicy,
   type ListQuery,
   type NewSourceRecord,
   type ProtectedAreaPolicy,
   type SourceRecord,
   type SourceStore,
+  StoreUnavailableError,
 } from "../port.js";
 import { openMigrated } from "./connection.js";
 import { toStoreError } from "./errors.js";
-import { buildListStatement } from "./list-query.js";
 import { GroupCommitter } from "./group-commit.js";
-import { COLUMNS, fromColumns, fromRow, selectList, toRow, type SourceRow } from "./rows.js";
+import { buildListStatement } from "./list-query.js";
 import { SqliteProtectedAreaReader } from "./protected-areas.js";
+import { COLUMNS, fromColumns, fromRow, type SourceRow, selectList, toRow } from "./rows.js";
 import { ConflictScanner } from "./spatial.js";
 
 export interface SqliteStoreOptions {
@@ -84,7 +84,9 @@ export class SqliteSourceStore implements SourceStore {
         "INSERT OR IGNORE INTO source_attribute_types (source_seq, attribute_type) VALUES (?, ?)",
       ),
       // Raw mode (arrays, see fromColumns) for the two hot reads, get and list.
-      getInAccount: db.prepare<[string, string], unknown[]>(`SELECT ${columns} FROM sources s WHERE s.id = ? AND s.account_id = ?`).raw(true),
+      getInAccount: db
+        .prepare<[string, string], unknown[]>(`SELECT ${columns} FROM sources s WHERE s.id = ? AND s.account_id = ?`)
+        .raw(true),
       getAnywhere: db.prepare<[string], unknown[]>(`SELECT ${columns} FROM sources s WHERE s.id = ?`).raw(true),
       seqInAccount: db.prepare("SELECT seq FROM sources WHERE id = ? AND account_id = ?"),
       seqAnywhere: db.prepare("SELECT seq FROM sources WHERE id = ?"),
@@ -109,7 +111,7 @@ export class SqliteSourceStore implements SourceStore {
       if (seq === undefined) return false;
       const removed = this.conflicts?.subjectOf(seq) ?? null;
       this.statements.deleteBySeq.run(seq);
-      if (removed && removed.conflict) this.conflicts?.release(removed);
+      if (removed?.conflict) this.conflicts?.release(removed);
       return true;
     });
   }
@@ -161,7 +163,9 @@ export class SqliteSourceStore implements SourceStore {
   }
 
   async deleteByAltId(altId: string, accountId: string): Promise<boolean> {
-    return this.runSync("delete", () => this.deleteTransaction.immediate(() => this.statements.seqByAltId.get(altId, accountId)));
+    return this.runSync("delete", () =>
+      this.deleteTransaction.immediate(() => this.statements.seqByAltId.get(altId, accountId)),
+    );
   }
 
   /**
@@ -200,7 +204,6 @@ export class SqliteSourceStore implements SourceStore {
       if (clash) throw clash;
     }
   }
-
 
   /** Inserts one request's sources; the group committer runs it inside the request's savepoint. */
   private insertAll(records: NewSourceRecord[]): SourceRecord[] {
