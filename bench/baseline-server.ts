@@ -2,9 +2,10 @@
  * Scenario 1's baseline: a bare Fastify 5 server with JSON routes that return constant bodies of
  * the sizes the service answers (one record; a page of ~100 records), on the service's own paths
  * (`/sources/:id`, `/sources`). The bodies are the service's real answers, captured by
- * bench/run.ts and passed in BASELINE_BODIES (a JSON file `{ "one": …, "page": … }`). Each route
- * returns the parsed value, so Fastify serialises it on every request, as a plain JSON route
- * does. No auth, no store: the ceiling for this machine, load generator and connection count.
+ * bench/scenarios/s1-baselines.ts and passed in BASELINE_BODIES (a JSON file `{ "one": …,
+ * "page": … }`). Each route returns the parsed value, so Fastify serialises it on every request,
+ * as a plain JSON route does. No auth, no store: the ceiling for this machine, load generator and
+ * connection count.
  */
 import { readFileSync } from "node:fs";
 import Fastify from "fastify";

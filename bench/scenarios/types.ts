@@ -1,0 +1,24 @@
+/** What the scenario modules define and what the interleaved runs measure. */
+import type { LoadResult } from "../http-load.js";
+
+export type LoadKind =
+  | { kind: "get"; ids: string[] }
+  | { kind: "list" }
+  | { kind: "create"; features: number }
+  | { kind: "grpc"; ids: string[]; client: "h2" | "connect"; acceptCompression: boolean };
+
+export interface Scenario {
+  key: string;
+  label: string;
+  server: string;
+  load: LoadKind;
+  /** Sources per successful request (create). */
+  perRequest: number;
+  /** The ledger file to clean after each load (creates). */
+  cleans?: string;
+}
+
+export interface Measured extends LoadResult {
+  /** Cores used during the load: the server process, this process (load generator), everything else. */
+  cpu: { serverCores: number; benchCores: number; otherCores: number };
+}
