@@ -9,16 +9,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { create } from "@bufbuild/protobuf";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { createContextValues, createHandlerContext } from "@connectrpc/connect";
-import { CreateSourcesRequestSchema, SourceLedgerService } from "../gen/sourceledger/v2/source_ledger_pb.js";
-import { type Principal, principalKey } from "../src/auth/principal.js";
-import { geometryToProto } from "../src/geo/proto-codec.js";
 import type { PolygonGeometry, Position } from "../src/geo/types.js";
 import { conflictPolicy } from "../src/ledger/conflict.js";
 import { productionIds } from "../src/ledger/ids.js";
-import { createLedgerService } from "../src/ledger/service.js";
+import { createLedger } from "../src/ledger/ledger.js";
+import type { Principal } from "../src/model/principal.js";
 import { unepOverlapPolicy } from "../src/protected-areas/overlap.js";
 import { openSqliteStore } from "../src/store/sqlite/index.js";
 import { cellCentre, GRID_COLUMNS, RING_POSITIONS, SEED_REGION } from "./geometry.js";
@@ -73,7 +68,7 @@ async function measure(
   const path = join(dir, `ledger-${size}.sqlite`);
   await seedLedger(path, size);
   const store = openSqliteStore({ path, conflictPolicy, protectedAreaPolicy: unepOverlapPolicy });
-  const service = createLedgerService({ environment: "production", store, newId: productionIds() });
+  const ledger = createLedger({ environment: "production", store, newId: productionIds() });
   const times: number[] = [];
   let flagged = 0;
   // Cells k, k+1, k+2 in one row, spread over the ledger; each triple is used once.
@@ -82,30 +77,23 @@ async function measure(
   for (let i = 0; i < creates + 20; i++) {
     const row = (i * 7919) % rows;
     const k = row * GRID_COLUMNS + 3 * (Math.floor(i / rows) % perRow);
-    const request = create(CreateSourcesRequestSchema, {
-      sources: [
-        {
-          altId: `bench-${size}-${i}`,
-          geometry: geometryToProto(neighbourOfThree(k)),
-          startAt: timestampFromMs(Date.UTC(2024, 0, 1)),
-          endAt: timestampFromMs(Date.UTC(2025, 0, 1)),
-        },
-      ],
-    });
-    const values = createContextValues();
-    values.set(principalKey, principal);
-    const context = createHandlerContext({
-      service: SourceLedgerService,
-      method: SourceLedgerService.method.createSources,
-      protocolName: "bench",
-      requestMethod: "POST",
-      url: "/bench",
-      contextValues: values,
-    });
+    const draft = {
+      altId: `bench-${size}-${i}`,
+      methodology: null,
+      tags: [],
+      stewardId: null,
+      projectId: null,
+      outcomeReportingYear: null,
+      sourceType: null,
+      attributeType: [],
+      geometrySource: null,
+      geometry: neighbourOfThree(k),
+      startAt: Date.UTC(2024, 0, 1),
+      endAt: Date.UTC(2025, 0, 1),
+    };
     const started = performance.now();
-    const response = await service.createSources(request, context);
+    const [source] = await ledger.create(principal, { sources: [draft] });
     const elapsed = performance.now() - started;
-    const source = "sources" in response && Array.isArray(response.sources) ? response.sources[0] : undefined;
     if (source?.conflict) flagged++;
     // The first 20 warm up the JIT and caches.
     if (i >= 20) times.push(elapsed);

@@ -12,7 +12,7 @@
  * and attribute rows are shared with the original record. The store's tables are the only ones
  * it knows: if the schema grows a table it does not know, it falls back to `seedLedger`.
  *
- * Run as a child process by bench/run.ts (so two ledgers load in parallel):
+ * Run as a child process by bench/scenarios/ledgers.ts (so two ledgers load in parallel):
  *   node --import tsx bench/seed.ts <sqlite path> <count> [<base sqlite path> <base count>]
  * It writes `<path>.json` (DatasetInfo) next to the ledger.
  */
@@ -21,7 +21,7 @@ import Database from "better-sqlite3";
 import { geodesicAreaM2 } from "../src/geo/area.js";
 import { boundingBox } from "../src/geo/bbox.js";
 import { productionIds } from "../src/ledger/ids.js";
-import type { NewSourceRecord } from "../src/store/port.js";
+import type { NewSourceRecord } from "../src/model/records.js";
 import { openSqliteStore } from "../src/store/sqlite/index.js";
 import { COLUMNS } from "../src/store/sqlite/rows.js";
 import { cellPolygon, SEED_REGION } from "./geometry.js";

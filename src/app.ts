@@ -2,19 +2,22 @@ import type { Interceptor } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerFactory } from "fastify";
 import { SandboxSourceLedgerService, SourceLedgerService } from "../gen/sourceledger/v2/source_ledger_pb.js";
-import { createDevIdentityProvider, type DevIdentityProvider } from "./auth/dev-provider.js";
 import { createAuthInterceptor, scopeForMethod } from "./auth/interceptor.js";
 import { createTokenVerifier, remoteKeys, type TokenVerifier } from "./auth/verifier.js";
-import type { Config } from "./config.js";
-import { createErrorShield } from "./http/error-shield.js";
-import { createInProcessCaller } from "./http/invoke.js";
+import { type Config, ConfigError } from "./config.js";
+import { DevClientsFileError } from "./dev-identity/dev-clients.js";
+import { createDevIdentityProvider, type DevIdentityProvider } from "./dev-identity/dev-provider.js";
 import { problem, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
 import { MAX_BODY_BYTES, restRoutes } from "./http/rest.js";
 import { conflictPolicy } from "./ledger/conflict.js";
 import { productionIds, sandboxIds } from "./ledger/ids.js";
-import { createLedgerService } from "./ledger/service.js";
+import { createLedger } from "./ledger/ledger.js";
 import { unepOverlapPolicy } from "./protected-areas/overlap.js";
+import { binaryGeometryAnswers } from "./rpc/binary-answers.js";
+import { createErrorShield } from "./rpc/error-shield.js";
+import { createInProcessCaller } from "./rpc/invoke.js";
+import { createServiceImpl } from "./rpc/service.js";
 import { openProductionStore } from "./store/open.js";
 import type { SourceStore } from "./store/port.js";
 import { createSandboxStore } from "./store/sandbox/index.js";
@@ -59,6 +62,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
           audience: config.authAudience,
           clientsFile: config.devClientsFile ?? undefined,
           logger: app.log,
+        }).catch((error: unknown) => {
+          // An unusable DEV_CLIENTS_FILE is the configuration's fault: start-up says so in one line.
+          throw error instanceof DevClientsFileError ? new ConfigError(error.message) : error;
         })
       : null;
   const verify: TokenVerifier = createTokenVerifier({
@@ -66,29 +72,32 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     audience: config.authAudience,
     keys: devIdentity ? devIdentity.keys : remoteKeys(config.authJwksUrl as string),
   });
-  const interceptors: Interceptor[] = [
-    createErrorShield(app.log),
-    createAuthInterceptor({ verify, requiredScope: scopeForMethod }),
-  ];
+  // One authentication path for every protocol: these run, in this order, for Connect, gRPC,
+  // gRPC-Web and the in-process REST calls alike.
+  const errorShield = createErrorShield(app.log);
+  const authenticate = createAuthInterceptor({ verify, requiredScope: scopeForMethod });
+  const interceptors: Interceptor[] = [errorShield, authenticate];
 
   const store =
     overrides.store ?? (await openProductionStore(config, { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy }));
   const sandboxStore = createSandboxStore({ ttlMs: config.sandboxTtlMs });
-  const production = createLedgerService({ environment: "production", store, newId: productionIds() });
-  const sandbox = createLedgerService({ environment: "sandbox", store: sandboxStore, newId: sandboxIds() });
+  // The one implementation of the API, over the two ledgers.
+  const production = createServiceImpl(createLedger({ environment: "production", store, newId: productionIds() }));
+  const sandbox = createServiceImpl(createLedger({ environment: "sandbox", store: sandboxStore, newId: sandboxIds() }));
 
   await app.register(fastifyConnectPlugin, {
     routes: (router) => {
       router.service(SourceLedgerService, production);
       router.service(SandboxSourceLedgerService, sandbox);
     },
-    interceptors,
+    // Binary answers get their geometry pre-encoded right before serialisation (rpc/binary-answers.ts).
+    interceptors: [errorShield, binaryGeometryAnswers, authenticate],
     readMaxBytes: MAX_BODY_BYTES,
     // Connect's default ignores unknown JSON fields, and with them unknown enum names: a client
     // sending "FIELD" instead of "SOURCE_TYPE_FIELD" would have it silently dropped.
     jsonOptions: { ignoreUnknownFields: false },
     // Answers are compressed only when large: gzip of a one-record answer cost more CPU than it
-    // saved on the wire (measured: +40–60% gRPC GetSource throughput without it).
+    // saved on the wire (docs/benchmarks.md).
     compressMinBytes: 64 * 1024,
   });
   await app.register(restRoutes, {

@@ -1,4 +1,4 @@
-/** Environment → one typed Config (contract §1). The only module that reads process.env. */
+/** Environment → one typed Config (docs/api.md §1). The only module that reads process.env. */
 
 export interface Config {
   port: number;

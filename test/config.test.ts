@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
 
-describe("configuration (contract §1)", () => {
+describe("configuration (docs/api.md §1)", () => {
   it("has the contract's defaults", () => {
     expect(loadConfig({})).toEqual({
       port: 8080,

@@ -41,7 +41,7 @@ function exitCode(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
 }
 
-describe("the service process (contract §1, §3)", () => {
+describe("the service process (docs/api.md §1, §3)", () => {
   const dirs: string[] = [];
   const children: ChildProcess[] = [];
   afterEach(() => {

@@ -22,9 +22,10 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { GetSourceResponseSchema, SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { createAuthInterceptor, scopeForMethod } from "../../src/auth/interceptor.js";
 import { createTokenVerifier, remoteKeys } from "../../src/auth/verifier.js";
-import { createErrorShield } from "../../src/http/error-shield.js";
 import { productionIds } from "../../src/ledger/ids.js";
-import { createLedgerService } from "../../src/ledger/service.js";
+import { createLedger } from "../../src/ledger/ledger.js";
+import { createErrorShield } from "../../src/rpc/error-shield.js";
+import { createServiceImpl } from "../../src/rpc/service.js";
 import { openSqliteStore } from "../../src/store/sqlite/index.js";
 import { runGrpcLoad } from "../grpc-load.js";
 import { cpuSecondsOf } from "../proc.js";
@@ -60,7 +61,7 @@ function serve(kind: Kind): void {
       keys: remoteKeys(`${issuer}.well-known/jwks.json`),
     });
     const store = openSqliteStore({ path: process.env.SQLITE_PATH as string });
-    const service = createLedgerService({ environment: "production", store, newId: productionIds() });
+    const service = createServiceImpl(createLedger({ environment: "production", store, newId: productionIds() }));
     handler = connectNodeAdapter({
       routes: (router) => router.service(SourceLedgerService, service),
       interceptors: [

@@ -1,9 +1,9 @@
 import type { AuthenticationFailure } from "./errors.js";
-import type { Scope } from "./principal.js";
+import type { Scope } from "./scopes.js";
 
 /*
  * WWW-Authenticate values (RFC 6750 §3). RFC 6750 suggests omitting the error code when the
- * request carried no credentials at all; the API contract instead asks for
+ * request carried no credentials at all; the API (docs/api.md §2) instead asks for
  * `error="invalid_token"` on every 401, so a missing header gets it too, with a description
  * saying what was missing.
  */

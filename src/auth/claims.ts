@@ -1,6 +1,6 @@
 import type { JWTPayload } from "jose";
+import type { Principal } from "../model/principal.js";
 import { AuthenticationError, type ClaimName } from "./errors.js";
-import type { Principal } from "./principal.js";
 
 /** Custom claims are namespaced by the audience; a trailing `/` would double up in the claim name. */
 export function claimNamespace(audience: string): string {

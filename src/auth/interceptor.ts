@@ -1,7 +1,9 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import type { Principal } from "../model/principal.js";
 import { insufficientScopeChallenge, invalidTokenChallenge } from "./challenge.js";
 import { AuthenticationError, type AuthenticationFailure, SigningKeysUnavailableError } from "./errors.js";
-import { type Principal, principalKey, type Scope } from "./principal.js";
+import { principalKey } from "./principal.js";
+import type { Scope } from "./scopes.js";
 
 export { scopeForMethod } from "./scopes.js";
 

@@ -1,4 +1,4 @@
-import type { Principal } from "./principal.js";
+import type { Principal } from "../model/principal.js";
 
 interface Entry {
   principal: Principal;

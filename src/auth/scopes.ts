@@ -1,4 +1,5 @@
-import type { Scope } from "./principal.js";
+/** The scopes of docs/api.md §2: what a token may do. */
+export type Scope = "read:sources" | "write:sources" | "delete:sources";
 
 export const ALL_SCOPES: readonly Scope[] = ["read:sources", "write:sources", "delete:sources"];
 

@@ -1,7 +1,7 @@
 import { errors, type JWTVerifyGetKey, jwtVerify } from "jose";
+import type { Principal } from "../model/principal.js";
 import { principalFromClaims } from "./claims.js";
 import { AuthenticationError, type AuthenticationFailure, SigningKeysUnavailableError } from "./errors.js";
-import type { Principal } from "./principal.js";
 import { PrincipalCache } from "./principal-cache.js";
 
 export { remoteKeys } from "./keys.js";

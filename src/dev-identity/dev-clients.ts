@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { ConfigError } from "../config.js";
-import { ADMIN_ROLE } from "./claims.js";
-import type { Scope } from "./principal.js";
-import { ALL_SCOPES, isScope } from "./scopes.js";
+import { ADMIN_ROLE } from "../auth/claims.js";
+import type { Scope } from "../auth/scopes.js";
+import { ALL_SCOPES, isScope } from "../auth/scopes.js";
 
 /** A client the development identity provider issues tokens to. */
 export interface DevClient {
@@ -18,10 +17,10 @@ export interface DevClient {
 }
 
 /**
- * DEV_CLIENTS_FILE cannot be used. A ConfigError, so start-up reports it as configuration rather
+ * DEV_CLIENTS_FILE cannot be used. The composition reports it as a configuration error rather
  * than a crash. The message never quotes file content, which holds secrets.
  */
-export class DevClientsFileError extends ConfigError {
+export class DevClientsFileError extends Error {
   override name = "DevClientsFileError";
 }
 

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, type JWTVerifyGetKey, SignJWT } from "jose";
-import { claimNamespace } from "./claims.js";
+import { claimNamespace } from "../auth/claims.js";
+import { localKeys } from "../auth/keys.js";
 import { createDemoClient, type DevClient, loadDevClients } from "./dev-clients.js";
 import { decideGrant, type Grant } from "./dev-token-grant.js";
 import { readTokenRequest } from "./dev-token-request.js";
-import { localKeys } from "./keys.js";
 import type { OAuthError } from "./oauth-error.js";
 
 const JWKS_PATH = "/.well-known/jwks.json";
@@ -49,7 +49,7 @@ export interface DevIdentityProvider {
 }
 
 /**
- * The development identity provider (contract §3): a client-credentials token endpoint and its
+ * The development identity provider (docs/api.md §3): a client-credentials token endpoint and its
  * JWKS, signing with a key pair generated at start, so tokens do not survive a restart.
  * Fails (DevClientsFileError) when the clients file is unreadable or invalid.
  */

@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import type { Scope } from "../auth/scopes.js";
 import type { DevClient } from "./dev-clients.js";
 import type { TokenRequestParams } from "./dev-token-request.js";
 import { invalidRequest, type Outcome } from "./oauth-error.js";
-import type { Scope } from "./principal.js";
 
 export interface Grant {
   client: DevClient;

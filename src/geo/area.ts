@@ -1,7 +1,7 @@
 import { polygonsOf } from "./parts.js";
 import type { Position, SourceGeometry } from "./types.js";
 
-/** Mean Earth radius (IUGG R1), one of the two area models contract §8 allows. */
+/** Mean Earth radius (IUGG R1), one of the two area models docs/api.md §8 allows. */
 export const EARTH_RADIUS_M = 6371008.8;
 
 const RADIANS_PER_DEGREE = Math.PI / 180;

@@ -23,3 +23,14 @@ export interface BoundingBox {
   maxX: number;
   maxY: number;
 }
+
+/** A rule a geometry breaks, and where. */
+export interface GeometryIssue {
+  /**
+   * Indexes into the geometry's `coordinates`: Polygon `[ring]` or `[ring, position]`;
+   * MultiPolygon `[polygon]`, `[polygon, ring]` or `[polygon, ring, position]`; `[]` is the
+   * whole geometry.
+   */
+  path: number[];
+  detail: string;
+}

@@ -1,7 +1,6 @@
 import TopologyValidationError from "jsts/org/locationtech/jts/operation/valid/TopologyValidationError.js";
 import { countSegmentsNear, isCollinear, pointInRing } from "./planar.js";
-import type { PolygonCoordinates, Position, SourceGeometry } from "./types.js";
-import type { GeometryIssue } from "./validity.js";
+import type { GeometryIssue, PolygonCoordinates, Position, SourceGeometry } from "./types.js";
 import { formatLocation, partLabel, partPath, ringLabel, ringPath } from "./validity-labels.js";
 
 // JTS reports an error type and one coordinate. These functions turn that into a sentence that

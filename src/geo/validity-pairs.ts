@@ -2,8 +2,7 @@ import { intersectingBoxPairs } from "./box-pairs.js";
 import { boxContains, ringBox } from "./planar.js";
 import { ringsMayTouch } from "./ring-contact.js";
 import { RingIndex } from "./ring-index.js";
-import type { PolygonCoordinates, Position } from "./types.js";
-import type { GeometryIssue } from "./validity.js";
+import type { GeometryIssue, PolygonCoordinates, Position } from "./types.js";
 import { nestedPartsIssue } from "./validity-messages.js";
 
 /** Decides, exactly, whether two parts whose boundaries may touch are valid together. */

@@ -1,6 +1,5 @@
 import { countPositions, polygonsOf } from "./parts.js";
-import type { Position, SourceGeometry } from "./types.js";
-import type { GeometryIssue } from "./validity.js";
+import type { GeometryIssue, Position, SourceGeometry } from "./types.js";
 import { formatPosition, partLabel, partPath, positionPath, ringLabel, ringPath } from "./validity-labels.js";
 
 export const MAX_POSITIONS = 100_000;

@@ -3,8 +3,7 @@ import IsValidOp from "jsts/org/locationtech/jts/operation/valid/IsValidOp.js";
 import { jstsFactory, polygonToJsts } from "./jsts-convert.js";
 import { polygonsOf } from "./parts.js";
 import { isClearlyValidPolygon } from "./polygon-fast-path.js";
-import type { SourceGeometry } from "./types.js";
-import type { GeometryIssue } from "./validity.js";
+import type { GeometryIssue, SourceGeometry } from "./types.js";
 import { describePairError, describePartError } from "./validity-messages.js";
 import { findPartInteraction } from "./validity-pairs.js";
 

@@ -1,19 +1,9 @@
-import type { SourceGeometry } from "./types.js";
+import type { GeometryIssue, SourceGeometry } from "./types.js";
 import { checkStructure } from "./validity-structure.js";
 import { checkTopology } from "./validity-topology.js";
 
-export interface GeometryIssue {
-  /**
-   * Indexes into the geometry's `coordinates`: Polygon `[ring]` or `[ring, position]`;
-   * MultiPolygon `[polygon]`, `[polygon, ring]` or `[polygon, ring, position]`; `[]` is the
-   * whole geometry.
-   */
-  path: number[];
-  detail: string;
-}
-
 /**
- * Contract §5 geometry rules. Structural problems are all reported; OGC validity (as JTS defines
+ * docs/api.md §5 geometry rules. Structural problems are all reported; OGC validity (as JTS defines
  * it) is only meaningful once the structure is sound, and yields at most one issue because JTS
  * stops at the first error it finds.
  */

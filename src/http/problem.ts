@@ -2,7 +2,7 @@ import { STATUS_CODES } from "node:http";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 
-/** RFC 9457 problem details, with the Connect code and field-level errors (contract §6). */
+/** RFC 9457 problem details, with the Connect code and field-level errors (docs/api.md §6). */
 export interface ProblemDetails {
   type: string;
   title: string;
@@ -12,7 +12,7 @@ export interface ProblemDetails {
   errors: { pointer: string; detail: string }[];
 }
 
-/** Connect code → HTTP status; validation failures are 422 (contract §4–§6). */
+/** Connect code → HTTP status; validation failures are 422 (docs/api.md §4–§6). */
 const STATUS: Record<Code, number> = {
   [Code.Canceled]: 499,
   [Code.Unknown]: 500,

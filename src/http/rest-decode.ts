@@ -8,9 +8,9 @@ import {
   type SourceInput,
   SourceInputSchema,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import { MAX_SOURCES_PER_REQUEST } from "../ledger/validate.js";
+import { MAX_SOURCES_PER_REQUEST } from "../ledger/rules.js";
 import { type Violation, WHOLE_SOURCE } from "../ledger/violation.js";
-import { attributeTypes, geometrySources, sourceTypes, type Vocabulary } from "../ledger/vocabulary.js";
+import { attributeTypes, geometrySources, sourceTypes, type Vocabulary } from "../model/vocabulary.js";
 import { preview } from "./preview.js";
 import { parseRfc3339 } from "./rfc3339.js";
 
@@ -247,7 +247,7 @@ function decodeRing(ring: unknown, pointer: string, report: Report): number[] | 
       );
       return null;
     }
-    // Altitudes are accepted and dropped (contract §5).
+    // Altitudes are accepted and dropped (docs/api.md §5).
     flat[2 * i] = position[0] as number;
     flat[2 * i + 1] = position[1] as number;
   }
@@ -374,7 +374,7 @@ function decodeFlat(body: Json, violations: Violation[]): SourceDecoder {
 }
 
 /**
- * A create body in any of the three shapes of contract §4 → CreateSourcesRequest. JSON-level
+ * A create body in any of the three shapes of docs/api.md §4 → CreateSourcesRequest. JSON-level
  * problems (wrong types, unknown names, unparseable dates) are reported here with pointers into
  * the body; every other rule is the service's (ledger/validate.ts), for every protocol alike.
  */

@@ -1,12 +1,15 @@
+import { create, ScalarType } from "@bufbuild/protobuf";
+import { type ListSourcesRequest, ListSourcesRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { Violation } from "../ledger/violation.js";
-import type { Vocabulary } from "../ledger/vocabulary.js";
+import { type Environment, LIST_FILTERS } from "../model/list-query.js";
+import type { Vocabulary } from "../model/vocabulary.js";
 import { MALFORMED_QUERY, type ParsedQuery } from "./querystring.js";
 
 type RawQuery = Record<string, string | string[] | undefined>;
 
 /**
  * Strict reading of a REST query string: unknown names, repeats of single-valued names and
- * malformed values are violations pointing at `/query/<name>` (contract §4: → 422).
+ * malformed values are violations pointing at `/query/<name>` (docs/api.md §4: → 422).
  */
 export class QueryReader {
   readonly violations: Violation[] = [];
@@ -57,7 +60,7 @@ export class QueryReader {
     const text = this.text(name);
     if (text === undefined) return 0;
     const value = vocabulary.valueOf(text);
-    if (value === undefined) this.fail(name, `${name} must be one of ${vocabulary.names.join(", ")}, got "${text}"`);
+    if (value === undefined) this.fail(name, vocabulary.unknownName(name, `"${text}"`));
     return value ?? 0;
   }
 
@@ -65,9 +68,43 @@ export class QueryReader {
     const values: number[] = [];
     for (const text of this.all(name)) {
       const value = vocabulary.valueOf(text);
-      if (value === undefined) this.fail(name, `${name} must be one of ${vocabulary.names.join(", ")}, got "${text}"`);
+      if (value === undefined) this.fail(name, vocabulary.unknownName(name, `"${text}"`));
       else values.push(value);
     }
     return values;
   }
+}
+
+const FILTER_BY_NAME = new Map(LIST_FILTERS.map((filter) => [filter.name, filter]));
+
+/**
+ * The query parameters of `GET /sources` in one environment: every ListSourcesRequest field the
+ * environment offers, in proto order (docs/api.md §4).
+ */
+export function listParametersOf(environment: Environment): readonly string[] {
+  return ListSourcesRequestSchema.fields
+    .filter((field) => FILTER_BY_NAME.get(field.name)?.environments.includes(environment) ?? true)
+    .map((field) => field.name);
+}
+
+/** A list query string → the ListSourcesRequest it names, each field read by its kind. */
+export function readListRequest(query: QueryReader, environment: Environment): ListSourcesRequest {
+  const message = create(ListSourcesRequestSchema);
+  const fields = message as unknown as Record<string, unknown>;
+  for (const name of listParametersOf(environment)) {
+    const field = ListSourcesRequestSchema.fields.find((f) => f.name === name);
+    const filter = FILTER_BY_NAME.get(name);
+    if (field === undefined) continue;
+    if (filter === undefined || filter.kind === "text" || filter.kind === "year") {
+      // Paging, the admin's account_id, text and year filters: strings and integers as the proto types them.
+      const value =
+        field.fieldKind === "scalar" && field.scalar === ScalarType.STRING ? query.text(name) : query.integer(name);
+      if (value !== undefined) fields[field.localName] = value;
+    } else if (filter.kind === "enum") {
+      fields[field.localName] = query.enumValue(name, filter.vocabulary as Vocabulary);
+    } else {
+      fields[field.localName] = query.enumValues(name, filter.vocabulary as Vocabulary);
+    }
+  }
+  return message;
 }

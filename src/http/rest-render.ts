@@ -1,4 +1,4 @@
-import { type SourceRecord, type UnepOverlapRecord, unepOverlapJson } from "../store/port.js";
+import { type SourceRecord, type UnepOverlapRecord, unepOverlapJson } from "../model/records.js";
 import { formatRfc3339 } from "./rfc3339.js";
 
 const text = (value: string | null): string => (value === null ? "null" : JSON.stringify(value));
@@ -8,7 +8,7 @@ function overlapJson(overlap: UnepOverlapRecord | null): string {
 }
 
 /**
- * One record as contract §4's JSON text: every key always present, absent values null, lists []
+ * One record as docs/api.md §4's JSON text: every key always present, absent values null, lists []
  * when empty. Written out by hand because it is the hot path of every REST answer: the stored
  * GeoJSON text is spliced in as it is, and nothing is parsed or built twice.
  */

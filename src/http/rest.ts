@@ -4,18 +4,17 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import {
   DeleteSourceRequestSchema,
   GetSourceRequestSchema,
-  ListSourcesRequestSchema,
   SourceLedgerService,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import { FieldViolationsError } from "../ledger/errors.js";
-import { decodeViolationsKey, recordSinkKey } from "../ledger/service.js";
 import type { Violation } from "../ledger/violation.js";
-import { attributeTypes, geometrySources, sourceTypes } from "../ledger/vocabulary.js";
-import type { SourceRecord } from "../store/port.js";
-import type { InProcessCaller } from "./invoke.js";
+import type { Environment } from "../model/list-query.js";
+import type { SourceRecord } from "../model/records.js";
+import { ledgerErrorOf } from "../rpc/errors.js";
+import { decodeViolationsKey, recordSinkKey } from "../rpc/in-process.js";
+import type { InProcessCaller } from "../rpc/invoke.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
 import { type CreateBodyMap, decodeCreateBody } from "./rest-decode.js";
-import { QueryReader } from "./rest-query.js";
+import { listParametersOf, QueryReader, readListRequest } from "./rest-query.js";
 import { renderRecordJson, renderRecordsJson } from "./rest-render.js";
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -26,26 +25,13 @@ const MAX_LISTED_ERRORS = 1000;
 export interface RestRoutesOptions {
   /** "" for production, "/sandbox" for the sandbox. (Not `prefix`: Fastify would apply that itself.) */
   pathPrefix: string;
-  environment: "production" | "sandbox";
+  environment: Environment;
   /** Calls the environment's service through the shared interceptor chain. */
   call: InProcessCaller;
 }
 
 // Both services share their methods' shapes; the production descriptors serve the sandbox caller too.
 const methods = SourceLedgerService.method;
-
-const LIST_FILTERS = [
-  "methodology",
-  "steward_id",
-  "project_id",
-  "outcome_reporting_year",
-  "source_type",
-  "attribute_type",
-  "geometry_source",
-  "limit",
-  "offset",
-  "account_id",
-] as const;
 
 /** A JSON body that did not parse: kept so the error is reported after authentication. */
 class UnparseableBody {
@@ -75,7 +61,7 @@ const unsupportedMediaType = () =>
 
 function sendError(reply: FastifyReply, error: unknown, body: CreateBodyMap | null): FastifyReply {
   const connectError = ConnectError.from(error);
-  const violations = error instanceof FieldViolationsError ? error.violations : [];
+  const violations = ledgerErrorOf(connectError)?.violations ?? [];
   const errors = violations.slice(0, MAX_LISTED_ERRORS).map((v) => ({ pointer: pointerOf(v, body), detail: v.detail }));
   if (violations.length > MAX_LISTED_ERRORS) {
     errors.push({ pointer: "", detail: `and ${violations.length - MAX_LISTED_ERRORS} more violations` });
@@ -92,7 +78,7 @@ function sendError(reply: FastifyReply, error: unknown, body: CreateBodyMap | nu
 }
 
 /**
- * The REST adapter (contract §4): JSON in and out, translated to the same request messages the
+ * The REST adapter (docs/api.md §4): JSON in and out, translated to the same request messages the
  * Connect routes take, and run through the same interceptors in-process.
  */
 export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) => {
@@ -131,9 +117,7 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     return sendProblem(reply, problem(500, "internal", INTERNAL_ERROR_DETAIL));
   });
 
-  // The sandbox also lists by id and alt_id (contract: its GET /sandbox/sources filters).
-  const listParameters: readonly string[] =
-    environment === "sandbox" ? [...LIST_FILTERS, "id", "alt_id"] : LIST_FILTERS;
+  const listParameters = listParametersOf(environment);
 
   function callOptions(request: FastifyRequest, violations: Violation[] = [], records: SourceRecord[] | null = null) {
     const values = createContextValues();
@@ -176,20 +160,7 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
 
   app.get(base, async (request, reply) => {
     const query = new QueryReader(request.query as Record<string, string>, listParameters);
-    const message = create(ListSourcesRequestSchema, {
-      methodology: query.text("methodology"),
-      stewardId: query.text("steward_id"),
-      projectId: query.text("project_id"),
-      outcomeReportingYear: query.integer("outcome_reporting_year"),
-      sourceType: query.enumValue("source_type", sourceTypes),
-      attributeType: query.enumValues("attribute_type", attributeTypes),
-      geometrySource: query.enumValue("geometry_source", geometrySources),
-      limit: query.integer("limit"),
-      offset: query.integer("offset"),
-      accountId: query.text("account_id"),
-      id: query.text("id"),
-      altId: query.text("alt_id"),
-    });
+    const message = readListRequest(query, environment);
     const records: SourceRecord[] = [];
     await call(methods.listSources, message, callOptions(request, query.violations, records));
     return reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordsJson(records));

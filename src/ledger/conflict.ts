@@ -1,8 +1,8 @@
 import { boxesIntersect } from "../geo/bbox.js";
 import { intersectionAreaM2, OverlayFailedError } from "../geo/overlap.js";
-import type { ConflictPolicy, SpatialSubject } from "../store/port.js";
+import type { ConflictPolicy, SpatialSubject } from "../model/spatial.js";
 
-/** Contract §8: an overlap counts from 1% of the smaller source's area. */
+/** docs/api.md §8: an overlap counts from 1% of the smaller source's area. */
 export const MIN_OVERLAP_FRACTION = 0.01;
 
 /** `[start_at, end_at)` periods overlap: half-open, so one ending when the other starts does not. */
@@ -19,7 +19,7 @@ export function attributesCompatible(a: SpatialSubject, b: SpatialSubject): bool
 export type OverlapArea = (a: SpatialSubject["geometry"], b: SpatialSubject["geometry"]) => number;
 
 /**
- * The conflict decision of contract §8 for two sources, made on their exact geometry. The cheap
+ * The conflict decision of docs/api.md §8 for two sources, made on their exact geometry. The cheap
  * tests (period, attribute types, bounding boxes) run first so the overlay runs only for real
  * candidates.
  *

@@ -1,12 +1,12 @@
 /**
- * One reason a request is invalid. Structured rather than pre-rendered so that each transport can
+ * One reason a request is invalid. Structured rather than pre-rendered so that each adapter can
  * point at the field in its own terms: a proto field path for Connect/gRPC, a JSON pointer into
  * the request body for REST.
  */
 export interface Violation {
   /** Index of the source in the request; absent for request-level fields. */
   source?: number;
-  /** snake_case field name: a SourceInput field when `source` is set, else a request field. */
+  /** snake_case field name: a source field when `source` is set, else a request field. */
   field: string;
   /** Element of a repeated field (tags, attribute_type). */
   index?: number;
@@ -16,8 +16,8 @@ export interface Violation {
   coordinates?: number[];
   detail: string;
   /**
-   * A JSON pointer set by a transport that found the problem in its own wire form; otherwise the
-   * transport derives one from the fields above.
+   * Where the adapter that found the problem saw it in its own wire form (REST: a JSON pointer).
+   * Opaque to the ledger; an adapter that did not set it derives its own from the fields above.
    */
   pointer?: string;
 }
@@ -30,19 +30,17 @@ export function violationKey(v: Violation): string {
   return `${v.source ?? ""}|${v.field}|${v.index ?? ""}`;
 }
 
-/** `sources[3].geometry.polygon.rings[0].coordinates[4]`: the field path in the request message. */
-export function violationFieldPath(v: Violation): string {
-  let path = v.source === undefined ? v.field : `sources[${v.source}].${v.field}`;
-  if (v.index !== undefined) path += `[${v.index}]`;
-  if (v.coordinates && v.geometryKind) path += geometrySuffix(v.geometryKind, v.coordinates);
-  return path;
-}
-
-function geometrySuffix(kind: "polygon" | "multi_polygon", coordinates: number[]): string {
-  const [polygon, ring, position] = kind === "polygon" ? [undefined, ...coordinates] : coordinates;
-  let path = kind === "polygon" ? ".polygon" : ".multi_polygon";
-  if (kind === "multi_polygon" && polygon !== undefined) path += `.polygons[${polygon}]`;
-  if (ring !== undefined) path += `.rings[${ring}]`;
-  if (position !== undefined) path += `.coordinates[${position * 2}]`;
-  return path;
+/**
+ * What an adapter found while reading a request into domain form, merged with what the ledger
+ * found: the adapter's first, and of the ledger's only those about another value and not about a
+ * source the adapter could not read at all (nothing more about it is worth reporting).
+ */
+export function mergeViolations(read: readonly Violation[], found: readonly Violation[]): Violation[] {
+  if (read.length === 0) return [...found];
+  const seen = new Set(read.map(violationKey));
+  const unreadable = new Set(read.filter((v) => v.field === WHOLE_SOURCE).map((v) => v.source));
+  return [
+    ...read,
+    ...found.filter((v) => !seen.has(violationKey(v)) && !(v.source !== undefined && unreadable.has(v.source))),
+  ];
 }

@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config.js";
 import { openProtectedAreaLayers } from "../store/open.js";
 import { StoreUnavailableError } from "../store/port.js";
+import { type LayerInfo, LayerSupersededError } from "../store/protected-area-layers.js";
 import { ImportAbortedError, InputError } from "./errors.js";
 import {
   DEFAULT_BATCH_SIZE,
@@ -13,7 +14,6 @@ import {
   NoValidFeaturesError,
   type RejectedFeature,
 } from "./import.js";
-import { type LayerInfo, LayerSupersededError } from "./layers.js";
 
 export const EXIT_OK = 0;
 export const EXIT_USAGE = 1;

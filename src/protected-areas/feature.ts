@@ -1,11 +1,11 @@
 import { geodesicAreaM2 } from "../geo/area.js";
 import { boundingBox } from "../geo/bbox.js";
 import { countPositions } from "../geo/parts.js";
-import type { PolygonCoordinates, Position, SourceGeometry } from "../geo/types.js";
-import { checkGeometry, type GeometryIssue } from "../geo/validity.js";
+import type { GeometryIssue, PolygonCoordinates, Position, SourceGeometry } from "../geo/types.js";
+import { checkGeometry } from "../geo/validity.js";
 import { checkStructure, MAX_POSITIONS } from "../geo/validity-structure.js";
 import { checkTopology } from "../geo/validity-topology.js";
-import type { NewProtectedArea } from "./layers.js";
+import type { NewProtectedArea } from "../store/protected-area-layers.js";
 
 /** What became of one element of the `features` array. */
 export type FeatureVerdict =
@@ -97,7 +97,7 @@ function geometryOf(raw: unknown): SourceGeometry | string {
   return { type: "MultiPolygon", coordinates: polygons };
 }
 
-/** The first geometry issue (contract §5 rules, as checkGeometry applies them), and how many there are. */
+/** The first geometry issue (docs/api.md §5 rules, as checkGeometry applies them), and how many there are. */
 function geometryIssue(g: SourceGeometry): { first: GeometryIssue; count: number } | null {
   if (countPositions(g) <= MAX_POSITIONS) {
     const issues = checkGeometry(g);

@@ -1,10 +1,10 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { countPositions } from "../geo/parts.js";
+import type { LayerImport, LayerInfo, NewProtectedArea, ProtectedAreaLayers } from "../store/protected-area-layers.js";
 import { ImportAbortedError, ImportInProgressError, InputError } from "./errors.js";
 import { protectedAreaFromFeature } from "./feature.js";
 import { type FeatureItem, readFeatureCollection } from "./geojson-reader.js";
-import type { LayerImport, LayerInfo, NewProtectedArea, ProtectedAreaLayers } from "./layers.js";
 
 export const DEFAULT_BATCH_SIZE = 1_000;
 /** A batch of large areas is cut earlier, so one transaction (and the memory it holds) stays bounded. */

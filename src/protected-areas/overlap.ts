@@ -4,11 +4,12 @@ import { DEFAULT_ENGINES, intersection, type OverlayEngine, polyclipEngine, unio
 import { geometryFromPolygons, polygonsOf } from "../geo/parts.js";
 import { ringBox } from "../geo/planar.js";
 import type { BoundingBox, PolygonCoordinates, SourceGeometry } from "../geo/types.js";
-import type { ProtectedArea, ProtectedAreaPolicy, SpatialSubject, UnepOverlapRecord } from "../store/port.js";
+import type { UnepOverlapRecord } from "../model/records.js";
+import type { ProtectedArea, ProtectedAreaPolicy, SpatialSubject } from "../model/spatial.js";
 import { clipPolygon, clippingBox } from "./clip.js";
 import { sampleOverlapFractions } from "./sampling.js";
 
-/** Contract §8: `areas` lists at most this many protected areas, the largest overlaps first. */
+/** docs/api.md §8: `areas` lists at most this many protected areas, the largest overlaps first. */
 export const MAX_LISTED_AREAS = 20;
 
 export type OverlapSubject = Pick<SpatialSubject, "geometry" | "bbox" | "areaM2">;
@@ -62,7 +63,7 @@ export function partsNear(g: SourceGeometry, box: BoundingBox): Parcel | null {
   return { near: nearGeometry, unclipped: clipped ? geometryFromPolygons(whole) : null };
 }
 
-/** WDPA splits some sites into parcels that share a WDPAID; contract §8 lists sites. */
+/** WDPA splits some sites into parcels that share a WDPAID; docs/api.md §8 lists sites. */
 function groupById(subject: OverlapSubject, candidates: readonly ProtectedArea[]): AreaGroup[] {
   const groups = new Map<string, AreaGroup>();
   for (const candidate of candidates) {
@@ -127,7 +128,7 @@ function measureGroup(subject: OverlapSubject, group: AreaGroup, engines: Overla
 }
 
 /**
- * Contract §8's `unep_overlap` of a source with the protected areas whose bounding boxes meet its
+ * docs/api.md §8: the `unep_overlap` of a source with the protected areas whose bounding boxes meet its
  * own (the candidates a store's spatial index found), decided on the exact geometry:
  *
  * - each area's `area_m2` is the geodesic area of source ∩ that area (parcels sharing a WDPAID

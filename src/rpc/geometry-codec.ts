@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { type Geometry, GeometrySchema, type Polygon } from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import type { PolygonCoordinates, Position, SourceGeometry } from "./types.js";
+import type { PolygonCoordinates, Position, SourceGeometry } from "../geo/types.js";
 
 /** A packing problem found while unpacking a proto geometry; `path` as in GeometryIssue. */
 export interface PackingIssue {

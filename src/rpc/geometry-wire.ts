@@ -1,11 +1,11 @@
-import type { PolygonCoordinates, SourceGeometry } from "./types.js";
+import type { Geometry, Polygon } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 
 /**
- * The protobuf wire bytes of a `sourceledger.v2.Geometry` message, written straight from GeoJSON
- * coordinates. protobuf-es writes a packed `repeated double` one value at a time, allocating an
- * 8-byte array and a DataView per coordinate (a 100-position ring is 200 of each); this writes each
- * ring's coordinates with one Float64Array copy. The output is byte-for-byte what
- * `toBinary(GeometrySchema, geometryToProto(g))` writes (the tests compare them).
+ * The protobuf wire bytes of a `sourceledger.v2.Geometry` message. protobuf-es writes a packed
+ * `repeated double` one value at a time, allocating an 8-byte array and a DataView per coordinate
+ * (a 100-position ring is 200 of each); this writes each ring's coordinates straight into one
+ * buffer. The output is byte-for-byte what `toBinary(GeometrySchema, g)` writes (the tests compare
+ * them).
  *
  * Wire layout (proto/sourceledger/v2/source_ledger.proto):
  *   Geometry     { Polygon polygon = 1; MultiPolygon multi_polygon = 2; }  (oneof)
@@ -30,11 +30,17 @@ function varintSize(value: number): number {
 const fieldSize = (payload: number) => 1 + varintSize(payload) + payload;
 
 /** Byte size of a LinearRing message (an empty ring writes no field at all). */
-const ringSize = (positions: number) => (positions === 0 ? 0 : fieldSize(positions * 16));
+const ringSize = (values: number) => (values === 0 ? 0 : fieldSize(values * 8));
 
-function polygonSize(rings: PolygonCoordinates): number {
+function polygonSize(polygon: Polygon): number {
   let size = 0;
-  for (const ring of rings) size += fieldSize(ringSize(ring.length));
+  for (const ring of polygon.rings) size += fieldSize(ringSize(ring.coordinates.length));
+  return size;
+}
+
+function polygonsSize(polygons: readonly Polygon[]): number {
+  let size = 0;
+  for (const polygon of polygons) size += fieldSize(polygonSize(polygon));
   return size;
 }
 
@@ -66,44 +72,47 @@ class WireWriter {
     this.varint(payload);
   }
 
-  polygon(rings: PolygonCoordinates): void {
-    for (const ring of rings) {
-      this.header(1, ringSize(ring.length));
-      if (ring.length === 0) continue;
-      this.header(1, ring.length * 16);
-      for (const position of ring) {
-        this.view.setFloat64(this.offset, position[0], true);
-        this.view.setFloat64(this.offset + 8, position[1], true);
-        this.offset += 16;
+  polygon(polygon: Polygon): void {
+    for (const { coordinates } of polygon.rings) {
+      this.header(1, ringSize(coordinates.length));
+      if (coordinates.length === 0) continue;
+      this.header(1, coordinates.length * 8);
+      for (const value of coordinates) {
+        this.view.setFloat64(this.offset, value, true);
+        this.offset += 8;
       }
     }
   }
 }
 
-function geometrySize(g: SourceGeometry): number {
-  if (g.type === "Polygon") return fieldSize(polygonSize(g.coordinates));
-  let polygons = 0;
-  for (const polygon of g.coordinates) polygons += fieldSize(polygonSize(polygon));
-  return fieldSize(polygons);
-}
-
-function writeGeometry(out: WireWriter, g: SourceGeometry): void {
-  if (g.type === "Polygon") {
-    out.header(1, polygonSize(g.coordinates));
-    out.polygon(g.coordinates);
-    return;
-  }
-  let polygons = 0;
-  for (const polygon of g.coordinates) polygons += fieldSize(polygonSize(polygon));
-  out.header(2, polygons);
-  for (const polygon of g.coordinates) {
-    out.header(1, polygonSize(polygon));
-    out.polygon(polygon);
+/** Size of the Geometry message; 0 when no kind is set (protobuf-es then writes nothing). */
+function geometrySize(g: Geometry): number {
+  switch (g.kind.case) {
+    case "polygon":
+      return fieldSize(polygonSize(g.kind.value));
+    case "multiPolygon":
+      return fieldSize(polygonsSize(g.kind.value.polygons));
+    default:
+      return 0;
   }
 }
 
-/** `toBinary(GeometrySchema, geometryToProto(g))`, written directly. */
-export function encodeGeometry(g: SourceGeometry): Uint8Array {
+function writeGeometry(out: WireWriter, g: Geometry): void {
+  if (g.kind.case === "polygon") {
+    out.header(1, polygonSize(g.kind.value));
+    out.polygon(g.kind.value);
+  } else if (g.kind.case === "multiPolygon") {
+    const { polygons } = g.kind.value;
+    out.header(2, polygonsSize(polygons));
+    for (const polygon of polygons) {
+      out.header(1, polygonSize(polygon));
+      out.polygon(polygon);
+    }
+  }
+}
+
+/** `toBinary(GeometrySchema, g)`, written directly. */
+export function encodeGeometry(g: Geometry): Uint8Array {
   const out = new WireWriter(geometrySize(g));
   writeGeometry(out, g);
   return out.bytes;
@@ -113,7 +122,7 @@ export function encodeGeometry(g: SourceGeometry): Uint8Array {
  * A Geometry as the data of a length-delimited field in protobuf-es's unknown-field form
  * (`{ no, wireType, data }`): the length varint followed by the message bytes.
  */
-export function encodeGeometryFieldData(g: SourceGeometry): Uint8Array {
+export function encodeGeometryFieldData(g: Geometry): Uint8Array {
   const size = geometrySize(g);
   const out = new WireWriter(varintSize(size) + size);
   out.varint(size);

@@ -1,10 +1,11 @@
 import { type Config, ConfigError } from "../config.js";
-import type { ProtectedAreaLayers } from "../protected-areas/layers.js";
+import type { ConflictPolicy, ProtectedAreaPolicy } from "../model/spatial.js";
 import { InvalidMongoUriError, openMongoProtectedAreaLayers, openMongoStore } from "./mongodb/index.js";
-import type { ConflictPolicy, ProtectedAreaPolicy, SourceStore } from "./port.js";
+import type { SourceStore } from "./port.js";
+import type { ProtectedAreaLayers } from "./protected-area-layers.js";
 import { openSqliteProtectedAreaLayers, openSqliteStore } from "./sqlite/index.js";
 
-/** The spatial analysis a production store applies (contract §8); the app composes it. */
+/** The spatial analysis a production store applies (docs/api.md §8); the app composes it. */
 export interface SpatialAnalysis {
   conflictPolicy: ConflictPolicy;
   protectedAreaPolicy: ProtectedAreaPolicy;

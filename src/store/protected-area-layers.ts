@@ -1,4 +1,4 @@
-import type { ProtectedArea } from "../store/port.js";
+import type { ProtectedArea } from "../model/spatial.js";
 
 /**
  * What the protected-area import needs of a store, and what `status` reads. The embedded SQLite

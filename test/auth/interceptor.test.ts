@@ -3,8 +3,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { SandboxSourceLedgerService, SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { AuthenticationError, SigningKeysUnavailableError } from "../../src/auth/errors.js";
 import { createAuthInterceptor, scopeForMethod } from "../../src/auth/interceptor.js";
-import { type Principal, principalKey, type Scope } from "../../src/auth/principal.js";
+import { principalKey } from "../../src/auth/principal.js";
+import type { Scope } from "../../src/auth/scopes.js";
 import { createTokenVerifier } from "../../src/auth/verifier.js";
+import type { Principal } from "../../src/model/principal.js";
 import { TestIssuer } from "../support/jwt.js";
 
 function principal(overrides: Partial<Principal> = {}): Principal {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Principal } from "../../src/auth/principal.js";
 import { PrincipalCache } from "../../src/auth/principal-cache.js";
+import type { Principal } from "../../src/model/principal.js";
 
 const ISSUER = "https://issuer.test/";
 const NOW = 1_800_000_000;

@@ -1,7 +1,8 @@
 import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import type { MultiPolygonGeometry, PolygonGeometry } from "../../src/geo/types.js";
-import type { ListQuery, NewSourceRecord, SourceRecord, UnepOverlapRecord } from "../../src/store/port.js";
+import type { ListQuery } from "../../src/model/list-query.js";
+import type { NewSourceRecord, SourceRecord, UnepOverlapRecord } from "../../src/model/records.js";
 
 /** 2024-01-01T00:00:00.000Z; fixtures count up from here so insertion order is created order. */
 export const BASE_TIME = Date.UTC(2024, 0, 1);

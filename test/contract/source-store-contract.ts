@@ -1,12 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  AltIdTakenError,
-  type ListQuery,
-  type NewSourceRecord,
-  type SourceRecord,
-  type SourceStore,
-  StoreUnavailableError,
-} from "../../src/store/port.js";
+import type { ListQuery } from "../../src/model/list-query.js";
+import type { NewSourceRecord, SourceRecord } from "../../src/model/records.js";
+import { AltIdTakenError, type SourceStore, StoreUnavailableError } from "../../src/store/port.js";
 import { BASE_TIME, listQuery, makeFullRecord, makeRecord, square, stored } from "./fixtures.js";
 
 export interface StoreUnderTest {

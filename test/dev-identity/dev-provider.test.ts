@@ -4,9 +4,9 @@ import { join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DevClientsFileError } from "../../src/auth/dev-clients.js";
-import { createDevIdentityProvider, type DevIdentityProvider } from "../../src/auth/dev-provider.js";
 import { createTokenVerifier } from "../../src/auth/verifier.js";
+import { DevClientsFileError } from "../../src/dev-identity/dev-clients.js";
+import { createDevIdentityProvider, type DevIdentityProvider } from "../../src/dev-identity/dev-provider.js";
 
 const AUDIENCE = "https://source-ledger.local";
 const ISSUER = "http://127.0.0.1:8080/";

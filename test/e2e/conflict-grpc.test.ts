@@ -1,5 +1,5 @@
 /**
- * Conflict detection (contract §8) over gRPC (grpc-js + proto-loader against the real server):
+ * Conflict detection (docs/api.md §8) over gRPC (grpc-js + proto-loader against the real server):
  * the same hand-built cases as the REST suite, both sides flagged across accounts with the other
  * account's source invisible, delete re-evaluation, robustness of the overlay (never INTERNAL or
  * UNAVAILABLE), the sandbox service's constant false/null, and concurrent overlapping creates.

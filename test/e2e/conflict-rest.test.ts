@@ -1,5 +1,5 @@
 /**
- * Conflict detection (contract §8) through the public REST API of the real server: the hand-built
+ * Conflict detection (docs/api.md §8) through the public REST API of the real server: the hand-built
  * cases with known answers, both sides flagged across accounts (the other account's source stays
  * invisible), delete re-evaluation, robustness (never a 5xx on nearly coincident edges, slivers,
  * holes, MultiPolygons, the antimeridian), the sandbox's constant false/null, and concurrent

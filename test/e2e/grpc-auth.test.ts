@@ -203,7 +203,7 @@ describe("PERMISSION_DENIED over grpc-js", () => {
       const outcome = await client.call(service, method, requestFor(method), token);
       expect(outcome.code).toBe(grpc.status.PERMISSION_DENIED);
       expect(message(outcome)).toBe("token has no account claim");
-      // Contract §2 prescribes a challenge only for a missing scope; this is not one, so it must not
+      // docs/api.md §2 prescribes a challenge only for a missing scope; this is not one, so it must not
       // claim insufficient_scope.
       expect(metadataValue(outcome, "www-authenticate")?.value ?? "").not.toContain("insufficient_scope");
     },

@@ -425,7 +425,7 @@ describe("Connect JSON: enums by their full names only", () => {
   });
 });
 
-describe("message size limit on the Connect routes (contract §5: 10 MiB)", () => {
+describe("message size limit on the Connect routes (docs/api.md §5: 10 MiB)", () => {
   it("a Connect JSON CreateSources over 10 MiB → resource_exhausted, nothing stored", async () => {
     const token = await server.userToken(uniqueAlt("acct-size"));
     const body = JSON.stringify({ sources: [{ altId: "too-big", tags: ["x".repeat(10 * 1024 * 1024 + 1)] }] });

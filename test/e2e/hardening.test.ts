@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_DETAIL_VIOLATIONS } from "../../src/ledger/errors.js";
+import { MAX_DETAIL_VIOLATIONS } from "../../src/rpc/errors.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { fieldViolations, LedgerGrpc, polygonGeometry, sourceInput, uniqueAlt } from "./grpc-support.js";
 

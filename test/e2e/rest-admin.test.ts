@@ -1,5 +1,5 @@
 /**
- * Contract §2, role admin, over REST: listing across accounts, naming the account on create and
+ * docs/api.md §2, role admin, over REST: listing across accounts, naming the account on create and
  * on delete by alt_id, reading and deleting any account's source; `account_id` from anyone else
  * is refused.
  */

@@ -1,5 +1,5 @@
 /**
- * Contract §2 over REST: authentication (401), scopes (403), the account claim, the order of
+ * docs/api.md §2 over REST: authentication (401), scopes (403), the account claim, the order of
  * checks (authentication, then scope, then everything else) and created_by / updated_by.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

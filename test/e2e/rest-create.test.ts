@@ -1,5 +1,5 @@
 /**
- * Contract §4–§5 over REST, POST /sources: the three body shapes, the record format, geometry
+ * docs/api.md §4–§5 over REST, POST /sources: the three body shapes, the record format, geometry
  * round trips, alt_id rules, all-or-nothing, request-size bounds, 409 and concurrency.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -562,7 +562,7 @@ describe("all-or-nothing", () => {
     expect(second.outcome_reporting_year).toBe(9999);
   });
 
-  it("holes may touch their shell, or each other, at single points (contract §5)", async () => {
+  it("holes may touch their shell, or each other, at single points (docs/api.md §5)", async () => {
     const { token } = await freshAccount();
     const shell = square(30, 30, 4);
     // One hole touching the shell's west edge at (30, 32); another touching that hole at (31, 32).

@@ -1,6 +1,6 @@
 /**
- * Contract §3 end to end: with AUTH_ISSUER unset the running server is its own identity provider
- * (POST /oauth/token, GET /.well-known/jwks.json), and its tokens drive the REST API (§2) with the
+ * docs/api.md §3 end to end: with AUTH_ISSUER unset the running server is its own identity provider
+ * (POST /oauth/token, GET /.well-known/jwks.json), and its tokens drive the REST API (docs/api.md §2) with the
  * audience-namespaced claims, scopes and roles of the clients file.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";

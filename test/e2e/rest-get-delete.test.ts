@@ -1,5 +1,5 @@
 /**
- * Contract §4 over REST: GET /sources/{id}, DELETE /sources/{id}, DELETE /sources?alt_id=, in
+ * docs/api.md §4 over REST: GET /sources/{id}, DELETE /sources/{id}, DELETE /sources?alt_id=, in
  * both environments, and ids that belong to the other environment.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

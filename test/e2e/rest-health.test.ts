@@ -1,5 +1,5 @@
 /**
- * Contract §1 health endpoints and §6 server-side failures over REST: /healthz and /readyz need no
+ * docs/api.md §1 health endpoints and §6 server-side failures over REST: /healthz and /readyz need no
  * token; a store that cannot be reached gives 503 unavailable (and /readyz 503); any other store
  * failure a 500 that leaks nothing.
  */

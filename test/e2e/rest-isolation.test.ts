@@ -1,5 +1,5 @@
 /**
- * Contract §2 account isolation over REST, in both environments: another account's sources are
+ * docs/api.md §2 account isolation over REST, in both environments: another account's sources are
  * invisible (404, not listed, not deletable, exactly as if they did not exist) and stay untouched.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Contract §5–§6 over REST: body size (413), content type (415), unparseable and empty bodies
+ * docs/api.md §5–§6 over REST: body size (413), content type (415), unparseable and empty bodies
  * (422), and the problem-details format of every 4xx.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Contract §4 over REST, GET /sources: each filter alone and combined, attribute_type's ANY
+ * docs/api.md §4 over REST, GET /sources: each filter alone and combined, attribute_type's ANY
  * semantics, order, limit/offset, and 422 for malformed or unknown query parameters.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

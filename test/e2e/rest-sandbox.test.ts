@@ -1,5 +1,5 @@
 /**
- * Contract §7 over REST: the sandbox validates, answers and formats like production, keeps
+ * docs/api.md §7 over REST: the sandbox validates, answers and formats like production, keeps
  * nothing in the store, holds one session per account, caps a session at 10,000 sources, and
  * drops idle sessions after SANDBOX_TTL_S.
  */

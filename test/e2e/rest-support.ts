@@ -9,7 +9,7 @@ export type Json = Record<string, unknown>;
 export type Position = number[];
 export type Ring = Position[];
 
-/** Contract §4: every key of a record, in the contract's order. */
+/** docs/api.md §4: every key of a record, in the contract's order. */
 export const RECORD_KEYS = [
   "id",
   "alt_id",
@@ -69,7 +69,7 @@ let cell = 0;
 /**
  * A 0.001° square in a 0.01° grid cell of its own (near 165° W, 40° N, away from the hand-written
  * geometries of the tests): sources made from it never overlap, so production's spatial analysis
- * (contract §8, ledger-wide) never links them, and a record read back later equals the one created.
+ * (docs/api.md §8, ledger-wide) never links them, and a record read back later equals the one created.
  */
 export function freshPolygon(): Json {
   const c = cell++;
@@ -104,7 +104,7 @@ export function unique(prefix: string): string {
   return `${prefix}-${process.pid}-${counter}`;
 }
 
-/** Asserts a problem+json response with exactly the contract §6 keys; returns the body. */
+/** Asserts a problem+json response with exactly the docs/api.md §6 keys; returns the body. */
 export async function expectProblem(
   res: Response,
   status: number,
@@ -172,7 +172,7 @@ export function expectRecord(record: unknown, env: Environment): asserts record 
   expect(r.updated_at).toBe(r.created_at);
   expect(Array.isArray(r.tags)).toBe(true);
   expect(Array.isArray(r.attribute_type)).toBe(true);
-  // Production's conflict is spatial analysis (contract §8, not tested here): a boolean. The
+  // Production's conflict is spatial analysis (docs/api.md §8, not tested here): a boolean. The
   // sandbox never analyses; no protected-area layer is loaded in these tests.
   if (env === "sandbox") expect(r.conflict).toBe(false);
   else expect(typeof r.conflict).toBe("boolean");
@@ -211,7 +211,7 @@ export async function list(
   return records;
 }
 
-/** Records in list order (contract §4): created_at, then id. */
+/** Records in list order (docs/api.md §4): created_at, then id. */
 export function inListOrder<T extends { created_at: string; id: string }>(records: T[]): T[] {
   const key = (r: T) => [r.created_at, r.id] as const;
   return [...records].sort((a, b) => {

@@ -1,5 +1,5 @@
 /**
- * Contract §5–§6 over REST: a table of invalid create bodies. Each row is sent to production and
+ * docs/api.md §5–§6 over REST: a table of invalid create bodies. Each row is sent to production and
  * to the sandbox and must answer 422 invalid_argument with exactly the listed JSON pointers, a
  * detail naming the problem, and nothing stored.
  */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { renderRecordJson, renderRecordsJson } from "../../src/http/rest-render.js";
-import type { SourceRecord } from "../../src/store/port.js";
+import type { SourceRecord } from "../../src/model/records.js";
 import { makeFullRecord, makeRecord } from "../contract/fixtures.js";
 
 const asRecord = (r: ReturnType<typeof makeRecord>): SourceRecord => r;

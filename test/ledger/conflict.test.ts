@@ -1,5 +1,5 @@
 /**
- * The pure conflict policy of contract §8 (src/ledger/conflict.ts), on hand-built cases whose
+ * The pure conflict policy of docs/api.md §8 (src/ledger/conflict.ts), on hand-built cases whose
  * answers are known analytically: overlap ≥ 1% of the smaller source's geodesic area, overlapping
  * half-open periods, and a shared attribute type (or none on either side).
  */
@@ -17,7 +17,7 @@ import {
   periodsOverlap,
   sourcesConflict,
 } from "../../src/ledger/conflict.js";
-import type { SpatialSubject } from "../../src/store/port.js";
+import type { SpatialSubject } from "../../src/model/spatial.js";
 import { digitisedTwice, prng } from "../support/geometry-fixtures.js";
 
 const RAD = Math.PI / 180;
@@ -40,7 +40,7 @@ function cell(lon1: number, lat1: number, lon2: number, lat2: number): PolygonGe
   return { type: "Polygon", coordinates: [cellRing(lon1, lat1, lon2, lat2)] };
 }
 
-/** Exact area of a lon/lat cell on the sphere of contract §8: R²·Δλ·(sin φ₂ − sin φ₁). */
+/** Exact area of a lon/lat cell on the sphere of docs/api.md §8: R²·Δλ·(sin φ₂ − sin φ₁). */
 function cellArea(lon1: number, lat1: number, lon2: number, lat2: number): number {
   return EARTH_RADIUS_M ** 2 * (lon2 - lon1) * RAD * (Math.sin(lat2 * RAD) - Math.sin(lat1 * RAD));
 }

@@ -3,9 +3,9 @@ import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import { DEFAULT_ENGINES, intersectionAreaM2, jstsEngine, type OverlayEngine } from "../../src/geo/overlap.js";
 import type { Position, SourceGeometry } from "../../src/geo/types.js";
+import type { ProtectedArea } from "../../src/model/spatial.js";
 import { computeUnepOverlap, MAX_LISTED_AREAS, partsNear } from "../../src/protected-areas/overlap.js";
 import { sampleOverlapFractions } from "../../src/protected-areas/sampling.js";
-import type { ProtectedArea } from "../../src/store/port.js";
 import { rect } from "./fixtures.js";
 
 function subjectOf(geometry: SourceGeometry) {

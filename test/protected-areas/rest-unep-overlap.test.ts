@@ -1,5 +1,5 @@
 /**
- * Contract §8's unep_overlap through the public REST API: the real server on a temporary SQLite
+ * docs/api.md §8: the unep_overlap through the public REST API: the real server on a temporary SQLite
  * file, and the layer imported into that same file by the CLI, a separate process, while the
  * server runs (as an operator would).
  */

@@ -1,11 +1,17 @@
 import { create, equals, fromBinary, toBinary } from "@bufbuild/protobuf";
+import type { UnaryRequest, UnaryResponse } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { GeometrySchema, SourceSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import { geometryToProto } from "../../src/geo/proto-codec.js";
-import { encodeGeometry, encodeGeometryFieldData } from "../../src/geo/proto-wire.js";
+import {
+  GeometrySchema,
+  GetSourceResponseSchema,
+  ListSourcesResponseSchema,
+  SourceSchema,
+} from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { PolygonCoordinates, Position, SourceGeometry } from "../../src/geo/types.js";
-import { toProtoSource } from "../../src/ledger/records.js";
-import { answersInProtobufBinary } from "../../src/ledger/wire-format.js";
+import { answersInProtobufBinary, binaryGeometryAnswers } from "../../src/rpc/binary-answers.js";
+import { geometryToProto } from "../../src/rpc/geometry-codec.js";
+import { encodeGeometry, encodeGeometryFieldData } from "../../src/rpc/geometry-wire.js";
+import { toProtoSource } from "../../src/rpc/messages.js";
 import { makeFullRecord } from "../contract/fixtures.js";
 import { prng } from "../support/geometry-fixtures.js";
 
@@ -22,6 +28,7 @@ function polygon(random: () => number): PolygonCoordinates {
 }
 
 const reference = (g: SourceGeometry) => toBinary(GeometrySchema, geometryToProto(g));
+const encoded = (g: SourceGeometry) => encodeGeometry(geometryToProto(g));
 
 describe("geometry wire encoding", () => {
   it("writes exactly protobuf-es's bytes for 300 seeded polygons and multipolygons", () => {
@@ -34,7 +41,7 @@ describe("geometry wire encoding", () => {
               type: "MultiPolygon",
               coordinates: Array.from({ length: 1 + Math.floor(random() * 4) }, () => polygon(random)),
             };
-      expect(Buffer.from(encodeGeometry(g)).equals(Buffer.from(reference(g))), `case ${n}`).toBe(true);
+      expect(Buffer.from(encoded(g)).equals(Buffer.from(reference(g))), `case ${n}`).toBe(true);
     }
   });
 
@@ -50,7 +57,7 @@ describe("geometry wire encoding", () => {
         ],
       ],
     };
-    const bytes = encodeGeometry(g);
+    const bytes = encoded(g);
     expect(Buffer.from(bytes).equals(Buffer.from(reference(g)))).toBe(true);
     const decoded = fromBinary(GeometrySchema, bytes);
     const coordinates = decoded.kind.case === "polygon" ? decoded.kind.value.rings[0].coordinates : [];
@@ -73,25 +80,69 @@ describe("geometry wire encoding", () => {
         ],
       ],
     };
-    expect(Buffer.from(encodeGeometry(g)).equals(Buffer.from(reference(g)))).toBe(true);
+    expect(Buffer.from(encoded(g)).equals(Buffer.from(reference(g)))).toBe(true);
     const single: SourceGeometry = { type: "Polygon", coordinates: [] };
-    expect(Buffer.from(encodeGeometry(single)).equals(Buffer.from(reference(single)))).toBe(true);
+    expect(Buffer.from(encoded(single)).equals(Buffer.from(reference(single)))).toBe(true);
   });
 
   it("as an unknown field: prefixes the length, and a Source decodes to the same message as the regular encoding", () => {
     const record = makeFullRecord();
-    const data = encodeGeometryFieldData(record.geometry);
+    const data = encodeGeometryFieldData(geometryToProto(record.geometry));
     const payload = reference(record.geometry);
     expect(data.length).toBeGreaterThan(payload.length);
     expect(Buffer.from(data.subarray(data.length - payload.length)).equals(Buffer.from(payload))).toBe(true);
+  });
+});
 
-    const fast = toProtoSource(record, { geometryAsWireBytes: true });
-    expect(fast.geometry).toBeUndefined();
-    const regular = toProtoSource(record);
-    const decodedFast = fromBinary(SourceSchema, toBinary(SourceSchema, fast));
-    const decodedRegular = fromBinary(SourceSchema, toBinary(SourceSchema, regular));
-    expect(equals(SourceSchema, decodedFast, decodedRegular)).toBe(true);
-    expect(decodedFast.geometry).toEqual(create(GeometrySchema, geometryToProto(record.geometry)));
+describe("binary answers: geometry pre-encoded as the last step before serialisation", () => {
+  const answer = (contentType: string | null, message: unknown) => {
+    const header = new Headers(contentType === null ? {} : { "content-type": contentType });
+    const next = async () => ({ stream: false, message }) as unknown as UnaryResponse;
+    return binaryGeometryAnswers(next as never)({ stream: false, header } as unknown as UnaryRequest);
+  };
+
+  it("writes the same bytes as protobuf-es for Get and List answers, and the message decodes equal", async () => {
+    const records = [
+      makeFullRecord(),
+      makeFullRecord({
+        geometry: {
+          type: "MultiPolygon",
+          coordinates: [
+            [
+              [
+                [0, 0],
+                [1, 0],
+                [1, 1],
+                [0, 0],
+              ],
+            ],
+          ],
+        },
+      }),
+    ];
+    const regular = create(ListSourcesResponseSchema, { sources: records.map(toProtoSource) });
+    const expected = toBinary(ListSourcesResponseSchema, regular);
+    const list = create(ListSourcesResponseSchema, { sources: records.map(toProtoSource) });
+    await answer("application/grpc", list);
+    expect(list.sources.every((s) => s.geometry === undefined)).toBe(true);
+    // The geometry travels as the last field instead of in field order: the same message once decoded.
+    const decodedList = fromBinary(ListSourcesResponseSchema, toBinary(ListSourcesResponseSchema, list));
+    expect(equals(ListSourcesResponseSchema, decodedList, fromBinary(ListSourcesResponseSchema, expected))).toBe(true);
+    expect(decodedList.sources[1].geometry?.kind.case).toBe("multiPolygon");
+
+    const one = create(GetSourceResponseSchema, { source: toProtoSource(records[0]) });
+    await answer("application/proto", one);
+    const decoded = fromBinary(GetSourceResponseSchema, toBinary(GetSourceResponseSchema, one));
+    expect(equals(SourceSchema, decoded.source as never, toProtoSource(records[0]))).toBe(true);
+  });
+
+  it("leaves JSON answers and in-process calls with their Geometry messages", async () => {
+    for (const contentType of ["application/grpc+json", "application/json", null]) {
+      const one = create(GetSourceResponseSchema, { source: toProtoSource(makeFullRecord()) });
+      await answer(contentType, one);
+      expect(one.source?.geometry?.kind.case).toBe("multiPolygon");
+      expect(one.source?.$unknown).toBeUndefined();
+    }
   });
 });
 

@@ -14,7 +14,7 @@ import {
   ListSourcesRequestSchema,
   SourceLedgerService,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import { createInProcessCaller } from "../../src/http/invoke.js";
+import { createInProcessCaller } from "../../src/rpc/invoke.js";
 
 const seenKey = createContextKey<string[]>([], { description: "seen" });
 const methods = SourceLedgerService.method;

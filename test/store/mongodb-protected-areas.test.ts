@@ -17,15 +17,9 @@ import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import type { Position, SourceGeometry } from "../../src/geo/types.js";
 import { conflictPolicy } from "../../src/ledger/conflict.js";
-import { GeometryCache } from "../../src/protected-areas/geometry-cache.js";
 import { importProtectedAreas } from "../../src/protected-areas/import.js";
-import {
-  type BeginImport,
-  type LayerImport,
-  LayerSupersededError,
-  type NewProtectedArea,
-} from "../../src/protected-areas/layers.js";
 import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
+import { GeometryCache } from "../../src/store/geometry-cache.js";
 import {
   geometryChunkId,
   geometryFromChunks,
@@ -55,6 +49,12 @@ import {
 import { MongoSourceStore } from "../../src/store/mongodb/store.js";
 import { openProtectedAreaLayers } from "../../src/store/open.js";
 import { StoreUnavailableError } from "../../src/store/port.js";
+import {
+  type BeginImport,
+  type LayerImport,
+  LayerSupersededError,
+  type NewProtectedArea,
+} from "../../src/store/protected-area-layers.js";
 import { makeRecord, sampleUnepOverlap, stored } from "../contract/fixtures.js";
 import { featureCollection, paFeature, rect, type TempDir, tempDir } from "../protected-areas/fixtures.js";
 

@@ -8,6 +8,7 @@
  */
 import { WriteConcern } from "mongodb";
 import { describe, expect, it } from "vitest";
+import type { ListQuery } from "../../src/model/list-query.js";
 import { coverOf } from "../../src/store/mongodb/cover.js";
 import { guardCellIds, guardCellsOf } from "../../src/store/mongodb/guards.js";
 import { emptyLayerState, LAYER_STATE_ID } from "../../src/store/mongodb/layer-state.js";
@@ -43,7 +44,6 @@ import {
   layerStateWrite,
   listFilter,
   listOptions,
-  OBSOLETE_PROTECTED_AREA_INDEXES,
   otherCandidatesFilter,
   PROTECTED_AREA_CANDIDATE_OPTIONS,
   PROTECTED_AREA_INDEXES,
@@ -60,7 +60,6 @@ import {
   uriOptionNames,
   WRITE_CONCERN,
 } from "../../src/store/mongodb/queries.js";
-import type { ListQuery } from "../../src/store/port.js";
 
 const RECORD_FIELDS = {
   _id: 1,
@@ -218,17 +217,18 @@ describe("list queries", () => {
       geometry_source: "AUTHORITATIVE_GIS",
       attribute_type: { $in: ["WATER_QUALITY"] },
     });
+    // The account first, then the filters in the proto's order (LIST_FILTERS).
     expect(Object.keys(filter)).toEqual([
       "account_id",
-      "_id",
-      "alt_id",
       "methodology",
       "steward_id",
       "project_id",
       "outcome_reporting_year",
       "source_type",
-      "geometry_source",
       "attribute_type",
+      "geometry_source",
+      "_id",
+      "alt_id",
     ]);
     attributeTypes.push("CI_SCORE");
     expect(filter.attribute_type).toStrictEqual({ $in: ["WATER_QUALITY"] });
@@ -488,8 +488,8 @@ describe("index specifications", () => {
       "project_id",
       "outcome_reporting_year",
       "source_type",
-      "geometry_source",
       "attribute_type",
+      "geometry_source",
     ];
     expect(SOURCE_INDEXES).toStrictEqual([
       { key: { cover: "2dsphere" }, name: "cover_2dsphere" },
@@ -518,10 +518,6 @@ describe("index specifications", () => {
     expect(Object.keys(PROTECTED_AREA_INDEXES[0].key as object)).toEqual(["layer_id", "cover"]);
     expect(JSON.stringify(PROTECTED_AREA_INDEXES)).not.toContain('"geometry"');
     expect(GEOMETRY_CHUNK_INDEXES).toStrictEqual([{ key: { layer_id: 1, _id: 1 }, name: "layer" }]);
-    // What an earlier version created, dropped at setup; none of them is a current name.
-    expect(OBSOLETE_PROTECTED_AREA_INDEXES).toEqual(["cover_2dsphere", "dataset"]);
-    for (const name of OBSOLETE_PROTECTED_AREA_INDEXES)
-      expect(PROTECTED_AREA_INDEXES.map((i) => i.name)).not.toContain(name);
     expect([PROTECTED_AREAS, GEOMETRY_CHUNKS, LAYERS]).toEqual([
       "protected_areas",
       "protected_area_geometry_chunks",

@@ -16,8 +16,8 @@ import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import type { PolygonGeometry, Position, SourceGeometry } from "../../src/geo/types.js";
 import { conflictPolicy, sourcesConflict } from "../../src/ledger/conflict.js";
+import type { NewSourceRecord, SourceRecord } from "../../src/model/records.js";
 import { runCli } from "../../src/protected-areas/cli.js";
-import { type LayerImport, LayerSupersededError, type NewProtectedArea } from "../../src/protected-areas/layers.js";
 import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
 import type { ProtectedAreaDocument } from "../../src/store/mongodb/documents.js";
 import {
@@ -41,7 +41,11 @@ import {
   SOURCE_INDEXES,
   SOURCES,
 } from "../../src/store/mongodb/queries.js";
-import type { NewSourceRecord, SourceRecord } from "../../src/store/port.js";
+import {
+  type LayerImport,
+  LayerSupersededError,
+  type NewProtectedArea,
+} from "../../src/store/protected-area-layers.js";
 import { listQuery, makeRecord, square } from "../contract/fixtures.js";
 import { describeSourceStoreContract } from "../contract/source-store-contract.js";
 import { featureCollection, paFeature, rect, type TempDir, tempDir } from "../protected-areas/fixtures.js";

@@ -1,5 +1,5 @@
 /**
- * Conflict bookkeeping of the embedded store (contract §8): both sides flagged, batches, delete
+ * Conflict bookkeeping of the embedded store (docs/api.md §8): both sides flagged, batches, delete
  * re-evaluation, accounts; the R*Tree-driven path against a brute-force scan of every pair over a
  * few thousand seeded random polygons; and no write skew between two OS processes writing the
  * same file at the same moment.
@@ -14,7 +14,7 @@ import { polyclipEngine } from "../../src/geo/overlap.js";
 import type { MultiPolygonGeometry, PolygonGeometry, Position, SourceGeometry } from "../../src/geo/types.js";
 import { checkGeometry } from "../../src/geo/validity.js";
 import { conflictPolicy, sourcesConflict } from "../../src/ledger/conflict.js";
-import type { NewSourceRecord, SourceRecord } from "../../src/store/port.js";
+import type { NewSourceRecord, SourceRecord } from "../../src/model/records.js";
 import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/index.js";
 import { listQuery, makeRecord, square } from "../contract/fixtures.js";
 import { digitisedTwice, prng } from "../support/geometry-fixtures.js";

@@ -2,8 +2,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import type { SourceGeometry } from "../../src/geo/types.js";
-import { type LayerImport, LayerSupersededError, type NewProtectedArea } from "../../src/protected-areas/layers.js";
 import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
+import {
+  type LayerImport,
+  LayerSupersededError,
+  type NewProtectedArea,
+} from "../../src/store/protected-area-layers.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
 import {
   openSqliteProtectedAreaLayers,

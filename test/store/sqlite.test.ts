@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ListQuery } from "../../src/store/port.js";
+import type { ListQuery } from "../../src/model/list-query.js";
 import { StoreUnavailableError } from "../../src/store/port.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
 import { openSqliteStore } from "../../src/store/sqlite/index.js";
@@ -268,7 +268,7 @@ describe("sqlite store", () => {
         query.accountId !== null ||
         Object.keys(query).some((k) => !["accountId", "attributeTypes", "limit", "offset"].includes(k));
       if (filtered) expect(sourcesAccess).toMatch(/^SEARCH/);
-      if (query.attributeTypes.length > 0) expect(plan.join("\n")).toMatch(/source_attribute_types_by_type/);
+      if ((query.attributeTypes ?? []).length > 0) expect(plan.join("\n")).toMatch(/source_attribute_types_by_type/);
     });
 
     it("prepares one statement per filter combination, whatever the values", () => {

@@ -4,9 +4,9 @@ import type { BoundingBox, Position } from "../../geo/types.js";
  * The geometry MongoDB's 2dsphere index holds for a source: a "cover" of its planar bounding box,
  * never the submitted geometry itself.
  *
- * Why not index the submitted geometry: the contract measures overlap on planar lon/lat edges,
+ * Why not index the submitted geometry: the API measures overlap on planar lon/lat edges,
  * 2dsphere on geodesic (great-circle) edges, so an index over the exact shape can miss a planar
- * overlap next to a long edge; and 2dsphere refuses or reinterprets some shapes the contract
+ * overlap next to a long edge; and 2dsphere refuses or reinterprets some shapes the API
  * accepts (edges that cross once drawn as great circles, rings larger than a hemisphere, which it
  * inverts). The submitted geometry is stored untouched in another field and decides conflicts in
  * code; the index only finds candidates, like the embedded store's R*Tree of boxes.

@@ -1,18 +1,17 @@
 import { countPositions } from "../../geo/parts.js";
 import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
-import type { NewProtectedArea } from "../../protected-areas/layers.js";
 import {
   type NewSourceRecord,
-  type ProtectedArea,
   type SourceRecord,
-  type SpatialSubject,
   type UnepOverlapJson,
   type UnepOverlapRecord,
   unepOverlapJson,
-} from "../port.js";
+} from "../../model/records.js";
+import type { ProtectedArea, SpatialSubject } from "../../model/spatial.js";
+import type { NewProtectedArea } from "../protected-area-layers.js";
 import { type CoverGeometry, coverOf } from "./cover.js";
 
-/** A source's protected-area overlap, stored in the contract's snake_case form. */
+/** A source's protected-area overlap, stored in the API's snake_case form. */
 export type UnepOverlapDocument = UnepOverlapJson;
 
 /** Bounding box in degrees, kept exact (doubles) for the conflict policy's box test. */

@@ -1,7 +1,7 @@
 import type { BoundingBox } from "../../geo/types.js";
 
 /**
- * Guard cells against write skew (contract §8 bookkeeping under concurrency).
+ * Guard cells against write skew (docs/api.md §8 bookkeeping under concurrency).
  *
  * MongoDB transactions run on a snapshot and detect only write-write conflicts: two concurrent
  * creates of overlapping sources would each read a ledger without the other, both pass, and

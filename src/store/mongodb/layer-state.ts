@@ -15,7 +15,7 @@
  * protected-areas.ts); a concurrent change makes them read again and recompute. Readers (the
  * store's creates) never write it.
  */
-import type { BeginImport, LayerInfo, LayerStatus } from "../../protected-areas/layers.js";
+import type { BeginImport, LayerInfo, LayerStatus } from "../protected-area-layers.js";
 
 /** `_id` of the one state document. */
 export const LAYER_STATE_ID = "layers";

@@ -12,18 +12,20 @@
  *   transaction), so the layer it reads cannot be retired and deleted under it, and computes the
  *   overlaps after the snapshot, outside any transaction.
  */
-import {
-  type ClientSession,
-  type Collection,
-  type Db,
-  type MongoClient,
-  type MongoClientOptions,
-  MongoServerError,
+import type {
+  ClientSession,
+  Collection,
+  Db,
+  MongoClient,
+  MongoClientOptions,
 } from "mongodb";
 import { ulid } from "ulid";
 import { boxesIntersect } from "../../geo/bbox.js";
 import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
-import { GeometryCache } from "../../protected-areas/geometry-cache.js";
+import type { UnepOverlapRecord } from "../../model/records.js";
+import type { ProtectedArea, ProtectedAreaPolicy, SpatialSubject } from "../../model/spatial.js";
+import { GeometryCache } from "../geometry-cache.js";
+import { StoreUnavailableError } from "../port.js";
 import {
   type BeginImport,
   type LayerImport,
@@ -32,14 +34,7 @@ import {
   LayerSupersededError,
   type NewProtectedArea,
   type ProtectedAreaLayers,
-} from "../../protected-areas/layers.js";
-import {
-  type ProtectedArea,
-  type ProtectedAreaPolicy,
-  type SpatialSubject,
-  StoreUnavailableError,
-  type UnepOverlapRecord,
-} from "../port.js";
+} from "../protected-area-layers.js";
 import { newMongoClient } from "./client.js";
 import {
   DEFAULT_GEOMETRY_LIMITS,
@@ -82,15 +77,11 @@ import {
   LAYER_STATE_FILTER,
   LAYERS,
   layerStateWrite,
-  OBSOLETE_PROTECTED_AREA_INDEXES,
   PROTECTED_AREA_CANDIDATE_OPTIONS,
   PROTECTED_AREA_INDEXES,
   PROTECTED_AREAS,
   protectedAreaCandidatesFilter,
 } from "./queries.js";
-
-const INDEX_NOT_FOUND = 27;
-const NAMESPACE_NOT_FOUND = 26;
 
 /** The three collections of the layers, on one database handle. */
 interface LayerCollections {
@@ -108,23 +99,12 @@ function layerCollections(db: Db): LayerCollections {
 }
 
 /**
- * Creates the indexes of the layers' collections (a no-op when they exist), drops the indexes an
- * earlier version created, and creates the state collection, so a create's first snapshot read
+ * Creates the indexes of the layers' collections (a no-op when they exist) and creates the state collection, so a create's first snapshot read
  * does not race its creation. Run by the store's setup and by the CLI's.
  */
 export async function prepareProtectedAreaCollections(db: Db): Promise<void> {
   const { areas, chunks: geometryChunks } = layerCollections(db);
   await areas.createIndexes(PROTECTED_AREA_INDEXES);
-  for (const name of OBSOLETE_PROTECTED_AREA_INDEXES) {
-    try {
-      await areas.dropIndex(name);
-    } catch (error) {
-      if (
-        !(error instanceof MongoServerError && (error.code === INDEX_NOT_FOUND || error.code === NAMESPACE_NOT_FOUND))
-      )
-        throw error;
-    }
-  }
   await geometryChunks.createIndexes(GEOMETRY_CHUNK_INDEXES);
   await ensureCollection(db, LAYERS);
 }

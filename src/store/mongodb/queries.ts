@@ -16,7 +16,7 @@ import {
   WriteConcern,
 } from "mongodb";
 import type { BoundingBox } from "../../geo/types.js";
-import type { ListQuery } from "../port.js";
+import { LIST_FILTERS, type ListQuery, listFiltersOf } from "../../model/list-query.js";
 import { type CoverGeometry, coverOf } from "./cover.js";
 import type { GeometryChunkDocument, GuardDocument, ProtectedAreaDocument, SourceDocument } from "./documents.js";
 import { LAYER_STATE_ID, type LayerStateDocument } from "./layer-state.js";
@@ -85,16 +85,11 @@ export function clientOptions(uri: string): MongoClientOptions {
 
 // --- indexes ---
 
-/** The equality filters of a list, as document fields. alt_id is served by the unique index for one account. */
-const FILTER_FIELDS = [
-  "methodology",
-  "steward_id",
-  "project_id",
-  "outcome_reporting_year",
-  "source_type",
-  "geometry_source",
-  "attribute_type",
-] as const;
+/**
+ * The production list filters, as document fields. alt_id is served by the unique index for one
+ * account (and gets an index across accounts below).
+ */
+const FILTER_FIELDS = listFiltersOf("production").map((filter) => filter.documentPath);
 
 /**
  * Indexes of `sources`, created at start (createIndexes is a no-op for identical ones). Every
@@ -145,12 +140,6 @@ export const PROTECTED_AREA_INDEXES: IndexDescription[] = [
   { key: { layer_id: 1, _id: 1 }, name: "layer" },
 ];
 
-/**
- * Indexes an earlier version created on `protected_areas` (never used: that version imported no
- * layer into MongoDB); setup drops them so inserts do not maintain them.
- */
-export const OBSOLETE_PROTECTED_AREA_INDEXES: readonly string[] = ["cover_2dsphere", "dataset"];
-
 /** Chunks of oversized geometries (documents.ts), deleted with their layer. */
 export const GEOMETRY_CHUNK_INDEXES: IndexDescription[] = [{ key: { layer_id: 1, _id: 1 }, name: "layer" }];
 
@@ -200,20 +189,17 @@ function scoped(accountId: string | null): Filter<SourceDocument> {
   return accountId === null ? {} : { account_id: accountId };
 }
 
-/** The filter of a list query; keys appear in a fixed order, absent filters are left out. */
+/** The filter of a list query; keys appear in LIST_FILTERS' order, absent filters are left out. */
 export function listFilter(query: ListQuery): Filter<SourceDocument> {
-  const filter: Filter<SourceDocument> = { ...scoped(query.accountId) };
-  if (query.id !== undefined) filter._id = query.id;
-  if (query.altId !== undefined) filter.alt_id = query.altId;
-  if (query.methodology !== undefined) filter.methodology = query.methodology;
-  if (query.stewardId !== undefined) filter.steward_id = query.stewardId;
-  if (query.projectId !== undefined) filter.project_id = query.projectId;
-  if (query.outcomeReportingYear !== undefined) filter.outcome_reporting_year = query.outcomeReportingYear;
-  if (query.sourceType !== undefined) filter.source_type = query.sourceType;
-  if (query.geometrySource !== undefined) filter.geometry_source = query.geometrySource;
-  // ANY of the values; a source holding several of them still comes back once.
-  if (query.attributeTypes.length > 0) filter.attribute_type = { $in: [...query.attributeTypes] };
-  return filter;
+  const filter: Record<string, unknown> = { ...scoped(query.accountId) };
+  for (const { queryKey, kind, documentPath } of LIST_FILTERS) {
+    const value = query[queryKey];
+    if (value === undefined) continue;
+    if (kind !== "anyOf") filter[documentPath] = value;
+    // ANY of the values; a source holding several of them still comes back once.
+    else if (Array.isArray(value) && value.length > 0) filter[documentPath] = { $in: [...value] };
+  }
+  return filter as Filter<SourceDocument>;
 }
 
 export function listOptions(query: ListQuery): FindOptions {

@@ -12,18 +12,10 @@ import {
   MongoTopologyClosedError,
 } from "mongodb";
 import type { BoundingBox } from "../../geo/types.js";
-import {
-  type AccountAltIds,
-  altIdClash,
-  altIdsByAccount,
-  type ConflictPolicy,
-  type ListQuery,
-  type NewSourceRecord,
-  type ProtectedAreaPolicy,
-  type SourceRecord,
-  type SourceStore,
-  StoreUnavailableError,
-} from "../port.js";
+import type { ListQuery } from "../../model/list-query.js";
+import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
+import type { ConflictPolicy, ProtectedAreaPolicy } from "../../model/spatial.js";
+import { type AccountAltIds, altIdClash, altIdsByAccount, type SourceStore, StoreUnavailableError } from "../port.js";
 import { newMongoClient } from "./client.js";
 import {
   fromDocument,
@@ -72,10 +64,10 @@ import {
 } from "./queries.js";
 
 export interface MongoSourceStoreOptions {
-  /** Applied on every create and delete (contract §8); without it `conflict` is stored as given. */
+  /** Applied on every create and delete (docs/api.md §8); without it `conflict` is stored as given. */
   conflictPolicy?: ConflictPolicy;
   /**
-   * Computes `unep_overlap` on every create from the active protected-area layer (contract §8;
+   * Computes `unep_overlap` on every create from the active protected-area layer (docs/api.md §8;
    * null while none is active). Without it `unepOverlap` is stored as given.
    */
   protectedAreaPolicy?: ProtectedAreaPolicy;
@@ -286,7 +278,7 @@ export class MongoSourceStore implements SourceStore {
   }
 
   /**
-   * Contract §8 on create, inside the transaction: guard the batch's cells, read the candidates
+   * docs/api.md §8 on create, inside the transaction: guard the batch's cells, read the candidates
    * of every account through the 2dsphere index, decide with the policy on the exact geometries
    * (stored sources and earlier members of the batch), flag the stored sources that now conflict,
    * then insert the batch with its own flags.

@@ -1,32 +1,14 @@
-import type { ListQuery, SourceRecord } from "../port.js";
+import { LIST_FILTERS, type ListQuery } from "../../model/list-query.js";
+import type { SourceRecord } from "../../model/records.js";
 
-type EqualityFilter =
-  | "methodology"
-  | "stewardId"
-  | "projectId"
-  | "outcomeReportingYear"
-  | "sourceType"
-  | "geometrySource"
-  | "id"
-  | "altId";
-
-const EQUALITY_FILTERS: readonly EqualityFilter[] = [
-  "methodology",
-  "stewardId",
-  "projectId",
-  "outcomeReportingYear",
-  "sourceType",
-  "geometrySource",
-  "id",
-  "altId",
-];
+const EQUALITY_FILTERS = LIST_FILTERS.filter((filter) => filter.kind !== "anyOf");
 
 /** A predicate for every filter of `query` except the account, which picks sessions instead. */
 export function matcher(query: ListQuery): (record: SourceRecord) => boolean {
-  const equalities = EQUALITY_FILTERS.filter((f) => query[f] !== undefined);
+  const equalities = EQUALITY_FILTERS.filter((f) => query[f.queryKey] !== undefined).map((f) => f.queryKey);
   const wanted = new Set(query.attributeTypes);
   return (record) =>
-    equalities.every((f) => record[f] === query[f]) &&
+    equalities.every((key) => record[key as keyof SourceRecord] === query[key]) &&
     (wanted.size === 0 || record.attributeType.some((t) => wanted.has(t)));
 }
 

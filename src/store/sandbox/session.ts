@@ -1,5 +1,5 @@
 import { countPositions } from "../../geo/parts.js";
-import type { SourceRecord } from "../port.js";
+import type { SourceRecord } from "../../model/records.js";
 
 /** One account's sandbox sources. Map order is insertion order, which is usually created order. */
 export class Session {

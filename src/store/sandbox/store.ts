@@ -1,11 +1,10 @@
 import { countPositions } from "../../geo/parts.js";
+import type { ListQuery } from "../../model/list-query.js";
+import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
 import {
   altIdClash,
   altIdsByAccount,
   CapacityExceededError,
-  type ListQuery,
-  type NewSourceRecord,
-  type SourceRecord,
   type SourceStore,
   StoreUnavailableError,
 } from "../port.js";

@@ -1,28 +1,8 @@
-import type { ListQuery } from "../port.js";
+import { LIST_FILTERS, type ListQuery } from "../../model/list-query.js";
 import { selectList } from "./rows.js";
 
-type EqualityFilter =
-  | "methodology"
-  | "stewardId"
-  | "projectId"
-  | "outcomeReportingYear"
-  | "sourceType"
-  | "geometrySource"
-  | "id"
-  | "altId";
-
-const EQUALITY_COLUMNS: Record<EqualityFilter, string> = {
-  methodology: "methodology",
-  stewardId: "steward_id",
-  projectId: "project_id",
-  outcomeReportingYear: "outcome_reporting_year",
-  sourceType: "source_type",
-  geometrySource: "geometry_source",
-  id: "id",
-  altId: "alt_id",
-};
-
-const EQUALITY_FILTERS = Object.keys(EQUALITY_COLUMNS) as EqualityFilter[];
+/** The equality filters, each on its own column; the ANY filter reads the attribute side table. */
+const EQUALITY_FILTERS = LIST_FILTERS.filter((filter) => filter.kind !== "anyOf");
 
 export interface ListStatement {
   /** Identifies the SQL text: equal keys mean equal SQL, so the prepared statement can be reused. */
@@ -47,13 +27,13 @@ export function buildListStatement(query: ListQuery): ListStatement {
     keyParts.push("account");
   }
   for (const filter of EQUALITY_FILTERS) {
-    const value = query[filter];
+    const value = query[filter.queryKey] as string | number | undefined;
     if (value === undefined) continue;
-    conditions.push(`s.${EQUALITY_COLUMNS[filter]} = ?`);
+    conditions.push(`s.${filter.column} = ?`);
     params.push(value);
-    keyParts.push(filter);
+    keyParts.push(filter.queryKey);
   }
-  if (query.attributeTypes.length > 0) {
+  if (query.attributeTypes !== undefined && query.attributeTypes.length > 0) {
     // IN rather than a join, so a source having several of the values still comes back once. The
     // set is read from the attribute index; the unary + keeps the planner from driving the query
     // by it, which would lose the list order and sort every match before LIMIT applies.

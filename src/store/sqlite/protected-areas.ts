@@ -1,6 +1,9 @@
 import type Database from "better-sqlite3";
 import type { SourceGeometry } from "../../geo/types.js";
-import { GeometryCache } from "../../protected-areas/geometry-cache.js";
+import type { UnepOverlapRecord } from "../../model/records.js";
+import type { ProtectedArea, ProtectedAreaPolicy, SpatialSubject } from "../../model/spatial.js";
+import { GeometryCache } from "../geometry-cache.js";
+import { StoreUnavailableError } from "../port.js";
 import {
   type BeginImport,
   type LayerImport,
@@ -9,14 +12,7 @@ import {
   LayerSupersededError,
   type NewProtectedArea,
   type ProtectedAreaLayers,
-} from "../../protected-areas/layers.js";
-import {
-  type ProtectedArea,
-  type ProtectedAreaPolicy,
-  type SpatialSubject,
-  StoreUnavailableError,
-  type UnepOverlapRecord,
-} from "../port.js";
+} from "../protected-area-layers.js";
 import { openMigrated } from "./connection.js";
 import { toStoreError } from "./errors.js";
 

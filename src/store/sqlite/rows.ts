@@ -1,5 +1,5 @@
 import type { SourceGeometry } from "../../geo/types.js";
-import type { NewSourceRecord, SourceRecord, UnepOverlapRecord } from "../port.js";
+import type { NewSourceRecord, SourceRecord, UnepOverlapRecord } from "../../model/records.js";
 
 /** A `sources` row as the driver returns it. */
 export interface SourceRow {

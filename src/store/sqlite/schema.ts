@@ -77,7 +77,7 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "protected-area layers with their own R*Tree",
     sql: `
       -- One row per import. A layer goes loading -> active -> retired; only the active one serves
-      -- unep_overlap (contract section 8), so an import is invisible until it is complete.
+      -- unep_overlap (docs/api.md §8), so an import is invisible until it is complete.
       -- AUTOINCREMENT: a layer id is never reused, so a reader's cache keyed by it cannot go stale.
       CREATE TABLE protected_area_layers (
         id             INTEGER PRIMARY KEY AUTOINCREMENT,

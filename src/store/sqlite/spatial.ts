@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import type { SourceGeometry } from "../../geo/types.js";
-import type { ConflictPolicy, NewSourceRecord, SpatialSubject } from "../port.js";
+import type { NewSourceRecord } from "../../model/records.js";
+import type { ConflictPolicy, SpatialSubject } from "../../model/spatial.js";
 
 /** A stored source as the conflict scan sees it. */
 export interface StoredSubject extends SpatialSubject {
@@ -48,7 +49,7 @@ function fromSubjectRow(row: SubjectRow): StoredSubject {
 }
 
 /**
- * Conflict bookkeeping of contract §8 on the embedded store. Candidates come from the R*Tree of
+ * Conflict bookkeeping of docs/api.md §8 on the embedded store. Candidates come from the R*Tree of
  * bounding boxes across all accounts; the policy decides on the exact geometry. Every method runs
  * inside the caller's write transaction (BEGIN IMMEDIATE), so a check and the write it leads to
  * see the same ledger and two overlapping creates cannot both miss each other.

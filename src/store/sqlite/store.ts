@@ -1,16 +1,9 @@
 import type Database from "better-sqlite3";
 import type { BoundingBox } from "../../geo/types.js";
-import {
-  altIdClash,
-  altIdsByAccount,
-  type ConflictPolicy,
-  type ListQuery,
-  type NewSourceRecord,
-  type ProtectedAreaPolicy,
-  type SourceRecord,
-  type SourceStore,
-  StoreUnavailableError,
-} from "../port.js";
+import type { ListQuery } from "../../model/list-query.js";
+import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
+import type { ConflictPolicy, ProtectedAreaPolicy } from "../../model/spatial.js";
+import { altIdClash, altIdsByAccount, type SourceStore, StoreUnavailableError } from "../port.js";
 import { openMigrated } from "./connection.js";
 import { toStoreError } from "./errors.js";
 import { GroupCommitter } from "./group-commit.js";
@@ -22,10 +15,10 @@ import { ConflictScanner } from "./spatial.js";
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:'. */
   path: string;
-  /** Applied on every create and delete (contract §8); without it `conflict` stays false. */
+  /** Applied on every create and delete (docs/api.md §8); without it `conflict` stays false. */
   conflictPolicy?: ConflictPolicy;
   /**
-   * Computes `unep_overlap` on every create from the active protected-area layer (contract §8;
+   * Computes `unep_overlap` on every create from the active protected-area layer (docs/api.md §8;
    * null while none is loaded). Without it `unepOverlap` is stored as given.
    */
   protectedAreaPolicy?: ProtectedAreaPolicy;

@@ -1,0 +1,31 @@
+import type { Violation } from "./violation.js";
+
+/**
+ * Why the ledger refused a request, in its own terms. Each adapter maps a kind to its protocol's
+ * code (rpc/errors.ts: Connect codes, which REST turns into HTTP statuses).
+ */
+export type LedgerErrorKind = "invalid" | "already_exists" | "not_found" | "exhausted" | "unavailable";
+
+/** A refusal of the ledger core: the message is safe to show the caller, the cause (if any) is not. */
+export class LedgerError extends Error {
+  override name = "LedgerError";
+
+  constructor(
+    readonly kind: LedgerErrorKind,
+    message: string,
+    /** For `invalid` and `already_exists`: every field that is wrong, with where it is. */
+    readonly violations: readonly Violation[] = [],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A request whose fields break the rules of docs/api.md §5; all of them are listed. */
+export function invalid(violations: readonly Violation[]): LedgerError {
+  return new LedgerError("invalid", "request is invalid", violations);
+}
+
+export function notFound(what: string): LedgerError {
+  return new LedgerError("not_found", `${what} not found`);
+}

@@ -1,0 +1,67 @@
+/**
+ * The field rules of docs/api.md §5, each written once and read by create and list alike.
+ * Each returns why a value breaks the rule, or null.
+ */
+
+/** At most this many sources in one create request. */
+export const MAX_SOURCES_PER_REQUEST = 1000;
+/** alt_id, methodology, steward_id, project_id and account_id: 1 to this many characters. */
+export const MAX_TEXT = 256;
+export const MAX_TAGS = 64;
+export const MAX_TAG = 128;
+export const MIN_YEAR = 1000;
+export const MAX_YEAR = 9999;
+export const DEFAULT_LIST_LIMIT = 100;
+export const MAX_LIST_LIMIT = 1000;
+
+// C0 and C1 control characters, DEL included.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
+
+/** Length in characters (code points), not UTF-16 units: "256 characters" means what a person counts. */
+export function characters(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+/** 1–256 characters: alt_id, methodology, steward_id, project_id, account_id and the text filters. */
+export function textProblem(value: string, name: string): string | null {
+  const n = characters(value);
+  if (n === 0) return `${name} must not be empty`;
+  if (n > MAX_TEXT) return `${name} must be at most ${MAX_TEXT} characters, got ${n}`;
+  return null;
+}
+
+/** alt_id: required, a text, no control characters, no white space at either end. */
+export function altIdProblem(altId: string): string | null {
+  if (altId === "") return "alt_id is required";
+  const text = textProblem(altId, "alt_id");
+  if (text) return text;
+  if (CONTROL.test(altId)) return "alt_id must not contain control characters";
+  if (altId.trim() !== altId) return "alt_id must not start or end with white space";
+  return null;
+}
+
+/** outcome_reporting_year, on a source and as a filter. */
+export function yearProblem(year: number, name: string): string | null {
+  if (year >= MIN_YEAR && year <= MAX_YEAR) return null;
+  return `${name} must be a year from ${MIN_YEAR} to ${MAX_YEAR}, got ${year}`;
+}
+
+export function tagCountProblem(count: number): string | null {
+  return count > MAX_TAGS ? `at most ${MAX_TAGS} tags are allowed, got ${count}` : null;
+}
+
+export function tagProblem(tag: string): string | null {
+  const n = characters(tag);
+  return n === 0 || n > MAX_TAG ? `a tag must be 1 to ${MAX_TAG} characters, got ${n}` : null;
+}
+
+export function limitProblem(limit: number): string | null {
+  return limit < 1 || limit > MAX_LIST_LIMIT ? `limit must be from 1 to ${MAX_LIST_LIMIT}, got ${limit}` : null;
+}
+
+export function offsetProblem(offset: number): string | null {
+  return offset < 0 ? `offset must be 0 or more, got ${offset}` : null;
+}

@@ -1,0 +1,106 @@
+import type { DescField } from "@bufbuild/protobuf";
+import { ScalarType } from "@bufbuild/protobuf";
+import { ListSourcesRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { type Vocabulary, vocabularyOfEnum } from "./vocabulary.js";
+
+/** The two ledgers a caller can address: the same API over different stores (docs/api.md §7). */
+export type Environment = "production" | "sandbox";
+
+/**
+ * The values of the list filters (docs/api.md §4), in domain form: enum-like filters hold the
+ * upper-case names. The keys are the `query` keys of LIST_FILTERS (a unit test checks they agree).
+ */
+export interface ListFilterValues {
+  methodology?: string;
+  stewardId?: string;
+  projectId?: string;
+  outcomeReportingYear?: number;
+  sourceType?: string;
+  /** Matches a source having ANY of these; absent or empty means no filter. */
+  attributeTypes?: readonly string[];
+  geometrySource?: string;
+  id?: string;
+  altId?: string;
+}
+
+/** A list query as a store runs it. `accountId: null` spans every account (admins only; the ledger decides). */
+export interface ListQuery extends ListFilterValues {
+  accountId: string | null;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * How a filter's value is read and matched: `text` and `year` by equality, `enum` by equality of
+ * the name, `anyOf` (a repeated enum) when the source has ANY of the names.
+ */
+export type ListFilterKind = "text" | "year" | "enum" | "anyOf";
+
+/** One list filter: everything every reader of it (REST, the rpc adapter, the ledger, each store) needs. */
+export interface ListFilter {
+  /** snake_case: the REST query parameter and the ListSourcesRequest field. */
+  readonly name: string;
+  /** The field's property on the generated ListSourcesRequest message. */
+  readonly messageKey: string;
+  /** The property of ListQuery (and ListFilterValues) that holds the value. */
+  readonly queryKey: keyof ListFilterValues;
+  readonly kind: ListFilterKind;
+  /** For `enum` and `anyOf`: the names allowed. */
+  readonly vocabulary: Vocabulary | null;
+  /** Where the filter exists; elsewhere it is refused with a violation. */
+  readonly environments: readonly Environment[];
+  /** The column of the embedded store's `sources` table. */
+  readonly column: string;
+  /** The field of a MongoDB source document. */
+  readonly documentPath: string;
+}
+
+/** Fields of ListSourcesRequest that are not filters: paging and the admin's account scope. */
+const NOT_FILTERS = new Set(["limit", "offset", "account_id"]);
+
+/** What the proto cannot say about a filter. Everything else is read from its descriptor. */
+const OVERRIDES: Readonly<Record<string, Partial<Pick<ListFilter, "queryKey" | "environments" | "documentPath">>>> = {
+  attribute_type: { queryKey: "attributeTypes" },
+  id: { environments: ["sandbox"], documentPath: "_id" },
+  alt_id: { environments: ["sandbox"] },
+};
+
+function kindOf(field: DescField): { kind: ListFilterKind; vocabulary: Vocabulary | null } {
+  const enumVocabulary = (typeName: string) => {
+    const vocabulary = vocabularyOfEnum.get(typeName);
+    if (vocabulary === undefined) throw new Error(`list filter ${field.name}: no vocabulary for ${typeName}`);
+    return vocabulary;
+  };
+  if (field.fieldKind === "list" && field.listKind === "enum") {
+    return { kind: "anyOf", vocabulary: enumVocabulary(field.enum.typeName) };
+  }
+  if (field.fieldKind === "enum") return { kind: "enum", vocabulary: enumVocabulary(field.enum.typeName) };
+  if (field.fieldKind === "scalar" && field.scalar === ScalarType.STRING) return { kind: "text", vocabulary: null };
+  if (field.fieldKind === "scalar" && field.scalar === ScalarType.INT32) return { kind: "year", vocabulary: null };
+  throw new Error(`list filter ${field.name}: a ${field.fieldKind} field is not a kind of filter the ledger knows`);
+}
+
+/**
+ * The list filters, in proto order, derived from ListSourcesRequest's descriptor: adding a filter
+ * to the proto adds it to REST, the rpc adapter, the ledger and the three stores at once (or fails
+ * here at start, when its kind is new).
+ */
+export const LIST_FILTERS: readonly ListFilter[] = ListSourcesRequestSchema.fields
+  .filter((field) => !NOT_FILTERS.has(field.name))
+  .map((field) => {
+    const override = OVERRIDES[field.name] ?? {};
+    return {
+      name: field.name,
+      messageKey: field.localName,
+      queryKey: override.queryKey ?? (field.localName as keyof ListFilterValues),
+      ...kindOf(field),
+      environments: override.environments ?? ["production", "sandbox"],
+      column: field.name,
+      documentPath: override.documentPath ?? field.name,
+    };
+  });
+
+/** The filters one environment offers. */
+export function listFiltersOf(environment: Environment): readonly ListFilter[] {
+  return LIST_FILTERS.filter((filter) => filter.environments.includes(environment));
+}
