@@ -21,7 +21,8 @@ async function main(): Promise<void> {
   if (devIdentity) {
     if (!isLoopbackHost(config.host)) {
       app.log.warn(
-        "DEVELOPMENT IDENTITY PROVIDER IS ON AND THE SERVICE LISTENS BEYOND LOOPBACK: its demo credentials and signing key are for local use only. Set AUTH_ISSUER for any real deployment.",
+        "DEVELOPMENT IDENTITY PROVIDER IS ON AND THE SERVICE LISTENS BEYOND LOOPBACK: its demo credentials and " +
+          "signing key are for local use only. Set AUTH_ISSUER for any real deployment.",
       );
     }
     const demo = devIdentity.demoClient;

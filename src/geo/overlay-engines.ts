@@ -51,9 +51,9 @@ export const snappedJstsEngine: OverlayEngine = {
 };
 
 /**
- * JTS first: on field-sized polygons it is about 5× faster than polyclip-ts (whose exact
- * arithmetic runs on bignumber.js: 45% of a create's CPU in a profile) with the same areas;
- * each engine catches what the one before it throws on.
+ * JTS first: on field-sized polygons it is several times faster than polyclip-ts, whose exact
+ * arithmetic runs on bignumber.js (figures in docs/benchmarks.md), with the same areas; each
+ * engine catches what the one before it throws on.
  */
 export const DEFAULT_ENGINES: readonly OverlayEngine[] = [jstsEngine, polyclipEngine, snappedJstsEngine];
 

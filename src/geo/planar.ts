@@ -88,7 +88,10 @@ export function clearlyTurns(a: Position, b: Position, c: Position): boolean {
   return Math.abs(ux * vy - uy * vx) > margin && margin > 0;
 }
 
-/** Every vertex lies within TOUCH_TOLERANCE_DEG of the line through the first vertex and the vertex farthest from it. */
+/**
+ * Every vertex lies within TOUCH_TOLERANCE_DEG of the line through the first vertex and the vertex
+ * farthest from it.
+ */
 export function isCollinear(ring: Position[]): boolean {
   const origin = ring[0];
   let far: Position | undefined;

@@ -114,7 +114,9 @@ export function nestedPartsIssue(first: number, second: number, inner: number, a
   const outer = inner === first ? second : first;
   return {
     path: [second],
-    detail: `polygons ${first} and ${second} overlap: polygon ${inner} lies inside polygon ${outer} near ${formatLocation(at[0], at[1])}; ${DISSOLVE}`,
+    detail:
+      `polygons ${first} and ${second} overlap: polygon ${inner} lies inside polygon ${outer} ` +
+      `near ${formatLocation(at[0], at[1])}; ${DISSOLVE}`,
   };
 }
 

@@ -70,14 +70,18 @@ function checkRing(g: SourceGeometry, part: number, index: number, ring: Positio
   if (first[0] !== last[0] || first[1] !== last[1]) {
     issues.push({
       path,
-      detail: `${label()} is not closed: its last position ${formatPosition(last[0], last[1])} differs from its first ${formatPosition(first[0], first[1])}`,
+      detail:
+        `${label()} is not closed: its last position ${formatPosition(last[0], last[1])} ` +
+        `differs from its first ${formatPosition(first[0], first[1])}`,
     });
   }
   const distinct = countDistinctUpTo(ring, 3);
   if (distinct < 3) {
     issues.push({
       path,
-      detail: `${label()} has only ${distinct} distinct ${distinct === 1 ? "vertex" : "vertices"}; at least 3 are required`,
+      detail:
+        `${label()} has only ${distinct} distinct ${distinct === 1 ? "vertex" : "vertices"}; ` +
+        "at least 3 are required",
     });
   }
 }

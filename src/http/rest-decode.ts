@@ -221,7 +221,10 @@ function dateTimeProblem(field: string, value: unknown): string {
     return `${expected}; ${preview(value)} has no offset (add Z for UTC or +hh:mm)`;
   }
   if (shape)
-    return `${field} ${preview(value)} is not a real date and time (check the day of the month, hours, minutes and offset)`;
+    return (
+      `${field} ${preview(value)} is not a real date and time ` +
+      "(check the day of the month, hours, minutes and offset)"
+    );
   return `${expected}; got ${preview(value)}`;
 }
 
@@ -350,7 +353,9 @@ function decodeFeature(
       source: index,
       field: "alt_id",
       pointer: `${propertiesPointer}/alt_id`,
-      detail: `the feature's id (${preview(idValue)}) and properties.alt_id (${preview(propertyAltId)}) differ; give one alt_id`,
+      detail:
+        `the feature's id (${preview(idValue)}) and properties.alt_id (${preview(propertyAltId)}) differ; ` +
+        "give one alt_id",
     });
   } else if (idValue !== null) decoder.altId(idValue, `${base}/id`);
   else if (propertyAltId !== null) decoder.altId(propertyAltId, `${propertiesPointer}/alt_id`);

@@ -32,7 +32,8 @@ export function parseRfc3339(text: string): { seconds: bigint; nanos: number } |
 /**
  * Recently formatted instants. Every record carries four times and many records share their
  * period (start_at, end_at), so a page of 100 records formats a few distinct values hundreds of
- * times; formatting showed as 4–8% of the read profiles. Cleared when full, so it stays small.
+ * times, and formatting showed in the read profiles (docs/benchmarks.md). Cleared when full, so it
+ * stays small.
  */
 const recentlyFormatted = new Map<number, string>();
 const MAX_REMEMBERED = 4_096;

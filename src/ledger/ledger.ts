@@ -51,10 +51,22 @@ function storeFailure(error: unknown): never {
   if (error instanceof CapacityExceededError) {
     throw new LedgerError(
       "exhausted",
-      `a sandbox session holds at most ${error.limit} ${error.unit}; delete some sources or wait for the session to expire`,
+      `a sandbox session holds at most ${error.limit} ${error.unit}; ` +
+        "delete some sources or wait for the session to expire",
     );
   }
   throw error;
+}
+
+/**
+ * The account a caller's reads and deletes are confined to: null (every account) for admins only.
+ * The authentication interceptor refuses a non-admin token without an account claim; reaching
+ * here with one is a wiring bug, and must not widen the scope to every account.
+ */
+function accountScope(principal: Principal): string | null {
+  if (principal.isAdmin) return null;
+  if (principal.accountId === null) throw new Error("a non-admin principal without an account reached the ledger");
+  return principal.accountId;
 }
 
 /** The account an admin-only `account_id` names, or a violation for everyone else. */
@@ -136,6 +148,7 @@ export function createLedger(options: LedgerOptions): Ledger {
     environment,
 
     async create(principal, command) {
+      accountScope(principal);
       const violations: Violation[] = [];
       const owner = ownerForCreate(principal, command.accountId, violations);
       const { valid, violations: sourceViolations } = validateSourceDrafts(command.sources);
@@ -183,7 +196,7 @@ export function createLedger(options: LedgerOptions): Ledger {
       rejectIfInvalid(command.readViolations, violations);
       const query: ListQuery = {
         ...filters,
-        accountId: principal.isAdmin ? (account ?? null) : principal.accountId,
+        accountId: principal.isAdmin ? (account ?? null) : accountScope(principal),
         limit,
         offset,
       };
@@ -198,7 +211,7 @@ export function createLedger(options: LedgerOptions): Ledger {
       rejectIfInvalid(command.readViolations, command.id === "" ? [{ field: "id", detail: "id is required" }] : []);
       let record: SourceRecord | null;
       try {
-        record = await store.get(command.id, principal.isAdmin ? null : principal.accountId);
+        record = await store.get(command.id, accountScope(principal));
       } catch (error) {
         return storeFailure(error);
       }
@@ -222,7 +235,7 @@ export function createLedger(options: LedgerOptions): Ledger {
         });
       }
       rejectIfInvalid(command.readViolations, violations);
-      const scope = principal.isAdmin ? (named ?? null) : principal.accountId;
+      const scope = principal.isAdmin ? (named ?? null) : accountScope(principal);
       const { by, value } = key as NonNullable<DeleteCommand["key"]>;
       let deleted: boolean;
       try {

@@ -45,7 +45,7 @@ export function altIdProblem(altId: string): string | null {
 
 /** outcome_reporting_year, on a source and as a filter. */
 export function yearProblem(year: number, name: string): string | null {
-  if (year >= MIN_YEAR && year <= MAX_YEAR) return null;
+  if (Number.isInteger(year) && year >= MIN_YEAR && year <= MAX_YEAR) return null;
   return `${name} must be a year from ${MIN_YEAR} to ${MAX_YEAR}, got ${year}`;
 }
 
@@ -59,9 +59,10 @@ export function tagProblem(tag: string): string | null {
 }
 
 export function limitProblem(limit: number): string | null {
-  return limit < 1 || limit > MAX_LIST_LIMIT ? `limit must be from 1 to ${MAX_LIST_LIMIT}, got ${limit}` : null;
+  const fits = Number.isInteger(limit) && limit >= 1 && limit <= MAX_LIST_LIMIT;
+  return fits ? null : `limit must be from 1 to ${MAX_LIST_LIMIT}, got ${limit}`;
 }
 
 export function offsetProblem(offset: number): string | null {
-  return offset < 0 ? `offset must be 0 or more, got ${offset}` : null;
+  return Number.isInteger(offset) && offset >= 0 ? null : `offset must be 0 or more, got ${offset}`;
 }

@@ -83,7 +83,8 @@ function seconds(ms: number): string {
 
 function formatProgress(p: ImportProgress): string {
   return (
-    `protected-areas import: ${count(p.read)} features read (${count(p.accepted)} loaded, ${count(p.rejected)} rejected) ` +
+    `protected-areas import: ${count(p.read)} features read ` +
+    `(${count(p.accepted)} loaded, ${count(p.rejected)} rejected) ` +
     `in ${seconds(p.elapsedMs)}, ${count(Math.round(p.featuresPerSecond))} features/s\n`
   );
 }
@@ -141,7 +142,8 @@ async function importCommand(positionals: string[], values: ParsedValues, contex
         `  features read:  ${count(summary.read)}\n` +
         `  loaded:         ${count(summary.accepted)}\n` +
         `  rejected:       ${count(summary.rejected)}\n` +
-        `  time:           ${seconds(summary.elapsedMs)} (${count(Math.round(summary.featuresPerSecond))} features/s)\n` +
+        `  time:           ${seconds(summary.elapsedMs)} ` +
+        `(${count(Math.round(summary.featuresPerSecond))} features/s)\n` +
         `  active since:   ${summary.layer.importedAt === null ? "-" : time(summary.layer.importedAt)}\n`,
     );
     if (summary.garbageError !== null) {

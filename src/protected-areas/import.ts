@@ -162,7 +162,8 @@ export async function importProtectedAreas(options: ImportOptions): Promise<Impo
     await features.return(undefined);
     const since = Math.round((now() - begun.busy.heartbeatAt) / 1000);
     throw new ImportInProgressError(
-      `another import ("${begun.busy.dataset}" from ${begun.busy.sourceFile}, ${begun.busy.featureCount} areas so far) ` +
+      `another import ("${begun.busy.dataset}" from ${begun.busy.sourceFile}, ` +
+        `${begun.busy.featureCount} areas so far) ` +
         `wrote its last batch ${since} s ago. Wait for it, or, if it was killed, pass --force to take over.`,
     );
   }

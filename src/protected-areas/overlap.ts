@@ -143,7 +143,7 @@ function measureGroup(subject: OverlapSubject, group: AreaGroup, engines: Overla
  * positions first clipped to the source's box plus a margin (clip.ts): a field next to a
  * 200,000-vertex coastline costs milliseconds rather than seconds. Clipped input goes to
  * polyclip-ts, which handles the clip's degenerate bridges exactly; if it fails, the unclipped
- * parts go through the whole engine chain (polyclip-ts, JSTS, snapped JSTS).
+ * parts go through the whole engine chain (JSTS, polyclip-ts, snapped JSTS).
  *
  * Overlay failures never escape: when every overlay engine fails for an area, or for the union,
  * that figure is estimated by sampling a 64 × 64 grid over the source (sampling.ts), and the

@@ -38,6 +38,10 @@ function enumName(value: number, vocabulary: Vocabulary, field: string, issues: 
   return name ?? null;
 }
 
+/**
+ * The names of a repeated enum. A list with an unknown number is dropped whole, so that the
+ * indexes the ledger reports (a repeated name) keep matching the request's.
+ */
 function enumNames(
   values: readonly number[],
   vocabulary: Vocabulary,
@@ -46,12 +50,16 @@ function enumNames(
   source?: number,
 ) {
   const names: string[] = [];
+  let unknown = false;
   values.forEach((value, index) => {
     const name = vocabulary.nameOf(value);
-    if (name === undefined) issues.push({ source, field, index, detail: vocabulary.unknownNumber(field, value) });
-    else names.push(name);
+    if (name !== undefined) names.push(name);
+    else {
+      unknown = true;
+      issues.push({ source, field, index, detail: vocabulary.unknownNumber(field, value) });
+    }
   });
-  return names;
+  return unknown ? [] : names;
 }
 
 /** One SourceInput → a draft; its wire-level problems go to `issues`. */

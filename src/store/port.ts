@@ -1,4 +1,3 @@
-
 import type { ListQuery } from "../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../model/records.js";
 

@@ -14,7 +14,7 @@ import { type Document, MongoClient } from "mongodb";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
-import type { PolygonGeometry, Position, SourceGeometry } from "../../src/geo/types.js";
+import type { PolygonGeometry, SourceGeometry } from "../../src/geo/types.js";
 import { conflictPolicy, sourcesConflict } from "../../src/ledger/conflict.js";
 import type { NewSourceRecord, SourceRecord } from "../../src/model/records.js";
 import { runCli } from "../../src/protected-areas/cli.js";
@@ -49,6 +49,7 @@ import {
 import { listQuery, makeRecord, square } from "../contract/fixtures.js";
 import { describeSourceStoreContract } from "../contract/source-store-contract.js";
 import { featureCollection, paFeature, rect, type TempDir, tempDir } from "../protected-areas/fixtures.js";
+import { ring } from "../support/geometry-fixtures.js";
 
 const uri = process.env.MONGODB_URI;
 const SKIPPED = "skipped: MONGODB_URI not set — no MongoDB server can be installed on this machine";
@@ -102,18 +103,8 @@ describe.skipIf(!uri)(`MongoDB contract (${uri ? RUNS : SKIPPED})`, () => {
 const Y2025 = Date.UTC(2025, 0, 1);
 const Y2026 = Date.UTC(2026, 0, 1);
 
-function cellRing(lon1: number, lat1: number, lon2: number, lat2: number): Position[] {
-  return [
-    [lon1, lat1],
-    [lon2, lat1],
-    [lon2, lat2],
-    [lon1, lat2],
-    [lon1, lat1],
-  ];
-}
-
 function cell(lon1: number, lat1: number, lon2: number, lat2: number): PolygonGeometry {
-  return { type: "Polygon", coordinates: [cellRing(lon1, lat1, lon2, lat2)] };
+  return { type: "Polygon", coordinates: [ring(lon1, lat1, lon2, lat2)] };
 }
 
 /** mulberry32: small and seedable. */
@@ -295,7 +286,7 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
       // A MultiPolygon spanning the globe, and a small square inside its bounding box but apart from it.
       const wide: SourceGeometry = {
         type: "MultiPolygon",
-        coordinates: [[cellRing(-179, -80, -178, -79)], [cellRing(178, 79, 179, 80)]],
+        coordinates: [[ring(-179, -80, -178, -79)], [ring(178, 79, 179, 80)]],
       };
       const [s1, s2, p1, p2, far, inside] = await store.insertMany([
         makeRecord({ geometry: strips[0] }),
@@ -480,7 +471,7 @@ describe.skipIf(!uri)(`MongoDB protected-area layers and unep_overlap (${uri ? R
     return adminClient().db(database).collection(collection).countDocuments(filter);
   }
 
-  it("creates the collections' indexes and drops the obsolete ones of the earlier version", async () => {
+  it("creates the collections' indexes (and takes none away: setup runs no dropIndex)", async () => {
     const db = adminClient().db(database);
     const areaIndexes = await db.collection(PROTECTED_AREAS).listIndexes().toArray();
     for (const spec of PROTECTED_AREA_INDEXES)
@@ -491,31 +482,6 @@ describe.skipIf(!uri)(`MongoDB protected-area layers and unep_overlap (${uri ? R
       ["_id_", ...GEOMETRY_CHUNK_INDEXES.map((i) => i.name)].sort(),
     );
     expect(await db.listCollections({ name: LAYERS }).toArray()).toHaveLength(1);
-
-    const older = freshDatabase();
-    try {
-      await adminClient()
-        .db(older)
-        .collection(PROTECTED_AREAS)
-        .createIndexes([
-          { key: { cover: "2dsphere" }, name: "cover_2dsphere" },
-          { key: { dataset: 1 }, name: "dataset" },
-        ]);
-      const upgraded = await openMongoStore({
-        uri: uri as string,
-        database: older,
-        conflictPolicy,
-        protectedAreaPolicy: unepOverlapPolicy,
-      });
-      await upgraded.ping();
-      await upgraded.close();
-      const names = (await adminClient().db(older).collection(PROTECTED_AREAS).listIndexes().toArray())
-        .map((i) => i.name)
-        .sort();
-      expect(names).toEqual(["_id_", ...PROTECTED_AREA_INDEXES.map((i) => i.name)].sort());
-    } finally {
-      await adminClient().db(older).dropDatabase();
-    }
   });
 
   it("is null while no layer is loaded, then computed from the active layer at create", async () => {
@@ -578,7 +544,7 @@ describe.skipIf(!uri)(`MongoDB protected-area layers and unep_overlap (${uri ? R
   it("finds areas whose covers are wide or polar, and a batch's sources each get their own overlap", async () => {
     const wide: SourceGeometry = {
       type: "MultiPolygon",
-      coordinates: [[cellRing(-179, 60, -178, 61)], [cellRing(178, 60, 179, 61)]],
+      coordinates: [[ring(-179, 60, -178, 61)], [ring(178, 60, 179, 61)]],
     };
     await loadLayer(layers, "WDPA", [
       pa("wide", wide),

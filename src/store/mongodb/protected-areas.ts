@@ -12,13 +12,7 @@
  *   transaction), so the layer it reads cannot be retired and deleted under it, and computes the
  *   overlaps after the snapshot, outside any transaction.
  */
-import type {
-  ClientSession,
-  Collection,
-  Db,
-  MongoClient,
-  MongoClientOptions,
-} from "mongodb";
+import type { ClientSession, Collection, Db, MongoClient, MongoClientOptions } from "mongodb";
 import { ulid } from "ulid";
 import { boxesIntersect } from "../../geo/bbox.js";
 import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
@@ -99,8 +93,8 @@ function layerCollections(db: Db): LayerCollections {
 }
 
 /**
- * Creates the indexes of the layers' collections (a no-op when they exist) and creates the state collection, so a create's first snapshot read
- * does not race its creation. Run by the store's setup and by the CLI's.
+ * Creates the indexes of the layers' collections (a no-op when they exist) and creates the state
+ * collection, so a create's first snapshot read does not race its creation. Run by the store's setup and by the CLI's.
  */
 export async function prepareProtectedAreaCollections(db: Db): Promise<void> {
   const { areas, chunks: geometryChunks } = layerCollections(db);

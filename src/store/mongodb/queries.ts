@@ -307,7 +307,10 @@ export function layerStateWrite(
   };
 }
 
-/** Area imports: unordered (the loading layer is invisible, order does not matter), so one bad document does not stop the rest. */
+/**
+ * Area imports: unordered (the loading layer is invisible, order does not matter), so one bad
+ * document does not stop the rest.
+ */
 export const AREA_INSERT_OPTIONS = { ordered: false } as const;
 
 /** `$geoIntersects` of the covers of one layer's areas with the cover of one box. */

@@ -236,7 +236,8 @@ export class MongoSourceStore implements SourceStore {
             if (error.hasErrorLabel(MongoErrorLabel.TransientTransactionError) && Date.now() >= deadline) {
               // Not a MongoError: withTransaction aborts and rethrows it without another attempt.
               throw new StoreUnavailableError(
-                `mongodb ${action} transaction still failing after ${this.transactionBudgetMs} ms: ${error.name}: ${error.message}`,
+                `mongodb ${action} transaction still failing after ${this.transactionBudgetMs} ms: ` +
+                  `${error.name}: ${error.message}`,
                 { cause: error },
               );
             }

@@ -165,7 +165,8 @@ export class SqliteProtectedAreaLayers implements ProtectedAreaLayers {
       ),
       retired: db.prepare("SELECT id FROM protected_area_layers WHERE state = 'retired' ORDER BY id"),
       deleteAreas: db.prepare(
-        "DELETE FROM protected_areas WHERE seq IN (SELECT seq FROM protected_areas WHERE layer_id = ? ORDER BY seq LIMIT ?)",
+        `DELETE FROM protected_areas
+         WHERE seq IN (SELECT seq FROM protected_areas WHERE layer_id = ? ORDER BY seq LIMIT ?)`,
       ),
       deleteLayer: db.prepare("DELETE FROM protected_area_layers WHERE id = ?"),
     };

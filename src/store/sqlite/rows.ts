@@ -108,7 +108,7 @@ function parsedGeometry(this: StoredRecord): SourceGeometry {
 /**
  * A row read in raw mode (the values of COLUMNS, in order) → the record. The hot reads (get,
  * list) use raw mode: the driver then builds an array instead of an object with 21 named
- * properties per row, which measured ~25% of a single-row read.
+ * properties per row, which showed in the single-row read profile (docs/benchmarks.md).
  *
  * `geometry` is an enumerable accessor that parses the stored GeoJSON text on first use (a REST
  * read sends `geometryJson` as it is and never parses it); `geometryJson` is not enumerable, so a

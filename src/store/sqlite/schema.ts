@@ -47,7 +47,8 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX sources_steward_id ON sources (steward_id, created_at, id);
       CREATE INDEX sources_account_project_id ON sources (account_id, project_id, created_at, id);
       CREATE INDEX sources_project_id ON sources (project_id, created_at, id);
-      CREATE INDEX sources_account_outcome_reporting_year ON sources (account_id, outcome_reporting_year, created_at, id);
+      CREATE INDEX sources_account_outcome_reporting_year
+        ON sources (account_id, outcome_reporting_year, created_at, id);
       CREATE INDEX sources_outcome_reporting_year ON sources (outcome_reporting_year, created_at, id);
       CREATE INDEX sources_account_source_type ON sources (account_id, source_type, created_at, id);
       CREATE INDEX sources_source_type ON sources (source_type, created_at, id);
