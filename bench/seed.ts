@@ -1,7 +1,7 @@
 /**
  * Loads a ledger directly through the embedded store (no HTTP).
  *
- * `seedLedger`: records are built the way ledger/service.ts builds them (NewSourceRecord,
+ * `seedLedger`: records are built the way ledger/ledger.ts builds them (NewSourceRecord,
  * production ids, bbox and geodesic area from src/geo, one distinct 100-position circle per
  * record) and inserted with the store's own `insertMany`, 5,000 a transaction. About 9,000
  * records/s here, so it is used up to 100,000 records.

@@ -3,6 +3,7 @@ import { boundingBox } from "../../src/geo/bbox.js";
 import type { MultiPolygonGeometry, PolygonGeometry } from "../../src/geo/types.js";
 import type { ListQuery } from "../../src/model/list-query.js";
 import type { NewSourceRecord, SourceRecord, UnepOverlapRecord } from "../../src/model/records.js";
+import { ring } from "../support/geometry-fixtures.js";
 
 /** 2024-01-01T00:00:00.000Z; fixtures count up from here so insertion order is created order. */
 export const BASE_TIME = Date.UTC(2024, 0, 1);
@@ -11,18 +12,7 @@ let sequence = 0;
 
 /** A closed, counter-clockwise square with its south-west corner at (x, y). */
 export function square(x: number, y: number, size = 1): PolygonGeometry {
-  return {
-    type: "Polygon",
-    coordinates: [
-      [
-        [x, y],
-        [x + size, y],
-        [x + size, y + size],
-        [x, y + size],
-        [x, y],
-      ],
-    ],
-  };
+  return { type: "Polygon", coordinates: [ring(x, y, x + size, y + size)] };
 }
 
 /**

@@ -10,6 +10,7 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { BadRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { ring } from "../support/geometry-fixtures.js";
 
 export const PROTO_ROOT = fileURLToPath(new URL("../../proto", import.meta.url));
 
@@ -186,9 +187,7 @@ export function metadataValue(
 
 /** A closed square ring, packed lon/lat, with its lower-left corner at (lon, lat). */
 export function squareRing(lon: number, lat: number, size = 0.01): { coordinates: number[] } {
-  return {
-    coordinates: [lon, lat, lon + size, lat, lon + size, lat + size, lon, lat + size, lon, lat],
-  };
+  return { coordinates: ring(lon, lat, lon + size, lat + size).flat() };
 }
 
 export function polygonGeometry(lon: number, lat: number, size = 0.01): object {

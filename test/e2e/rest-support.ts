@@ -3,6 +3,7 @@
  * and problem-details assertions. Every test file starts its own server with startTestServer().
  */
 import { expect } from "vitest";
+import { ring } from "../support/geometry-fixtures.js";
 import type { TestServer } from "../support/server.js";
 
 export type Json = Record<string, unknown>;
@@ -52,13 +53,7 @@ export function pathOf(env: Environment, rest = ""): string {
 
 /** A closed, counter-clockwise square ring with its south-west corner at (x, y). */
 export function square(x = 0, y = 0, d = 1): Ring {
-  return [
-    [x, y],
-    [x + d, y],
-    [x + d, y + d],
-    [x, y + d],
-    [x, y],
-  ];
+  return ring(x, y, x + d, y + d);
 }
 
 export function polygon(x = 0, y = 0, d = 1): Json {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { EARTH_RADIUS_M, geodesicAreaM2 } from "../../src/geo/area.js";
 import type { Position } from "../../src/geo/types.js";
+import { ring } from "../support/geometry-fixtures.js";
 import { multiPolygon, polygon, squareRing } from "./fixtures.js";
 
 const RAD = Math.PI / 180;
@@ -14,13 +15,7 @@ function analyticCellArea(lon1: number, lat1: number, lon2: number, lat2: number
 }
 
 function cell(lon: number, lat: number, dLon: number, dLat: number): Position[] {
-  return [
-    [lon, lat],
-    [lon + dLon, lat],
-    [lon + dLon, lat + dLat],
-    [lon, lat + dLat],
-    [lon, lat],
-  ];
+  return ring(lon, lat, lon + dLon, lat + dLat);
 }
 
 function relativeError(actual: number, expected: number): number {

@@ -1,25 +1,20 @@
 import type { MultiPolygonGeometry, PolygonCoordinates, PolygonGeometry, Position } from "../../src/geo/types.js";
+import { ring } from "../support/geometry-fixtures.js";
 
 /** Closed counter-clockwise square ring with its lower-left corner at (x, y). */
 export function squareRing(x: number, y: number, size = 1): Position[] {
-  return [
-    [x, y],
-    [x + size, y],
-    [x + size, y + size],
-    [x, y + size],
-    [x, y],
-  ];
+  return ring(x, y, x + size, y + size);
 }
 
 /** Closed ring approximating a circle with `vertices` distinct vertices. */
 export function circleRing(cx: number, cy: number, radius: number, vertices: number): Position[] {
-  const ring: Position[] = [];
+  const positions: Position[] = [];
   for (let i = 0; i < vertices; i++) {
     const angle = (2 * Math.PI * i) / vertices;
-    ring.push([cx + radius * Math.cos(angle), cy + radius * Math.sin(angle)]);
+    positions.push([cx + radius * Math.cos(angle), cy + radius * Math.sin(angle)]);
   }
-  ring.push(ring[0]);
-  return ring;
+  positions.push(positions[0]);
+  return positions;
 }
 
 export function polygon(...rings: Position[][]): PolygonGeometry {

@@ -14,6 +14,7 @@ import {
 } from "../../src/geo/overlap.js";
 import type { Position, SourceGeometry } from "../../src/geo/types.js";
 import { checkGeometry } from "../../src/geo/validity.js";
+import { ring } from "../support/geometry-fixtures.js";
 import { multiPolygon, polygon, square, squareRing } from "./fixtures.js";
 
 const RAD = Math.PI / 180;
@@ -21,16 +22,6 @@ const RAD = Math.PI / 180;
 /** Exact area of the lon/lat cell [lon1, lon2] × [lat1, lat2] on our sphere. */
 function cellArea(lon1: number, lat1: number, lon2: number, lat2: number): number {
   return EARTH_RADIUS_M ** 2 * (lon2 - lon1) * RAD * (Math.sin(lat2 * RAD) - Math.sin(lat1 * RAD));
-}
-
-function cell(lon1: number, lat1: number, lon2: number, lat2: number): Position[] {
-  return [
-    [lon1, lat1],
-    [lon2, lat1],
-    [lon2, lat2],
-    [lon1, lat2],
-    [lon1, lat1],
-  ];
 }
 
 const throwing = (name: string): OverlayEngine => ({
@@ -60,7 +51,7 @@ function spying(engine: OverlayEngine, calls: string[]): OverlayEngine {
 
 // Fields of about 100 m near 50° N.
 const FIELD = 0.001;
-const fieldA = polygon(cell(10, 50, 10 + FIELD, 50 + FIELD));
+const fieldA = polygon(ring(10, 50, 10 + FIELD, 50 + FIELD));
 
 describe("intersectionAreaM2", () => {
   it("gives half a unit square for two unit squares overlapping by half", () => {
@@ -68,7 +59,7 @@ describe("intersectionAreaM2", () => {
   });
 
   it("gives the overlap of two fields overlapping by half", () => {
-    const b = polygon(cell(10 + FIELD / 2, 50, 10 + 1.5 * FIELD, 50 + FIELD));
+    const b = polygon(ring(10 + FIELD / 2, 50, 10 + 1.5 * FIELD, 50 + FIELD));
     const expected = cellArea(10 + FIELD / 2, 50, 10 + FIELD, 50 + FIELD);
     expect(intersectionAreaM2(fieldA, b)).toBeCloseTo(expected, 3);
     expect(intersectionAreaM2(fieldA, b) / geodesicAreaM2(fieldA)).toBeCloseTo(0.5, 9);
@@ -81,7 +72,7 @@ describe("intersectionAreaM2", () => {
   });
 
   it("is the smaller polygon's area when one contains the other", () => {
-    const inner = polygon(cell(10.0002, 50.0002, 10.0005, 50.0007));
+    const inner = polygon(ring(10.0002, 50.0002, 10.0005, 50.0007));
     expect(intersectionAreaM2(fieldA, inner)).toBeCloseTo(geodesicAreaM2(inner), 3);
     expect(intersectionAreaM2(inner, fieldA)).toBeCloseTo(geodesicAreaM2(inner), 3);
     expect(intersectionAreaM2(fieldA, fieldA)).toBeCloseTo(geodesicAreaM2(fieldA), 3);
@@ -92,14 +83,14 @@ describe("intersectionAreaM2", () => {
     expect(intersectionAreaM2(withHole, square(3, 3))).toBe(0);
     expect(intersectionAreaM2(square(3, 3), withHole)).toBe(0);
     // Half of this square lies in the hole.
-    expect(intersectionAreaM2(withHole, polygon(cell(5, 3, 7, 4)))).toBeCloseTo(cellArea(6, 3, 7, 4), -1);
+    expect(intersectionAreaM2(withHole, polygon(ring(5, 3, 7, 4)))).toBeCloseTo(cellArea(6, 3, 7, 4), -1);
     // Covering the whole holed polygon leaves exactly its area.
     expect(intersectionAreaM2(withHole, square(-1, -1, 12))).toBeCloseTo(geodesicAreaM2(withHole), -1);
   });
 
   it("sums over MultiPolygon parts", () => {
-    const parts = multiPolygon([cell(0, 0, 1, 1)], [cell(2, 0, 3, 1)], [cell(10, 10, 11, 11)]);
-    const across = polygon(cell(0.5, 0.25, 2.5, 0.75));
+    const parts = multiPolygon([ring(0, 0, 1, 1)], [ring(2, 0, 3, 1)], [ring(10, 10, 11, 11)]);
+    const across = polygon(ring(0.5, 0.25, 2.5, 0.75));
     const expected = cellArea(0.5, 0.25, 1, 0.75) + cellArea(2, 0.25, 2.5, 0.75);
     expect(intersectionAreaM2(parts, across)).toBeCloseTo(expected, -1);
     expect(intersectionAreaM2(across, parts)).toBeCloseTo(expected, -1);
@@ -128,20 +119,20 @@ describe("intersectionAreaM2", () => {
 
   it("measures slivers, which conflict detection then ignores by their share of the area", () => {
     // Overlap 1e-7° (~1 cm) wide along a 100 m boundary: ~0.7 m².
-    const b = polygon(cell(10 + FIELD - 1e-7, 50, 10 + 2 * FIELD, 50 + FIELD));
+    const b = polygon(ring(10 + FIELD - 1e-7, 50, 10 + 2 * FIELD, 50 + FIELD));
     const area = intersectionAreaM2(fieldA, b);
     expect(area).toBeCloseTo(cellArea(10 + FIELD - 1e-7, 50, 10 + FIELD, 50 + FIELD), 3);
     expect(area / geodesicAreaM2(fieldA)).toBeLessThan(1e-3);
   });
 
   it("handles polygons at the antimeridian", () => {
-    const a = polygon(cell(179.9, -16.1, 180, -16));
-    const b = polygon(cell(179.95, -16.05, 180, -15.9));
+    const a = polygon(ring(179.9, -16.1, 180, -16));
+    const b = polygon(ring(179.95, -16.05, 180, -15.9));
     expect(intersectionAreaM2(a, b)).toBeCloseTo(cellArea(179.95, -16.05, 180, -16), -1);
     // Planar lon/lat: a field just across the antimeridian is far away, not adjacent.
-    expect(intersectionAreaM2(a, polygon(cell(-180, -16.1, -179.9, -16)))).toBe(0);
-    expect(intersectionAreaM2(a, polygon(cell(179.99, -16.1, 180, -16)))).toBeCloseTo(
-      geodesicAreaM2(polygon(cell(179.99, -16.1, 180, -16))),
+    expect(intersectionAreaM2(a, polygon(ring(-180, -16.1, -179.9, -16)))).toBe(0);
+    expect(intersectionAreaM2(a, polygon(ring(179.99, -16.1, 180, -16)))).toBeCloseTo(
+      geodesicAreaM2(polygon(ring(179.99, -16.1, 180, -16))),
       -1,
     );
   });
@@ -157,7 +148,7 @@ describe("intersection", () => {
 
   it("returns a MultiPolygon when the overlap has several parts", () => {
     // A strip across a polygon with a hole in the middle comes out in two pieces.
-    const result = intersection(polygon(cell(0, 0, 3, 1), cell(1, 0.2, 2, 0.8)), polygon(cell(0.5, 0.4, 2.5, 0.6)));
+    const result = intersection(polygon(ring(0, 0, 3, 1), ring(1, 0.2, 2, 0.8)), polygon(ring(0.5, 0.4, 2.5, 0.6)));
     expect(result?.type).toBe("MultiPolygon");
     expect(result?.coordinates).toHaveLength(2);
   });
@@ -208,8 +199,8 @@ describe("unionOf", () => {
 });
 
 describe("overlay engines and fallback", () => {
-  const a = polygon(cell(10, 50, 10.001, 50.001));
-  const b = polygon(cell(10.0005, 50.0002, 10.0015, 50.0012));
+  const a = polygon(ring(10, 50, 10.001, 50.001));
+  const b = polygon(ring(10.0005, 50.0002, 10.0015, 50.0012));
   const expectedOverlap = cellArea(10.0005, 50.0002, 10.001, 50.001);
   const expectedUnion = geodesicAreaM2(a) + geodesicAreaM2(b) - expectedOverlap;
 
@@ -320,8 +311,8 @@ describe("overlay engines and fallback", () => {
 
   it("does not modify its inputs", () => {
     const first: SourceGeometry = multiPolygon(
-      [cell(0, 0, 2, 2), [...cell(0.5, 0.5, 1, 1)].reverse()],
-      [cell(3, 3, 4, 4)],
+      [ring(0, 0, 2, 2), [...ring(0.5, 0.5, 1, 1)].reverse()],
+      [ring(3, 3, 4, 4)],
     );
     const second: SourceGeometry = square(1.5, 1.5, 2);
     const before = JSON.stringify([first, second]);

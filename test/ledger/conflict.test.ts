@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { EARTH_RADIUS_M, geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import { intersectionAreaM2, OverlayFailedError, polyclipEngine } from "../../src/geo/overlap.js";
-import type { MultiPolygonGeometry, PolygonGeometry, Position, SourceGeometry } from "../../src/geo/types.js";
+import type { MultiPolygonGeometry, PolygonGeometry, SourceGeometry } from "../../src/geo/types.js";
 import { checkGeometry } from "../../src/geo/validity.js";
 import {
   attributesCompatible,
@@ -18,7 +18,7 @@ import {
   sourcesConflict,
 } from "../../src/ledger/conflict.js";
 import type { SpatialSubject } from "../../src/model/spatial.js";
-import { digitisedTwice, prng } from "../support/geometry-fixtures.js";
+import { digitisedTwice, prng, ring } from "../support/geometry-fixtures.js";
 
 const RAD = Math.PI / 180;
 const Y2024 = Date.UTC(2024, 0, 1);
@@ -26,18 +26,8 @@ const Y2025 = Date.UTC(2025, 0, 1);
 const Y2026 = Date.UTC(2026, 0, 1);
 
 /** Closed counter-clockwise lon/lat cell [lon1, lon2] × [lat1, lat2]. */
-function cellRing(lon1: number, lat1: number, lon2: number, lat2: number): Position[] {
-  return [
-    [lon1, lat1],
-    [lon2, lat1],
-    [lon2, lat2],
-    [lon1, lat2],
-    [lon1, lat1],
-  ];
-}
-
 function cell(lon1: number, lat1: number, lon2: number, lat2: number): PolygonGeometry {
-  return { type: "Polygon", coordinates: [cellRing(lon1, lat1, lon2, lat2)] };
+  return { type: "Polygon", coordinates: [ring(lon1, lat1, lon2, lat2)] };
 }
 
 /** Exact area of a lon/lat cell on the sphere of docs/api.md §8: R²·Δλ·(sin φ₂ − sin φ₁). */
@@ -209,7 +199,7 @@ describe("the 1% overlap rule on the exact geometry", () => {
   it("a MultiPolygon partly overlapping another source conflicts on its whole area's share", () => {
     const parts: MultiPolygonGeometry = {
       type: "MultiPolygon",
-      coordinates: [[cellRing(0, 0, 1, 1)], [cellRing(5, 0, 6, 1)]],
+      coordinates: [[ring(0, 0, 1, 1)], [ring(5, 0, 6, 1)]],
     };
     expect(checkGeometry(parts)).toEqual([]);
     // Half of the second part: 25% of the MultiPolygon.
@@ -223,7 +213,7 @@ describe("the 1% overlap rule on the exact geometry", () => {
     // Two MultiPolygons whose parts interleave without overlapping.
     const interleaved: MultiPolygonGeometry = {
       type: "MultiPolygon",
-      coordinates: [[cellRing(1, 0, 2, 1)], [cellRing(6, 0, 7, 1)]],
+      coordinates: [[ring(1, 0, 2, 1)], [ring(6, 0, 7, 1)]],
     };
     expect(conflicts(subject(parts), subject(interleaved))).toBe(false);
   });
@@ -231,7 +221,7 @@ describe("the 1% overlap rule on the exact geometry", () => {
   it("a polygon lying in another's hole does not conflict; one reaching out of the hole does", () => {
     const framed: PolygonGeometry = {
       type: "Polygon",
-      coordinates: [cellRing(0, 0, 10, 10), [...cellRing(2, 2, 8, 8)].reverse()],
+      coordinates: [ring(0, 0, 10, 10), [...ring(2, 2, 8, 8)].reverse()],
     };
     expect(checkGeometry(framed)).toEqual([]);
     expect(conflicts(subject(framed), subject(cell(3, 3, 4, 4)))).toBe(false); // strictly inside the hole
@@ -242,7 +232,7 @@ describe("the 1% overlap rule on the exact geometry", () => {
   it("a hole covering the other polygon inside a MultiPolygon part does not conflict", () => {
     const parts: MultiPolygonGeometry = {
       type: "MultiPolygon",
-      coordinates: [[cellRing(0, 0, 4, 4), [...cellRing(1, 1, 3, 3)].reverse()], [cellRing(10, 10, 11, 11)]],
+      coordinates: [[ring(0, 0, 4, 4), [...ring(1, 1, 3, 3)].reverse()], [ring(10, 10, 11, 11)]],
     };
     expect(checkGeometry(parts)).toEqual([]);
     expect(conflicts(subject(parts), subject(cell(1.5, 1.5, 2.5, 2.5)))).toBe(false);

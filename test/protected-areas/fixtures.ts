@@ -3,23 +3,13 @@ import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PolygonGeometry } from "../../src/geo/types.js";
+import { ring } from "../support/geometry-fixtures.js";
 
 export type Json = Record<string, unknown>;
 
 /** A counter-clockwise lon/lat rectangle. */
 export function rect(minX: number, minY: number, maxX: number, maxY: number): PolygonGeometry {
-  return {
-    type: "Polygon",
-    coordinates: [
-      [
-        [minX, minY],
-        [maxX, minY],
-        [maxX, maxY],
-        [minX, maxY],
-        [minX, minY],
-      ],
-    ],
-  };
+  return { type: "Polygon", coordinates: [ring(minX, minY, maxX, maxY)] };
 }
 
 /** A WDPA-style protected-area Feature. */
@@ -86,7 +76,7 @@ export async function writeGridFile(
     const x = -170 + (i % 1000) * 0.3;
     const y = -80 + Math.floor(i / 1000) * 0.3;
     const bowtie = options.invalidEvery !== undefined && i % options.invalidEvery === 0;
-    const ring = bowtie
+    const outline = bowtie
       ? [
           [x, y],
           [x + 0.01, y + 0.01],
@@ -94,13 +84,7 @@ export async function writeGridFile(
           [x, y + 0.01],
           [x, y],
         ]
-      : [
-          [x, y],
-          [x + 0.01, y],
-          [x + 0.01, y + 0.01],
-          [x, y + 0.01],
-          [x, y],
-        ];
+      : ring(x, y, x + 0.01, y + 0.01);
     const feature = {
       type: "Feature",
       properties: {
@@ -112,7 +96,7 @@ export async function writeGridFile(
         REP_AREA: 1.23,
         COMMENT: comment,
       },
-      geometry: { type: "Polygon", coordinates: [ring] },
+      geometry: { type: "Polygon", coordinates: [outline] },
     };
     await write(`${i === 0 ? "" : ",\n"}${JSON.stringify(feature)}`);
   }

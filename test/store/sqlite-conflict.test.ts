@@ -17,24 +17,14 @@ import { conflictPolicy, sourcesConflict } from "../../src/ledger/conflict.js";
 import type { NewSourceRecord, SourceRecord } from "../../src/model/records.js";
 import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/index.js";
 import { listQuery, makeRecord, square } from "../contract/fixtures.js";
-import { digitisedTwice, prng } from "../support/geometry-fixtures.js";
+import { digitisedTwice, prng, ring } from "../support/geometry-fixtures.js";
 
 const _Y2024 = Date.UTC(2024, 0, 1);
 const Y2025 = Date.UTC(2025, 0, 1);
 const Y2026 = Date.UTC(2026, 0, 1);
 
-function cellRing(lon1: number, lat1: number, lon2: number, lat2: number): Position[] {
-  return [
-    [lon1, lat1],
-    [lon2, lat1],
-    [lon2, lat2],
-    [lon1, lat2],
-    [lon1, lat1],
-  ];
-}
-
 function cell(lon1: number, lat1: number, lon2: number, lat2: number): PolygonGeometry {
-  return { type: "Polygon", coordinates: [cellRing(lon1, lat1, lon2, lat2)] };
+  return { type: "Polygon", coordinates: [ring(lon1, lat1, lon2, lat2)] };
 }
 
 function makeTempDir(): { dir: string; remove(): void } {
@@ -295,8 +285,8 @@ function randomSources(seed: number, count: number): NewSourceRecord[] {
     return {
       type: "MultiPolygon",
       coordinates: [
-        [cellRing(first.minX, first.minY, first.maxX, first.maxY)],
-        [cellRing(second.minX, second.minY, second.maxX, second.maxY)],
+        [ring(first.minX, first.minY, first.maxX, first.maxY)],
+        [ring(second.minX, second.minY, second.maxX, second.maxY)],
       ],
     };
   };

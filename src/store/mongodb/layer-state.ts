@@ -4,7 +4,7 @@
  * Every layer's state lives in a single document of the `protected_area_layers` collection
  * (`_id: "layers"`): the active layer (at most one), the layers being loaded, and the retired
  * layers whose areas may still be stored. A layer goes loading → active → retired, as on the
- * embedded store (protected-areas/layers.ts). Because it is one document, every transition is one
+ * embedded store (store/protected-area-layers.ts). Because it is one document, every transition is one
  * atomic single-document write: activation swaps the new layer in and retires the old one in the
  * same write, so a reader sees either the old layer or the new one, never both or neither. No
  * multi-document transaction is needed to change the state, which keeps the import working on a
