@@ -576,7 +576,8 @@ export type DeleteSourceRequest = Message<"sourceledger.v2.DeleteSourceRequest">
   } | { case: undefined; value?: undefined };
 
   /**
-   * Admin only: the account whose alt_id is meant (required with alt_id).
+   * Admin only: the account whose alt_id is meant (required with alt_id); with
+   * an id, it confines the delete to that account.
    *
    * @generated from field: optional string account_id = 3;
    */
@@ -623,7 +624,8 @@ export type FieldViolation = Message<"sourceledger.v2.FieldViolation"> & {
   description: string;
 
   /**
-   * JSON pointer into the REST request body, for example "/features/3/geometry".
+   * The same path as a JSON pointer into the request message, for example
+   * "/sources/3/geometry/polygon/rings/0".
    *
    * @generated from field: string pointer = 3;
    */
