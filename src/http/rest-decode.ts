@@ -126,11 +126,7 @@ class SourceDecoder {
   private enumValue(field: string, vocabulary: Vocabulary, value: unknown, pointer: string): number | undefined {
     const known = typeof value === "string" ? vocabulary.valueOf(value) : undefined;
     if (known === undefined) {
-      this.fail(
-        field,
-        pointer,
-        `${field} must be one of ${vocabulary.names.join(", ")} (exact, upper case), got ${preview(value)}`,
-      );
+      this.fail(field, pointer, vocabulary.unknownName(field, preview(value), true));
     }
     return known;
   }
