@@ -7,6 +7,7 @@ import { createTokenVerifier, remoteKeys, type TokenVerifier } from "./auth/veri
 import { type Config, ConfigError } from "./config.js";
 import { DevClientsFileError } from "./dev-identity/dev-clients.js";
 import { createDevIdentityProvider, type DevIdentityProvider } from "./dev-identity/dev-provider.js";
+import { devIdentityRefusal } from "./dev-identity/guard.js";
 import { problem, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
 import { MAX_BODY_BYTES, restRoutes } from "./http/rest.js";
@@ -56,6 +57,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     ...(overrides.serverFactory ? { serverFactory: overrides.serverFactory } : {}),
   });
 
+  const refusal = devIdentityRefusal(config);
+  if (refusal !== null) throw new ConfigError(refusal);
   const devIdentity =
     config.authIssuer === null
       ? await createDevIdentityProvider({

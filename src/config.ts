@@ -14,6 +14,10 @@ export interface Config {
   devClientsFile: string | null;
   sandboxTtlMs: number;
   logLevel: string;
+  /** NODE_ENV=production: the development identity provider is refused unless `devAuth` allows it. */
+  production: boolean;
+  /** DEV_AUTH=allow: run the development identity provider even in production or beyond loopback. */
+  devAuthAllowed: boolean;
 }
 
 export class ConfigError extends Error {
@@ -66,6 +70,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`LOG_LEVEL must be one of ${[...LOG_LEVELS].join(", ")}, got "${logLevel}"`);
   }
   const jwksUrl = url(env, "AUTH_JWKS_URL");
+  const devAuth = text(env, "DEV_AUTH");
+  if (devAuth !== null && devAuth !== "allow") {
+    throw new ConfigError(`DEV_AUTH must be "allow" or unset, got "${devAuth}"`);
+  }
   return {
     port: integer(env, "PORT", 8080, 0, 65535),
     host: text(env, "HOST") ?? "127.0.0.1",
@@ -79,6 +87,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     devClientsFile: text(env, "DEV_CLIENTS_FILE"),
     sandboxTtlMs: integer(env, "SANDBOX_TTL_S", 3600, 1, 365 * 24 * 3600) * 1000,
     logLevel,
+    production: text(env, "NODE_ENV") === "production",
+    devAuthAllowed: devAuth === "allow",
   };
 }
 

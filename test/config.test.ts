@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
 
 describe("configuration (docs/api.md §1)", () => {
-  it("has the contract's defaults", () => {
+  it("has the documented defaults", () => {
     expect(loadConfig({})).toEqual({
       port: 8080,
       host: "127.0.0.1",
@@ -16,7 +16,20 @@ describe("configuration (docs/api.md §1)", () => {
       devClientsFile: null,
       sandboxTtlMs: 3_600_000,
       logLevel: "info",
+      production: false,
+      devAuthAllowed: false,
     });
+  });
+
+  it("reads NODE_ENV=production and DEV_AUTH=allow; refuses any other DEV_AUTH", () => {
+    expect(loadConfig({ NODE_ENV: "production", DEV_AUTH: "allow" })).toMatchObject({
+      production: true,
+      devAuthAllowed: true,
+    });
+    expect(loadConfig({ NODE_ENV: "development" }).production).toBe(false);
+    expect(() => loadConfig({ DEV_AUTH: "yes" })).toThrow(
+      new ConfigError('DEV_AUTH must be "allow" or unset, got "yes"'),
+    );
   });
 
   it("derives the JWKS URL from the issuer, with or without its trailing slash", () => {

@@ -89,13 +89,37 @@ describe("the service process (docs/api.md §1, §3)", () => {
     expect(started.output()).toContain('"signal":"SIGTERM"');
   });
 
-  it("warns loudly when the development identity provider listens beyond loopback; SIGINT exits 0", async () => {
-    const started = await startMain({ PORT: "0", HOST: "0.0.0.0", SQLITE_PATH: tempStore() });
+  it("with DEV_AUTH=allow, warns loudly when the development identity provider listens beyond loopback; SIGINT exits 0", async () => {
+    const started = await startMain({ PORT: "0", HOST: "0.0.0.0", SQLITE_PATH: tempStore(), DEV_AUTH: "allow" });
     children.push(started.child);
     expect(started.output()).toContain("DEVELOPMENT IDENTITY PROVIDER IS ON AND THE SERVICE LISTENS BEYOND LOOPBACK");
     const exited = exitCode(started.child);
     started.child.kill("SIGINT");
     expect(await exited).toBe(0);
+  });
+
+  it.each([
+    [{ HOST: "0.0.0.0" }, "HOST=0.0.0.0 listens beyond loopback"],
+    [{ NODE_ENV: "production" }, "NODE_ENV=production"],
+    [{ NODE_ENV: "production", HOST: "::" }, "NODE_ENV=production"],
+  ])("fails closed: without AUTH_ISSUER and DEV_AUTH=allow, %j refuses to start (exit 1)", async (env, why) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? "", PORT: "0", SQLITE_PATH: tempStore(), ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    expect(await exitCode(child)).toBe(1);
+    expect(stderr.trim()).toBe(
+      "source-ledger failed to start: configuration error: AUTH_ISSUER is unset, so the development identity " +
+        `provider would run, but ${why}: set AUTH_ISSUER (and AUTH_AUDIENCE) to your identity provider, ` +
+        "or DEV_AUTH=allow for a local stack",
+    );
+    // No client secret was printed: the provider never started.
+    expect(stdout).not.toContain("client_secret");
   });
 
   it("refuses to start on a bad configuration with a one-line message and exit code 1", async () => {
