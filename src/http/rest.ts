@@ -72,8 +72,11 @@ function sendError(reply: FastifyReply, error: unknown, body: CreateBodyMap | nu
     const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : "";
     details.detail = `${errors[0].pointer || "/"}: ${errors[0].detail}${more}`;
   }
-  const authenticate = connectError.metadata.get("www-authenticate");
-  if (authenticate) reply.header("www-authenticate", authenticate);
+  // Headers the error carries for HTTP clients: the auth challenge, and when to retry a refusal.
+  for (const name of ["www-authenticate", "retry-after"]) {
+    const value = connectError.metadata.get(name);
+    if (value) reply.header(name, value);
+  }
   return sendProblem(reply, details);
 }
 
