@@ -49,8 +49,11 @@ export class AuthenticationError extends Error {
  */
 export class SigningKeysUnavailableError extends Error {
   override name = "SigningKeysUnavailableError";
+  /** Seconds until the keys will next be fetched, when known: the client's Retry-After. */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(options?: { cause?: unknown }) {
-    super("signing keys unavailable", options);
+  constructor(options: { cause?: unknown; retryAfterSeconds?: number } = {}) {
+    super("signing keys unavailable", "cause" in options ? { cause: options.cause } : undefined);
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }

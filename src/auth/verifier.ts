@@ -81,7 +81,7 @@ function nowSeconds(): number {
  * (JWKS timeout, unreachable or malformed key set, key import failure) is a server-side outage.
  */
 function translate(error: unknown): AuthenticationError | SigningKeysUnavailableError {
-  if (error instanceof AuthenticationError) return error;
+  if (error instanceof AuthenticationError || error instanceof SigningKeysUnavailableError) return error;
   const reason = reasonFor(error);
   if (reason === undefined) return new SigningKeysUnavailableError({ cause: error });
   return new AuthenticationError(reason, error instanceof errors.JOSEError ? error.code : undefined);
