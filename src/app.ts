@@ -2,12 +2,14 @@ import type { Interceptor } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerFactory } from "fastify";
 import { SandboxSourceLedgerService, SourceLedgerService } from "../gen/sourceledger/v2/source_ledger_pb.js";
+import { createAuthenticator } from "./auth/authenticate.js";
 import { createAuthInterceptor, scopeForMethod } from "./auth/interceptor.js";
 import { createTokenVerifier, remoteKeys, type TokenVerifier } from "./auth/verifier.js";
 import { type Config, ConfigError } from "./config.js";
 import { DevClientsFileError } from "./dev-identity/dev-clients.js";
 import { createDevIdentityProvider, type DevIdentityProvider } from "./dev-identity/dev-provider.js";
 import { devIdentityRefusal } from "./dev-identity/guard.js";
+import { authenticateEarly, contextValuesOf, rpcMethodsByPath, sendRpcError } from "./http/early-auth.js";
 import { problem, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
 import { MAX_BODY_BYTES, restRoutes } from "./http/rest.js";
@@ -75,10 +77,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     audience: config.authAudience,
     keys: devIdentity ? devIdentity.keys : remoteKeys(config.authJwksUrl as string),
   });
-  // One authentication path for every protocol: these run, in this order, for Connect, gRPC,
-  // gRPC-Web and the in-process REST calls alike.
+  // One authentication for every protocol: run on the headers before any body is read (REST
+  // routes and the Connect routes below), and by these interceptors, which run in this order for
+  // Connect, gRPC, gRPC-Web and the in-process REST calls alike and reuse the early principal.
+  const authenticator = createAuthenticator({ verify, requiredScope: scopeForMethod });
   const errorShield = createErrorShield(app.log);
-  const authenticate = createAuthInterceptor({ verify, requiredScope: scopeForMethod });
+  const authenticate = createAuthInterceptor(authenticator);
   const interceptors: Interceptor[] = [errorShield, authenticate];
 
   const store =
@@ -88,11 +92,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const production = createServiceImpl(createLedger({ environment: "production", store, newId: productionIds() }));
   const sandbox = createServiceImpl(createLedger({ environment: "sandbox", store: sandboxStore, newId: sandboxIds() }));
 
-  await app.register(fastifyConnectPlugin, {
+  const connectOptions: Parameters<typeof fastifyConnectPlugin>[1] = {
     routes: (router) => {
       router.service(SourceLedgerService, production);
       router.service(SandboxSourceLedgerService, sandbox);
     },
+    // The early check's principal, for the interceptors to reuse.
+    contextValues: contextValuesOf,
     // Binary answers get their geometry pre-encoded right before serialisation (rpc/binary-answers.ts).
     interceptors: [errorShield, binaryGeometryAnswers, authenticate],
     readMaxBytes: MAX_BODY_BYTES,
@@ -102,16 +108,28 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     // Answers are compressed only when large: gzip of a one-record answer cost more CPU than it
     // saved on the wire (docs/benchmarks.md).
     compressMinBytes: 64 * 1024,
+  };
+  const rpcMethods = rpcMethodsByPath([SourceLedgerService, SandboxSourceLedgerService]);
+  await app.register(async (rpc) => {
+    rpc.addHook("onRequest", async (request, reply) => {
+      const method = rpcMethods.get(request.url.split("?")[0]);
+      if (method === undefined) return;
+      const refusal = await authenticateEarly(authenticator, request, method);
+      if (refusal !== null) return sendRpcError(request, reply, refusal);
+    });
+    await rpc.register(fastifyConnectPlugin, connectOptions);
   });
   await app.register(restRoutes, {
     pathPrefix: "",
     environment: "production",
     call: createInProcessCaller(SourceLedgerService, production, interceptors),
+    authenticator,
   });
   await app.register(restRoutes, {
     pathPrefix: "/sandbox",
     environment: "sandbox",
     call: createInProcessCaller(SandboxSourceLedgerService, sandbox, interceptors),
+    authenticator,
   });
   if (devIdentity) await app.register(devIdentity.plugin);
 

@@ -6,12 +6,15 @@ import {
   GetSourceRequestSchema,
   SourceLedgerService,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import type { Authenticator } from "../auth/authenticate.js";
+import { principalKey } from "../auth/principal.js";
 import type { Violation } from "../ledger/violation.js";
 import type { Environment } from "../model/list-query.js";
 import type { SourceRecord } from "../model/records.js";
 import { ledgerErrorOf } from "../rpc/errors.js";
 import { decodeViolationsKey, recordSinkKey } from "../rpc/in-process.js";
 import type { InProcessCaller } from "../rpc/invoke.js";
+import { authenticateEarly, discardBody, requestPrincipal } from "./early-auth.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
 import { type CreateBodyMap, decodeCreateBody } from "./rest-decode.js";
 import { listParametersOf, QueryReader, readListRequest } from "./rest-query.js";
@@ -28,6 +31,8 @@ export interface RestRoutesOptions {
   environment: Environment;
   /** Calls the environment's service through the shared interceptor chain. */
   call: InProcessCaller;
+  /** The one authentication, run on each route's headers before its body is read. */
+  authenticator: Authenticator;
 }
 
 // Both services share their methods' shapes; the production descriptors serve the sandbox caller too.
@@ -85,10 +90,21 @@ function sendError(reply: FastifyReply, error: unknown, body: CreateBodyMap | nu
  * Connect routes take, and run through the same interceptors in-process.
  */
 export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) => {
-  const { pathPrefix, call, environment } = options;
+  const { pathPrefix, call, environment, authenticator } = options;
   const base = `${pathPrefix}/sources`;
   // A non-empty id: `/sources/` names no source (404 like any unknown path), not a missing field.
   const byId = `${base}/:id(^.+$)`;
+
+  // Authentication first, from the headers: a request without a valid token is refused before its
+  // body is read or parsed (and a 413 or 415 comes only after 401 and 403).
+  app.addHook("onRequest", async (request, reply) => {
+    const method = request.routeOptions.config.rpcMethod;
+    if (method === undefined) return;
+    const refusal = await authenticateEarly(authenticator, request, method);
+    if (refusal === null) return;
+    discardBody(request, reply);
+    return sendError(reply, refusal, null);
+  });
 
   app.removeAllContentTypeParsers();
   // GeoJSON's own media type (RFC 7946 §12) is JSON too; create bodies are GeoJSON.
@@ -124,6 +140,8 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
 
   function callOptions(request: FastifyRequest, violations: Violation[] = [], records: SourceRecord[] | null = null) {
     const values = createContextValues();
+    const principal = requestPrincipal(request);
+    if (principal !== undefined) values.set(principalKey, principal);
     values.set(decodeViolationsKey, violations);
     values.set(recordSinkKey, records);
     return {
@@ -134,7 +152,7 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     };
   }
 
-  app.post(base, async (request, reply) => {
+  app.post(base, { config: { rpcMethod: methods.createSources.name } }, async (request, reply) => {
     const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
     const accountId = query.text("account_id");
     let decoded: ReturnType<typeof decodeCreateBody> | null = null;
@@ -161,7 +179,7 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     }
   });
 
-  app.get(base, async (request, reply) => {
+  app.get(base, { config: { rpcMethod: methods.listSources.name } }, async (request, reply) => {
     const query = new QueryReader(request.query as Record<string, string>, listParameters);
     const message = readListRequest(query, environment);
     const records: SourceRecord[] = [];
@@ -169,25 +187,33 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     return reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordsJson(records));
   });
 
-  app.get<{ Params: { id: string } }>(byId, async (request, reply) => {
-    const query = new QueryReader(request.query as Record<string, string>, []);
-    const message = create(GetSourceRequestSchema, { id: request.params.id });
-    const records: SourceRecord[] = [];
-    await call(methods.getSource, message, callOptions(request, query.violations, records));
-    return reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordJson(records[0]));
-  });
+  app.get<{ Params: { id: string } }>(
+    byId,
+    { config: { rpcMethod: methods.getSource.name } },
+    async (request, reply) => {
+      const query = new QueryReader(request.query as Record<string, string>, []);
+      const message = create(GetSourceRequestSchema, { id: request.params.id });
+      const records: SourceRecord[] = [];
+      await call(methods.getSource, message, callOptions(request, query.violations, records));
+      return reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordJson(records[0]));
+    },
+  );
 
-  app.delete<{ Params: { id: string } }>(byId, async (request, reply) => {
-    const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
-    const message = create(DeleteSourceRequestSchema, {
-      key: { case: "id", value: request.params.id },
-      accountId: query.text("account_id"),
-    });
-    await call(methods.deleteSource, message, callOptions(request, query.violations));
-    return reply.code(204).send();
-  });
+  app.delete<{ Params: { id: string } }>(
+    byId,
+    { config: { rpcMethod: methods.deleteSource.name } },
+    async (request, reply) => {
+      const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
+      const message = create(DeleteSourceRequestSchema, {
+        key: { case: "id", value: request.params.id },
+        accountId: query.text("account_id"),
+      });
+      await call(methods.deleteSource, message, callOptions(request, query.violations));
+      return reply.code(204).send();
+    },
+  );
 
-  app.delete(base, async (request, reply) => {
+  app.delete(base, { config: { rpcMethod: methods.deleteSource.name } }, async (request, reply) => {
     const query = new QueryReader(request.query as Record<string, string>, ["alt_id", "account_id"]);
     const altId = query.text("alt_id");
     const violations = [...query.violations];

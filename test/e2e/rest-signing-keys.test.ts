@@ -34,7 +34,11 @@ describe("signing keys while the key server answers 500", () => {
     const answers = await Promise.all(tokens.map((token) => server.request("GET", "/sources", { token })));
     const elapsed = performance.now() - start;
     const sinceFailure = performance.now() - failedAt;
-    for (const res of answers) await expectProblem(res, 503, "unavailable");
+    for (const res of answers) {
+      await expectProblem(res, 503, "unavailable");
+      // Refused within the backoff: the answer says when to try again (the backoff's 1 s, rounded up).
+      expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    }
     // Within the first failure's 1 s backoff there is no fetch at all; a run slower than that
     // may see the one fetch the next backoff window allows, never one per request.
     expect(server.jwks.requests).toBeLessThanOrEqual(sinceFailure < 1_000 ? 1 : 2);

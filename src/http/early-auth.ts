@@ -1,0 +1,107 @@
+import { constants, type Http2Stream } from "node:http2";
+import type { DescService } from "@bufbuild/protobuf";
+import { ConnectError, type ContextValues, createContextValues } from "@connectrpc/connect";
+import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Authenticator } from "../auth/authenticate.js";
+import { principalKey } from "../auth/principal.js";
+import type { Principal } from "../model/principal.js";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** The service method a REST route calls: its scope is checked before the body is read. */
+    rpcMethod?: string;
+  }
+}
+
+/**
+ * Authentication from the request's headers, before Fastify or Connect reads the body: a client
+ * without a valid token cannot make the server read, buffer or parse megabytes (docs/api.md §2.4).
+ * The principal found here travels on to the interceptors (they only authorize the method then),
+ * so each token is verified once, by the one Authenticator.
+ */
+const principals = new WeakMap<FastifyRequest, Principal>();
+
+/** The principal the early check established for `request`, if it ran. */
+export function requestPrincipal(request: FastifyRequest): Principal | undefined {
+  return principals.get(request);
+}
+
+/** Runs the early check for `methodName`: null when it passed, else the refusal to answer with. */
+export async function authenticateEarly(
+  authenticator: Authenticator,
+  request: FastifyRequest,
+  methodName: string,
+): Promise<ConnectError | null> {
+  try {
+    principals.set(request, await authenticator.authenticate(request.headers.authorization ?? null, methodName));
+    return null;
+  } catch (error) {
+    return ConnectError.from(error);
+  }
+}
+
+/**
+ * After a refusal the body is never read: it is let flow past unparsed and, over HTTP/2, the
+ * stream is reset with NO_ERROR once the answer is out (RFC 9113 §8.1: the client stops sending
+ * the rest of the request). Without that, a client that keeps sending into a stream nobody reads
+ * fills the session's buffer and has the whole session torn down (ENHANCE_YOUR_CALM), other calls
+ * on it included. Over HTTP/1.1 Node discards the rest itself.
+ */
+export function discardBody(request: FastifyRequest, reply: FastifyReply): void {
+  request.raw.resume();
+  const raw = request.raw as FastifyRequest["raw"] & { stream?: Http2Stream };
+  const stream = raw.stream;
+  if (stream === undefined) return;
+  reply.raw.once("finish", () => {
+    if (!stream.closed) stream.close(constants.NGHTTP2_NO_ERROR);
+  });
+}
+
+/** Context values carrying the early check's principal, for Connect's handler context. */
+export function contextValuesOf(request: FastifyRequest): ContextValues {
+  const values = createContextValues();
+  const principal = principals.get(request);
+  if (principal !== undefined) values.set(principalKey, principal);
+  return values;
+}
+
+/** `/<package.Service>/<Method>` → the method's name, for the services Connect serves. */
+export function rpcMethodsByPath(services: readonly DescService[]): ReadonlyMap<string, string> {
+  return new Map(services.flatMap((service) => service.methods.map((m) => [`/${service.typeName}/${m.name}`, m.name])));
+}
+
+const GRPC_WEB = /^application\/grpc-web(?:-text)?(?:[+;]|$)/i;
+const GRPC = /^application\/grpc(?:[+;]|$)/i;
+
+/**
+ * A refusal of an RPC in the error form of the caller's protocol, as Connect's own handlers write
+ * it: gRPC as HTTP 200 with `grpc-status` and `grpc-message` in the trailers; gRPC-Web as HTTP 200
+ * with them in the headers (trailers-only, which gRPC-Web clients read); the Connect protocol as
+ * its JSON error under the code's HTTP status. The error's metadata (a `WWW-Authenticate`
+ * challenge) goes out as headers.
+ */
+export function sendRpcError(request: FastifyRequest, reply: FastifyReply, error: ConnectError): FastifyReply {
+  discardBody(request, reply);
+  const contentType = request.headers["content-type"] ?? "";
+  // The status and the error's metadata, as gRPC carries them (setTrailerStatus copies the metadata).
+  const status = new Headers();
+  setTrailerStatus(status, error);
+  if (GRPC_WEB.test(contentType)) {
+    reply.header("content-type", contentType);
+    for (const [name, value] of status) reply.header(name, value);
+    return reply.code(200).send();
+  }
+  if (GRPC.test(contentType)) {
+    // Fastify cannot send trailers on its own: the answer is written as Connect's gRPC handler does.
+    reply.hijack();
+    reply.raw.writeHead(200, { "content-type": contentType });
+    reply.raw.addTrailers(Object.fromEntries(status));
+    reply.raw.end();
+    return reply;
+  }
+  for (const [name, value] of error.metadata) reply.header(name, value);
+  const body = Buffer.from(errorToJsonBytes(error, {}));
+  return reply.code(codeToHttpStatus(error.code)).type("application/json").send(body);
+}
