@@ -1,0 +1,48 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { problem, sendProblem } from "./problem.js";
+
+/** How many requests the deadline cut off, for the operator (and /metrics once it exists). */
+export interface DeadlineCounts {
+  bodyTimeouts: number;
+}
+
+/**
+ * A deadline for receiving a request's body, from its first byte of headers, over HTTP/1.1 and
+ * HTTP/2 alike (Node's own `requestTimeout` covers HTTP/1.1 only, checked at a coarse interval): a
+ * client sending a body at a byte a second cannot hold a connection or a stream for longer. When it
+ * passes before the body has arrived, the answer is 408 problem details and the connection (HTTP/1.1)
+ * or the stream (HTTP/2) is closed. The handler's own work is not limited: the deadline stops when
+ * the body is complete.
+ */
+export function installRequestDeadline(app: FastifyInstance, deadlineMs: number, counts: DeadlineCounts): void {
+  if (deadlineMs <= 0) return;
+  app.addHook("onRequest", (request, reply, done) => {
+    const raw = request.raw;
+    if (raw.complete || raw.readableEnded) {
+      done();
+      return;
+    }
+    const timer = setTimeout(() => cutOff(request, reply, deadlineMs, counts), deadlineMs);
+    timer.unref();
+    const clear = () => clearTimeout(timer);
+    raw.once("end", clear);
+    raw.once("close", clear);
+    reply.raw.once("finish", clear);
+    done();
+  });
+}
+
+function cutOff(request: FastifyRequest, reply: FastifyReply, deadlineMs: number, counts: DeadlineCounts): void {
+  counts.bodyTimeouts++;
+  const raw = request.raw as FastifyRequest["raw"] & { stream?: { close(code?: number): void } };
+  if (!reply.sent && !reply.raw.headersSent) {
+    // HTTP/2 has no Connection header (Node refuses it): there the stream alone is closed.
+    if (raw.httpVersionMajor < 2) reply.header("connection", "close");
+    sendProblem(reply, problem(408, "deadline_exceeded", `the request body was not received within ${deadlineMs} ms`));
+  }
+  // HTTP/1.1: the connection goes, with whatever is still arriving; HTTP/2: only this stream.
+  reply.raw.once("finish", () => {
+    if (raw.stream !== undefined) raw.stream.close();
+    else raw.socket?.destroy();
+  });
+}

@@ -1,0 +1,132 @@
+import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
+
+/**
+ * What a caller is told when its request message is not valid protobuf: its fault, so
+ * `invalid_argument`, in a fixed text. Connect reports it as `internal` with the parser's own words
+ * ("parse binary: illegal tag: field no 0 wire type 7"), which blames the server and shows its
+ * internals (docs/api.md §6).
+ */
+export const NOT_PROTOBUF = "the request message is not valid protobuf";
+
+const PARSE_FAILURE = "parse binary:";
+const GRPC_INVALID_ARGUMENT = "3";
+const GRPC_INTERNAL = "13";
+const GRPC_WEB = /^application\/grpc-web/i;
+const GRPC = /^application\/grpc/i;
+const TRAILER_FLAG = 0b1000_0000;
+
+function isParseFailure(status: string | null, message: string | null): boolean {
+  return status === GRPC_INTERNAL && message !== null && decodeURIComponent(message).startsWith(PARSE_FAILURE);
+}
+
+/** gRPC: the status travels in the trailer, which is complete once the body has been written. */
+function rewriteGrpc(res: UniversalServerResponse): UniversalServerResponse {
+  const { body, trailer } = res;
+  if (trailer === undefined) return res;
+  const fix = () => {
+    if (!isParseFailure(trailer.get("grpc-status"), trailer.get("grpc-message"))) return;
+    trailer.set("grpc-status", GRPC_INVALID_ARGUMENT);
+    trailer.set("grpc-message", encodeURIComponent(NOT_PROTOBUF));
+    trailer.delete("grpc-status-details-bin");
+  };
+  if (body === undefined) {
+    fix();
+    return res;
+  }
+  async function* fixedAfter(chunks: AsyncIterable<Uint8Array>) {
+    yield* chunks;
+    fix();
+  }
+  return { ...res, body: fixedAfter(body) };
+}
+
+/** gRPC-Web: the status travels in a trailer frame (flag 0x80) of the body. */
+function rewriteGrpcWeb(res: UniversalServerResponse): UniversalServerResponse {
+  const { body } = res;
+  if (body === undefined) return res;
+  async function* fixed(chunks: AsyncIterable<Uint8Array>) {
+    for await (const chunk of chunks) {
+      if (chunk[0] !== TRAILER_FLAG) {
+        yield chunk;
+        continue;
+      }
+      const text = Buffer.from(chunk.subarray(5)).toString("latin1");
+      const fields = new Map(
+        text
+          .split("\r\n")
+          .filter((line) => line !== "")
+          .map((line) => {
+            const colon = line.indexOf(":");
+            return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()] as const;
+          }),
+      );
+      if (!isParseFailure(fields.get("grpc-status") ?? null, fields.get("grpc-message") ?? null)) {
+        yield chunk;
+        continue;
+      }
+      fields.set("grpc-status", GRPC_INVALID_ARGUMENT);
+      fields.set("grpc-message", encodeURIComponent(NOT_PROTOBUF));
+      fields.delete("grpc-status-details-bin");
+      const data = Buffer.from([...fields].map(([name, value]) => `${name}: ${value}\r\n`).join(""), "latin1");
+      const frame = Buffer.alloc(5 + data.length);
+      frame[0] = TRAILER_FLAG;
+      frame.writeUInt32BE(data.length, 1);
+      data.copy(frame, 5);
+      yield frame;
+    }
+  }
+  return { ...res, body: fixed(body) };
+}
+
+/** Connect unary: a 500 whose JSON body is the parse failure becomes a 400 `invalid_argument`. */
+async function rewriteConnect(res: UniversalServerResponse): Promise<UniversalServerResponse> {
+  if (res.status !== 500 || res.body === undefined) return res;
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of res.body) chunks.push(chunk);
+  const bytes = Buffer.concat(chunks);
+  let error: { code?: unknown; message?: unknown } | null = null;
+  try {
+    error = JSON.parse(bytes.toString("utf8")) as { code?: unknown; message?: unknown };
+  } catch {
+    // Not Connect's error JSON: passed on as it was.
+  }
+  const replay = async function* () {
+    yield bytes;
+  };
+  if (error?.code !== "internal" || typeof error.message !== "string" || !error.message.startsWith(PARSE_FAILURE)) {
+    return { ...res, body: replay() };
+  }
+  const body = Buffer.from(JSON.stringify({ code: "invalid_argument", message: NOT_PROTOBUF }));
+  const header = new Headers(res.header);
+  header.set("content-length", String(body.length));
+  return {
+    status: 400,
+    header,
+    body: (async function* () {
+      yield body;
+    })(),
+  };
+}
+
+/**
+ * Wraps a Connect handler so that a request message that is not valid protobuf is refused as
+ * `invalid_argument` with a fixed text, in each protocol's own error form. Everything else passes
+ * through untouched.
+ */
+export function refuseBadProtobufAsInvalid(handler: UniversalHandler): UniversalHandler {
+  const wrapped = async (req: Parameters<UniversalHandler>[0]) => {
+    const res = await handler(req);
+    const contentType = req.header.get("content-type") ?? "";
+    if (GRPC_WEB.test(contentType)) return rewriteGrpcWeb(res);
+    if (GRPC.test(contentType)) return rewriteGrpc(res);
+    return rewriteConnect(res);
+  };
+  return Object.assign(wrapped, {
+    protocolNames: handler.protocolNames,
+    service: handler.service,
+    method: handler.method,
+    requestPath: handler.requestPath,
+    allowedMethods: handler.allowedMethods,
+    supportedContentType: handler.supportedContentType,
+  });
+}
