@@ -87,7 +87,11 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
 
   const store =
     overrides.store ?? (await openProductionStore(config, { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy }));
-  const sandboxStore = createSandboxStore({ ttlMs: config.sandboxTtlMs });
+  const sandboxStore = createSandboxStore({
+    ttlMs: config.sandboxTtlMs,
+    maxBytes: config.sandboxMaxMb * 1024 * 1024,
+    maxSessions: config.sandboxMaxSessions,
+  });
   // The one implementation of the API, over the two ledgers.
   const production = createServiceImpl(createLedger({ environment: "production", store, newId: productionIds() }));
   const sandbox = createServiceImpl(createLedger({ environment: "sandbox", store: sandboxStore, newId: sandboxIds() }));

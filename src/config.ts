@@ -13,6 +13,10 @@ export interface Config {
   authJwksUrl: string | null;
   devClientsFile: string | null;
   sandboxTtlMs: number;
+  /** SANDBOX_MAX_MB: the memory budget of all sandbox sessions together, in MiB (docs/api.md §7). */
+  sandboxMaxMb: number;
+  /** SANDBOX_MAX_SESSIONS: sandbox sessions held at once, whoever opened them (docs/api.md §7). */
+  sandboxMaxSessions: number;
   logLevel: string;
   /** NODE_ENV=production: the development identity provider is refused unless `devAuth` allows it. */
   production: boolean;
@@ -86,6 +90,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authJwksUrl: jwksUrl ?? (authIssuer === null ? null : defaultJwksUrl(authIssuer)),
     devClientsFile: text(env, "DEV_CLIENTS_FILE"),
     sandboxTtlMs: integer(env, "SANDBOX_TTL_S", 3600, 1, 365 * 24 * 3600) * 1000,
+    // 256 MiB of sandbox data next to the service's own ~250 MB under load keeps the process well
+    // under 1 GB; the store's estimate is an upper bound of what it holds (docs/benchmarks.md).
+    sandboxMaxMb: integer(env, "SANDBOX_MAX_MB", 256, 1, 16_384),
+    sandboxMaxSessions: integer(env, "SANDBOX_MAX_SESSIONS", 1000, 1, 100_000),
     logLevel,
     production: text(env, "NODE_ENV") === "production",
     devAuthAllowed: devAuth === "allow",

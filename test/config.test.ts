@@ -15,6 +15,8 @@ describe("configuration (docs/api.md §1)", () => {
       authJwksUrl: null,
       devClientsFile: null,
       sandboxTtlMs: 3_600_000,
+      sandboxMaxMb: 256,
+      sandboxMaxSessions: 1000,
       logLevel: "info",
       production: false,
       devAuthAllowed: false,
@@ -30,6 +32,21 @@ describe("configuration (docs/api.md §1)", () => {
     expect(() => loadConfig({ DEV_AUTH: "yes" })).toThrow(
       new ConfigError('DEV_AUTH must be "allow" or unset, got "yes"'),
     );
+  });
+
+  it("reads the sandbox's memory budget and session cap (SANDBOX_MAX_MB, SANDBOX_MAX_SESSIONS)", () => {
+    expect(loadConfig({ SANDBOX_MAX_MB: "64", SANDBOX_MAX_SESSIONS: "50" })).toMatchObject({
+      sandboxMaxMb: 64,
+      sandboxMaxSessions: 50,
+    });
+    expect(loadConfig({ SANDBOX_MAX_MB: "1", SANDBOX_MAX_SESSIONS: "" })).toMatchObject({
+      sandboxMaxMb: 1,
+      sandboxMaxSessions: 1000,
+    });
+    expect(loadConfig({ SANDBOX_MAX_MB: "16384", SANDBOX_MAX_SESSIONS: "100000" })).toMatchObject({
+      sandboxMaxMb: 16_384,
+      sandboxMaxSessions: 100_000,
+    });
   });
 
   it("derives the JWKS URL from the issuer, with or without its trailing slash", () => {
@@ -48,6 +65,11 @@ describe("configuration (docs/api.md §1)", () => {
     [{ PORT: "80a" }, "PORT must be an integer"],
     [{ PORT: "70000" }, "PORT must be between 0 and 65535"],
     [{ SANDBOX_TTL_S: "0" }, "SANDBOX_TTL_S must be between 1"],
+    [{ SANDBOX_MAX_MB: "0" }, "SANDBOX_MAX_MB must be between 1 and 16384, got 0"],
+    [{ SANDBOX_MAX_MB: "16385" }, "SANDBOX_MAX_MB must be between 1 and 16384"],
+    [{ SANDBOX_MAX_MB: "1.5" }, "SANDBOX_MAX_MB must be an integer"],
+    [{ SANDBOX_MAX_SESSIONS: "0" }, "SANDBOX_MAX_SESSIONS must be between 1 and 100000, got 0"],
+    [{ SANDBOX_MAX_SESSIONS: "-3" }, "SANDBOX_MAX_SESSIONS must be an integer"],
     [{ LEDGER_STORE: "postgres" }, 'LEDGER_STORE must be "sqlite" or "mongodb"'],
     [{ LEDGER_STORE: "mongodb" }, "MONGODB_URI is required"],
     [{ LOG_LEVEL: "loud" }, "LOG_LEVEL must be one of"],

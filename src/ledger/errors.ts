@@ -15,10 +15,17 @@ export class LedgerError extends Error {
     message: string,
     /** For `invalid` and `already_exists`: every field that is wrong, with where it is. */
     readonly violations: readonly Violation[] = [],
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterS?: number },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.retryAfterS = options?.retryAfterS;
   }
+
+  /**
+   * For `exhausted`: seconds after which the same request may succeed, when the refusal is
+   * passing (every protocol carries it as `retry-after`); undefined when retrying cannot help.
+   */
+  readonly retryAfterS: number | undefined;
 }
 
 /** A request whose fields break the rules of docs/api.md §5; all of them are listed. */

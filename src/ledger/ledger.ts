@@ -43,16 +43,33 @@ function rejectIfInvalid(read: readonly Violation[] | undefined, found: readonly
   if (all.length > 0) throw invalid(all);
 }
 
+const MIB = 1024 * 1024;
+
 /** Store failures as the ledger's refusals; anything else is a bug and passes on. */
 function storeFailure(error: unknown): never {
   if (error instanceof StoreUnavailableError) {
     throw new LedgerError("unavailable", "the store is unavailable; retry later", [], { cause: error });
   }
   if (error instanceof CapacityExceededError) {
+    const { limit, unit, retryAfterS } = error;
+    const bound =
+      unit !== "bytes"
+        ? `${limit} ${unit}`
+        : Number.isInteger(limit / MIB)
+          ? `${limit / MIB} MB of memory`
+          : `${limit} bytes of memory`;
+    if (retryAfterS !== undefined) {
+      throw new LedgerError(
+        "exhausted",
+        `the sandbox holds at most ${bound} across all accounts, and no idle session can be dropped ` +
+          `to make room; retry in ${retryAfterS} s`,
+        [],
+        { retryAfterS },
+      );
+    }
     throw new LedgerError(
       "exhausted",
-      `a sandbox session holds at most ${error.limit} ${error.unit}; ` +
-        "delete some sources or wait for the session to expire",
+      `a sandbox session holds at most ${bound}; delete some sources or wait for the session to expire`,
     );
   }
   throw error;

@@ -65,16 +65,20 @@ function badRequest(violations: readonly Violation[]) {
 
 /**
  * A refusal of the ledger as the ConnectError every protocol carries: the kind's code, violations
- * as a BadRequest detail with proto field paths. The LedgerError stays the cause, so an in-process
- * adapter (REST) renders the violations in its own terms; an `unavailable` keeps the store's error
- * as the cause instead, for the log.
+ * as a BadRequest detail with proto field paths, a retry hint as `retry-after` metadata. The
+ * LedgerError stays the cause, so an in-process adapter (REST) renders the violations in its own
+ * terms; an `unavailable` keeps the store's error as the cause instead, for the log.
  */
 export function connectErrorOf(error: LedgerError): ConnectError {
   const { kind, violations } = error;
+  // A passing refusal says when to retry, in every protocol's metadata (gRPC trailers, Connect
+  // headers); REST copies it to its Retry-After header. No google.rpc.RetryInfo detail: the
+  // repository has no proto for it.
+  const metadata = error.retryAfterS === undefined ? undefined : { "retry-after": String(error.retryAfterS) };
   if (violations.length > 0) {
-    return new ConnectError(summarise(violations), CODE[kind], undefined, [badRequest(violations)], error);
+    return new ConnectError(summarise(violations), CODE[kind], metadata, [badRequest(violations)], error);
   }
-  return new ConnectError(error.message, CODE[kind], undefined, undefined, error.cause ?? error);
+  return new ConnectError(error.message, CODE[kind], metadata, undefined, error.cause ?? error);
 }
 
 /** Runs a ledger call, turning its refusals into ConnectErrors; anything else passes on to the error shield. */

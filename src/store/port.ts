@@ -51,14 +51,31 @@ export function altIdClash(
       );
 }
 
-/** Thrown when a store would exceed a capacity bound (the sandbox's per-session cap); nothing was stored. */
+/** What a capacity bound counts. */
+export type CapacityUnit = "sources" | "positions" | "bytes" | "sessions";
+
+/**
+ * Thrown when a store would exceed a capacity bound (the sandbox's); nothing was stored.
+ *
+ * Without `retryAfterS` the bound is the caller's own session's ("sources", "positions", or
+ * "bytes" when the session alone would outgrow the sandbox's memory budget): retrying cannot help
+ * until the session shrinks or expires. With it, the bound is shared by every session (the memory
+ * budget in "bytes", or the number of "sessions") and is held by sessions busy with requests: the
+ * same create may succeed after that many seconds.
+ */
 export class CapacityExceededError extends Error {
   constructor(
     readonly limit: number,
-    /** What is counted: "sources", or "positions" for the sandbox's memory bound. */
-    readonly unit: "sources" | "positions" = "sources",
+    /** What is counted: "sources", or "positions" for the sandbox's per-session memory bound. */
+    readonly unit: CapacityUnit = "sources",
+    /** Seconds after which to retry, when the bound is shared and only busy sessions hold it. */
+    readonly retryAfterS?: number,
   ) {
-    super(`capacity of ${limit} ${unit} exceeded`);
+    super(
+      retryAfterS === undefined
+        ? `capacity of ${limit} ${unit} exceeded`
+        : `capacity of ${limit} ${unit} in use; retry after ${retryAfterS} s`,
+    );
     this.name = "CapacityExceededError";
   }
 }

@@ -13,7 +13,7 @@ import type { Violation } from "../../src/ledger/violation.js";
 import type { Environment } from "../../src/model/list-query.js";
 import type { Principal } from "../../src/model/principal.js";
 import type { SourceRecord } from "../../src/model/records.js";
-import { type SourceStore, StoreUnavailableError } from "../../src/store/port.js";
+import { CapacityExceededError, type SourceStore, StoreUnavailableError } from "../../src/store/port.js";
 import { createSandboxStore } from "../../src/store/sandbox/index.js";
 import { openSqliteStore } from "../../src/store/sqlite/index.js";
 
@@ -813,6 +813,83 @@ describe("the sandbox's capacity", () => {
         "exhausted",
         "a sandbox session holds at most 10 positions; delete some sources or wait for the session to expire",
       );
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("refuses a create past the sandbox-wide bounds as exhausted with a retry hint while only busy sessions hold them", async () => {
+    const store = createSandboxStore({ ttlMs: 3_600_000, maxSessions: 1 });
+    let n = 0;
+    const ledger = createLedger({ environment: "sandbox", store, newId: () => `sandbox_${++n}` });
+    try {
+      // A's session was written this turn: it is in flight, and cannot be evicted for B's.
+      await ledger.create(userA, { sources: [draft("a")] });
+      const error = await expectRefused(
+        ledger.create(userB, { sources: [draft("b")] }),
+        "exhausted",
+        "the sandbox holds at most 1 sessions across all accounts, and no idle session can be dropped to make " +
+          "room; retry in 1 s",
+      );
+      expect(error.retryAfterS).toBe(1);
+      // A turn later A's session is idle: B's create evicts it.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(await ledger.create(userB, { sources: [draft("b")] })).toHaveLength(1);
+      expect(await ledger.list(userA, noFilters())).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it.each<[string, CapacityExceededError, string, number | undefined]>([
+    [
+      "the memory budget in MB, busy sessions holding it",
+      new CapacityExceededError(256 * 1024 * 1024, "bytes", 1),
+      "the sandbox holds at most 256 MB of memory across all accounts, and no idle session can be dropped to " +
+        "make room; retry in 1 s",
+      1,
+    ],
+    [
+      "a budget of bytes that is no whole MB, a session too big for it alone",
+      new CapacityExceededError(2500, "bytes"),
+      "a sandbox session holds at most 2500 bytes of memory; delete some sources or wait for the session to expire",
+      undefined,
+    ],
+    [
+      "the session count, every session busy",
+      new CapacityExceededError(1000, "sessions", 3),
+      "the sandbox holds at most 1000 sessions across all accounts, and no idle session can be dropped to make " +
+        "room; retry in 3 s",
+      3,
+    ],
+  ])("words a store's capacity refusal: %s", async (_name, capacity, message, retryAfterS) => {
+    const full: SourceStore = {
+      insertMany: async () => {
+        throw capacity;
+      },
+      list: async () => [],
+      get: async () => null,
+      deleteById: async () => false,
+      deleteByAltId: async () => false,
+      ping: async () => {},
+      close: async () => {},
+    };
+    const ledger = createLedger({ environment: "sandbox", store: full, newId: () => "sandbox_1" });
+    const error = await expectRefused(ledger.create(userA, { sources: [draft("a")] }), "exhausted", message);
+    expect(error.retryAfterS).toBe(retryAfterS);
+  });
+
+  it("refuses a session too big for the memory budget alone as exhausted, without a retry hint", async () => {
+    const store = createSandboxStore({ ttlMs: 3_600_000, maxBytes: 2500 });
+    let n = 0;
+    const ledger = createLedger({ environment: "sandbox", store, newId: () => `sandbox_${++n}` });
+    try {
+      const error = await expectRefused(
+        ledger.create(userA, { sources: [draft("x"), draft("y"), draft("z")] }),
+        "exhausted",
+        "a sandbox session holds at most 2500 bytes of memory; delete some sources or wait for the session to expire",
+      );
+      expect(error.retryAfterS).toBeUndefined();
     } finally {
       await store.close();
     }

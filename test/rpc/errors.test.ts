@@ -79,6 +79,15 @@ describe("connectErrorOf", () => {
     expect([error.code, error.rawMessage]).toEqual([code, "some sentence"]);
   });
 
+  it("carries a passing refusal's retry hint as retry-after metadata, and no hint when there is none", () => {
+    const busy = connectErrorOf(new LedgerError("exhausted", "the sandbox is busy", [], { retryAfterS: 2 }));
+    expect([busy.code, busy.rawMessage]).toEqual([Code.ResourceExhausted, "the sandbox is busy"]);
+    expect(busy.metadata.get("retry-after")).toBe("2");
+    expect(busy.details).toEqual([]);
+    const full = connectErrorOf(new LedgerError("exhausted", "a sandbox session holds at most 10000 sources"));
+    expect(full.metadata.get("retry-after")).toBeNull();
+  });
+
   it("keeps the message of a refusal without violations, carries no detail, and keeps the LedgerError as cause", () => {
     const refusal = new LedgerError("not_found", 'source "src_1" not found');
     const error = connectErrorOf(refusal);

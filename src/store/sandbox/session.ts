@@ -1,40 +1,72 @@
-import { countPositions } from "../../geo/parts.js";
-import type { SourceRecord } from "../../model/records.js";
+import { packedPositions } from "./packed-geometry.js";
+import type { StoredSource } from "./stored-source.js";
+
+/** The bytes every session of one store holds together, kept up to date by each session. */
+export interface ByteTotal {
+  bytes: number;
+}
+
+/**
+ * What the memory budget counts for a session itself, whatever it holds: the Session object, its
+ * two Maps' initial tables, the registry's entry and the account id (a key of up to 256 characters).
+ */
+export const SESSION_OVERHEAD_BYTES = 2048;
 
 /** One account's sandbox sources. Map order is insertion order, which is usually created order. */
 export class Session {
-  readonly records = new Map<string, SourceRecord>();
+  readonly sources = new Map<string, StoredSource>();
   private readonly idByAltId = new Map<string, string>();
-  /** Geometry positions held: the sandbox's memory bound counts these, not only sources. */
+  /** Geometry positions held: the per-session bound counts these, not only sources. */
   positions = 0;
+  /** The budget's estimate of what this session holds (stored-source.ts), its own overhead included. */
+  bytes = SESSION_OVERHEAD_BYTES;
+  /**
+   * Store calls for this session whose answers are still on their way out (store.ts `hold`): while
+   * above zero the session is not idle, and is never evicted to make room for another.
+   */
+  inFlight = 0;
 
-  constructor(public lastUsedAt: number) {}
+  constructor(
+    public lastUsedAt: number,
+    private readonly total: ByteTotal,
+  ) {
+    total.bytes += this.bytes;
+  }
 
   get size(): number {
-    return this.records.size;
+    return this.sources.size;
   }
 
   hasAltId(altId: string): boolean {
     return this.idByAltId.has(altId);
   }
 
-  add(record: SourceRecord): void {
-    this.records.set(record.id, record);
-    this.idByAltId.set(record.altId, record.id);
-    this.positions += countPositions(record.geometry);
+  add(source: StoredSource): void {
+    this.sources.set(source.id, source);
+    this.idByAltId.set(source.altId, source.id);
+    this.positions += packedPositions(source.packed);
+    this.bytes += source.bytes;
+    this.total.bytes += source.bytes;
   }
 
   delete(id: string): boolean {
-    const record = this.records.get(id);
-    if (record === undefined) return false;
-    this.records.delete(id);
-    this.idByAltId.delete(record.altId);
-    this.positions -= countPositions(record.geometry);
+    const source = this.sources.get(id);
+    if (source === undefined) return false;
+    this.sources.delete(id);
+    this.idByAltId.delete(source.altId);
+    this.positions -= packedPositions(source.packed);
+    this.bytes -= source.bytes;
+    this.total.bytes -= source.bytes;
     return true;
   }
 
   deleteByAltId(altId: string): boolean {
     const id = this.idByAltId.get(altId);
     return id !== undefined && this.delete(id);
+  }
+
+  /** Called once the registry has let go of the session: its bytes leave the total. */
+  released(): void {
+    this.total.bytes -= this.bytes;
   }
 }

@@ -1,4 +1,4 @@
-import { countPositions } from "../../geo/parts.js";
+import { setImmediate } from "node:timers";
 import type { ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
 import {
@@ -8,9 +8,11 @@ import {
   type SourceStore,
   StoreUnavailableError,
 } from "../port.js";
+import { packedPositions } from "./packed-geometry.js";
 import { byCreatedThenId, matcher, page } from "./query.js";
-import type { Session } from "./session.js";
+import { SESSION_OVERHEAD_BYTES, type Session } from "./session.js";
 import { SessionRegistry } from "./sessions.js";
+import { type StoredSource, toRecord, toStoredSource } from "./stored-source.js";
 
 export interface SandboxStoreOptions {
   /** Idle time after which a session's sources are dropped. */
@@ -19,6 +21,13 @@ export interface SandboxStoreOptions {
   maxPerSession?: number;
   /** Geometry positions one session may hold: bounds its memory whatever the sources' sizes. */
   maxPositionsPerSession?: number;
+  /**
+   * The memory budget of all sessions together, in bytes, as the store estimates what it holds
+   * (stored-source.ts): past it, idle sessions are evicted, least recently used first.
+   */
+  maxBytes?: number;
+  /** Sessions held at once, whoever opened them; past it, idle sessions are evicted likewise. */
+  maxSessions?: number;
   /** Clock, injectable for tests. */
   now?: () => number;
   /** How often expired sessions are released; defaults to the TTL, at most a minute. */
@@ -29,29 +38,46 @@ const DEFAULT_MAX_PER_SESSION = 10_000;
 // 10,000 field-sized sources of 100 positions fit; 10,000 sources of 100,000 positions (tens of
 // GB) do not.
 const DEFAULT_MAX_POSITIONS_PER_SESSION = 2_000_000;
+export const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_MAX_SESSIONS = 1_000;
 const MAX_SWEEP_INTERVAL_MS = 60_000;
+/**
+ * The Retry-After of a create refused because every session holding the budget is busy: a session
+ * is in flight for one turn of the event loop (see `hold`), so room is usually free again at once;
+ * one second is the smallest value the header can say.
+ */
+export const RETRY_AFTER_S = 1;
 
-function toStored({ bbox: _bbox, areaM2: _areaM2, ...record }: NewSourceRecord): SourceRecord {
-  // A copy, so neither the caller's later edits nor a reader's change the stored source.
-  return structuredClone(record);
-}
+const bytesOf = (sources: readonly StoredSource[]): number => sources.reduce((n, source) => n + source.bytes, 0);
 
-function groupByAccount(records: readonly NewSourceRecord[]): Map<string, NewSourceRecord[]> {
-  const groups = new Map<string, NewSourceRecord[]>();
-  for (const record of records) {
-    const group = groups.get(record.accountId);
-    if (group === undefined) groups.set(record.accountId, [record]);
-    else group.push(record);
+function groupByAccount<T extends { accountId: string }>(items: readonly T[]): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const group = groups.get(item.accountId);
+    if (group === undefined) groups.set(item.accountId, [item]);
+    else group.push(item);
   }
   return groups;
 }
 
-/** The sandbox's in-memory store: one session per account, dropped after the TTL. */
+/**
+ * The sandbox's in-memory store: one session per account, dropped after the TTL, all of them
+ * within one memory budget and one session count. Geometry is held packed (packed-geometry.ts).
+ *
+ * In flight and idle: every store call holds the sessions it reads or writes until the event loop's
+ * next turn (`setImmediate`), by when the call's answer has been built and handed to the transport;
+ * a session with no call held is idle. Only idle sessions are evicted to make room, least recently
+ * used first; when they cannot free enough, the create is refused with a retry hint.
+ */
 export class SandboxSourceStore implements SourceStore {
   private readonly sessions: SessionRegistry;
   private readonly maxPerSession: number;
   private readonly maxPositionsPerSession: number;
+  private readonly maxBytes: number;
+  private readonly maxSessions: number;
   private sweepTimer: NodeJS.Timeout | undefined;
+  /** Sessions held by this turn's store calls, released together at the next turn. */
+  private readonly held: Session[] = [];
 
   constructor(options: SandboxStoreOptions) {
     if (!(options.ttlMs > 0)) throw new RangeError(`ttlMs must be positive, got ${options.ttlMs}`);
@@ -59,40 +85,60 @@ export class SandboxSourceStore implements SourceStore {
     this.sessions = new SessionRegistry(options.ttlMs, now);
     this.maxPerSession = options.maxPerSession ?? DEFAULT_MAX_PER_SESSION;
     this.maxPositionsPerSession = options.maxPositionsPerSession ?? DEFAULT_MAX_POSITIONS_PER_SESSION;
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+    if (!(this.maxBytes > 0)) throw new RangeError(`maxBytes must be positive, got ${this.maxBytes}`);
+    if (!(this.maxSessions >= 1)) throw new RangeError(`maxSessions must be at least 1, got ${this.maxSessions}`);
     const interval = options.sweepIntervalMs ?? Math.min(options.ttlMs, MAX_SWEEP_INTERVAL_MS);
     this.sweepTimer = setInterval(() => this.sessions.sweep(), interval);
     // The sweep only frees memory; it must not keep the process alive on shutdown.
     this.sweepTimer.unref();
   }
 
-  /** Sessions held in memory (an expired one counts until swept or touched), for tests and metrics. */
+  /** Sessions in memory (an expired one counts until swept or touched), for tests and metrics. */
   sessionCount(): number {
     return this.sessions.size;
   }
 
+  /** The budget's estimate of the bytes all sessions hold, for tests and metrics. */
+  bytesUsed(): number {
+    return this.sessions.bytes;
+  }
+
   async insertMany(records: NewSourceRecord[]): Promise<SourceRecord[]> {
     this.assertOpen("insert");
-    const groups = groupByAccount(records);
+    const stored = records.map(toStoredSource);
+    const byAccount = groupByAccount(stored);
     // Every check before any write, so a rejected batch leaves every session as it was.
-    for (const [accountId, group] of groups) this.assertInsertable(accountId, group);
-    for (const [accountId, group] of groups) {
-      const session = this.sessions.useOrCreate(accountId);
-      for (const record of group) session.add(toStored(record));
+    for (const [accountId, group] of groupByAccount(records)) {
+      this.assertInsertable(accountId, group, byAccount.get(accountId) ?? []);
     }
-    return records.map(toStored);
+    this.makeRoom(byAccount);
+    for (const [accountId, group] of byAccount) {
+      const session = this.sessions.useOrCreate(accountId);
+      for (const source of group) session.add(source);
+      this.hold(session);
+    }
+    return stored.map(toRecord);
   }
 
   async list(query: ListQuery): Promise<SourceRecord[]> {
     this.assertOpen("list");
     const matches = matcher(query);
-    const found = this.sessionsFor(query.accountId).flatMap((s) => [...s.records.values()].filter(matches));
-    return page(found.sort(byCreatedThenId), query).map((r) => structuredClone(r));
+    const found: StoredSource[] = [];
+    for (const session of this.sessionsFor(query.accountId)) {
+      for (const source of session.sources.values()) if (matches(source)) found.push(source);
+    }
+    const shown = page(found.sort(byCreatedThenId), query);
+    // Across accounts (an admin), only the sessions the answer comes from are read.
+    if (query.accountId === null) this.holdAccountsOf(shown);
+    return shown.map(toRecord);
   }
 
   async get(id: string, accountId: string | null): Promise<SourceRecord | null> {
     this.assertOpen("get");
-    const record = this.sessionHolding(id, accountId)?.records.get(id);
-    return record === undefined ? null : structuredClone(record);
+    const source = this.sessionHolding(id, accountId)?.sources.get(id);
+    return source === undefined ? null : toRecord(source);
   }
 
   async deleteById(id: string, accountId: string | null): Promise<boolean> {
@@ -102,7 +148,7 @@ export class SandboxSourceStore implements SourceStore {
 
   async deleteByAltId(altId: string, accountId: string): Promise<boolean> {
     this.assertOpen("delete");
-    return this.sessions.use(accountId)?.deleteByAltId(altId) ?? false;
+    return this.sessionsFor(accountId)[0]?.deleteByAltId(altId) ?? false;
   }
 
   async ping(): Promise<void> {
@@ -115,16 +161,27 @@ export class SandboxSourceStore implements SourceStore {
     this.sessions.clear();
   }
 
-  private assertInsertable(accountId: string, group: readonly NewSourceRecord[]): void {
+  /**
+   * The bounds of the account's own session (sources, positions, and the whole budget's bytes),
+   * then its alt_ids: retrying cannot lift any of these, and none evicts anything.
+   */
+  private assertInsertable(
+    accountId: string,
+    records: readonly NewSourceRecord[],
+    group: readonly StoredSource[],
+  ): void {
     const session = this.sessions.use(accountId);
     if ((session?.size ?? 0) + group.length > this.maxPerSession) {
       throw new CapacityExceededError(this.maxPerSession);
     }
-    const positions = group.reduce((n, record) => n + countPositions(record.geometry), session?.positions ?? 0);
+    const positions = group.reduce((n, source) => n + packedPositions(source.packed), session?.positions ?? 0);
     if (positions > this.maxPositionsPerSession) {
       throw new CapacityExceededError(this.maxPositionsPerSession, "positions");
     }
-    const batch = altIdsByAccount(group).get(accountId);
+    if ((session?.bytes ?? SESSION_OVERHEAD_BYTES) + bytesOf(group) > this.maxBytes) {
+      throw new CapacityExceededError(this.maxBytes, "bytes");
+    }
+    const batch = altIdsByAccount(records).get(accountId);
     if (batch === undefined) return;
     const clash = altIdClash(
       accountId,
@@ -134,14 +191,72 @@ export class SandboxSourceStore implements SourceStore {
     if (clash) throw clash;
   }
 
+  /**
+   * Checked last, once the batch is known to be storable otherwise (a create refused for another
+   * reason evicts nobody): idle sessions are evicted until the batch fits the budget and the
+   * session count, or, when the idle ones cannot free enough, nothing is evicted and the create
+   * is refused with a retry hint.
+   */
+  private makeRoom(byAccount: ReadonlyMap<string, readonly StoredSource[]>): void {
+    let bytes = 0;
+    let opened = 0;
+    for (const [accountId, group] of byAccount) {
+      const isNew = this.sessions.peek(accountId) === undefined;
+      bytes += bytesOf(group) + (isNew ? SESSION_OVERHEAD_BYTES : 0);
+      if (isNew) opened += 1;
+    }
+    const overBytes = this.sessions.bytes + bytes - this.maxBytes;
+    const overSessions = this.sessions.size + opened - this.maxSessions;
+    if (overBytes <= 0 && overSessions <= 0) return;
+    const plan = this.sessions.evictionPlan(overBytes, overSessions, new Set(byAccount.keys()));
+    if ("short" in plan) {
+      const limit = plan.short === "sessions" ? this.maxSessions : this.maxBytes;
+      throw new CapacityExceededError(limit, plan.short, RETRY_AFTER_S);
+    }
+    for (const accountId of plan.accountIds) this.sessions.drop(accountId);
+  }
+
+  /**
+   * Marks `session` in flight until the next turn of the event loop: the answer of the call that
+   * read or wrote it is built and handed to the transport within this turn (the adapters render
+   * synchronously once the store's promise settles), so the session is not evicted under it.
+   */
+  private hold(session: Session): void {
+    session.inFlight += 1;
+    this.held.push(session);
+    if (this.held.length === 1) setImmediate(this.release);
+  }
+
+  private readonly release = (): void => {
+    for (const session of this.held) session.inFlight -= 1;
+    this.held.length = 0;
+  };
+
+  /** Holds the sessions the sources of an admin's answer come from. */
+  private holdAccountsOf(sources: readonly StoredSource[]): void {
+    for (const accountId of new Set(sources.map((source) => source.accountId))) {
+      const session = this.sessions.peek(accountId);
+      if (session !== undefined) this.hold(session);
+    }
+  }
+
+  /**
+   * The account's session (used: its idle timer restarts, and it is held in flight), or for an
+   * admin (null) every live session, neither used nor held: the caller holds the ones it reads.
+   */
   private sessionsFor(accountId: string | null): Session[] {
     if (accountId === null) return this.sessions.all();
     const session = this.sessions.use(accountId);
-    return session === undefined ? [] : [session];
+    if (session === undefined) return [];
+    this.hold(session);
+    return [session];
   }
 
+  /** The session holding `id` within the scope, held in flight. */
   private sessionHolding(id: string, accountId: string | null): Session | undefined {
-    return this.sessionsFor(accountId).find((s) => s.records.has(id));
+    const holding = this.sessionsFor(accountId).find((s) => s.sources.has(id));
+    if (holding !== undefined && accountId === null) this.hold(holding);
+    return holding;
   }
 
   /** The sweep timer lives exactly as long as the store is open. */
