@@ -1,3 +1,5 @@
+import type { Server as HttpServer } from "node:http";
+import type { Socket } from "node:net";
 import type { Interceptor } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerFactory } from "fastify";
@@ -9,15 +11,26 @@ import { type Config, ConfigError } from "./config.js";
 import { DevClientsFileError } from "./dev-identity/dev-clients.js";
 import { createDevIdentityProvider, type DevIdentityProvider } from "./dev-identity/dev-provider.js";
 import { devIdentityRefusal } from "./dev-identity/guard.js";
-import { authenticateEarly, contextValuesOf, rpcMethodsByPath, sendRpcError } from "./http/early-auth.js";
+import { type ClientErrorCounts, createClientErrorHandler } from "./http/client-errors.js";
+import {
+  authenticateEarly,
+  contextValuesOf,
+  type EarlyChecks,
+  rpcMethodsByPath,
+  sendRpcError,
+} from "./http/early-auth.js";
+import { configureHttp2 } from "./http/listen.js";
 import { problem, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
+import { createRateLimiter, type RateLimiter } from "./http/rate-limit.js";
+import { type DeadlineCounts, installRequestDeadline } from "./http/request-deadline.js";
 import { MAX_BODY_BYTES, restRoutes } from "./http/rest.js";
 import { conflictPolicy } from "./ledger/conflict.js";
 import { productionIds, sandboxIds } from "./ledger/ids.js";
 import { createLedger } from "./ledger/ledger.js";
 import { unepOverlapPolicy } from "./protected-areas/overlap.js";
 import { binaryGeometryAnswers } from "./rpc/binary-answers.js";
+import { refuseBadProtobufAsInvalid } from "./rpc/decode-errors.js";
 import { createErrorShield } from "./rpc/error-shield.js";
 import { createInProcessCaller } from "./rpc/invoke.js";
 import { createServiceImpl } from "./rpc/service.js";
@@ -42,8 +55,19 @@ export interface BuiltApp {
   setListeningAddress(host: string, port: number): void;
 }
 
+/** The per-account rate limits of the configuration (docs/api.md §2.9); null when both are off. */
+function rateLimiterOf(config: Config): RateLimiter | null {
+  const limit = (perSecond: number | null) => (perSecond === null ? null : { perSecond, burst: 2 * perSecond });
+  const read = limit(config.rateLimitReadsPerS);
+  const write = limit(config.rateLimitWritesPerS);
+  return read === null && write === null ? null : createRateLimiter({ read, write });
+}
+
 /** Composes stores, the one service implementation, interceptors and the Fastify plugins. */
 export async function buildApp(config: Config, overrides: AppOverrides = {}): Promise<BuiltApp> {
+  const clientErrorCounts: ClientErrorCounts = { timeout: 0, headerOverflow: 0, malformed: 0 };
+  // Bound before the app exists: the handler logs through the app's logger once there is one.
+  let clientErrors: (error: Error, socket: Socket) => void = () => {};
   const app = Fastify({
     logger: overrides.logger ?? { level: config.logLevel },
     bodyLimit: MAX_BODY_BYTES,
@@ -56,9 +80,25 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       const detail = error.code === "FST_ERR_BAD_URL" ? "the request URL is malformed" : "the request is malformed";
       sendProblem(reply as FastifyReply, problem(400, "invalid_argument", detail));
     },
+    // What Node's HTTP/1.1 parser refuses (timeouts, oversized headers, not HTTP): problem details too.
+    clientErrorHandler: (error, socket) => clientErrors(error, socket),
+    keepAliveTimeout: config.keepAliveTimeoutMs,
     ...(overrides.serverFactory ? { serverFactory: overrides.serverFactory } : {}),
   });
 
+  clientErrors = createClientErrorHandler(app.log, clientErrorCounts);
+  // Timeouts and caps (docs/api.md §1.2): headers and connections on the server, the body deadline
+  // per request over HTTP/1.1 and HTTP/2, the stream cap on every HTTP/2 session.
+  const server = app.server as unknown as HttpServer;
+  server.headersTimeout = config.headersTimeoutMs;
+  server.maxConnections = config.maxConnections;
+  configureHttp2(server, { maxConcurrentStreams: config.h2MaxStreams }, config.h2IdleTimeoutMs);
+  const deadlineCounts: DeadlineCounts = { bodyTimeouts: 0 };
+  installRequestDeadline(app, config.requestTimeoutMs, deadlineCounts);
+  // Bodies are parsed only by the routes that take one (REST, Connect): elsewhere (an unknown
+  // route, OPTIONS) a body is left unread rather than parsed into a framework error.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
   const refusal = devIdentityRefusal(config);
   if (refusal !== null) throw new ConfigError(refusal);
   const devIdentity =
@@ -81,6 +121,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   // routes and the Connect routes below), and by these interceptors, which run in this order for
   // Connect, gRPC, gRPC-Web and the in-process REST calls alike and reuse the early principal.
   const authenticator = createAuthenticator({ verify, requiredScope: scopeForMethod });
+  const early: EarlyChecks = { authenticator, rateLimiter: rateLimiterOf(config) };
   const errorShield = createErrorShield(app.log);
   const authenticate = createAuthInterceptor(authenticator);
   const interceptors: Interceptor[] = [errorShield, authenticate];
@@ -100,6 +141,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     routes: (router) => {
       router.service(SourceLedgerService, production);
       router.service(SandboxSourceLedgerService, sandbox);
+      // A message that is not protobuf is the caller's fault: invalid_argument, not Connect's internal.
+      router.handlers.splice(0, router.handlers.length, ...router.handlers.map(refuseBadProtobufAsInvalid));
     },
     // The early check's principal, for the interceptors to reuse.
     contextValues: contextValuesOf,
@@ -118,7 +161,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     rpc.addHook("onRequest", async (request, reply) => {
       const method = rpcMethods.get(request.url.split("?")[0]);
       if (method === undefined) return;
-      const refusal = await authenticateEarly(authenticator, request, method);
+      const refusal = await authenticateEarly(early, request, method);
       if (refusal !== null) return sendRpcError(request, reply, refusal);
     });
     await rpc.register(fastifyConnectPlugin, connectOptions);
@@ -127,13 +170,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     pathPrefix: "",
     environment: "production",
     call: createInProcessCaller(SourceLedgerService, production, interceptors),
-    authenticator,
+    early,
   });
   await app.register(restRoutes, {
     pathPrefix: "/sandbox",
     environment: "sandbox",
     call: createInProcessCaller(SandboxSourceLedgerService, sandbox, interceptors),
-    authenticator,
+    early,
   });
   if (devIdentity) await app.register(devIdentity.plugin);
 

@@ -22,6 +22,21 @@ export interface Config {
   production: boolean;
   /** DEV_AUTH=allow: run the development identity provider even in production or beyond loopback. */
   devAuthAllowed: boolean;
+  /** Deadline for a request's headers and body, from its first byte (0 = none). */
+  requestTimeoutMs: number;
+  /** Deadline for a request's headers alone (HTTP/1.1). */
+  headersTimeoutMs: number;
+  /** How long an idle HTTP/1.1 keep-alive connection stays open. */
+  keepAliveTimeoutMs: number;
+  /** How long an idle HTTP/2 session stays open. */
+  h2IdleTimeoutMs: number;
+  /** Open connections at most (HTTP/1.1 and HTTP/2 together); past it new ones are closed at once. */
+  maxConnections: number;
+  /** Concurrent streams one HTTP/2 session may open. */
+  h2MaxStreams: number;
+  /** Per-account requests per second; null turns that limit off. The burst is twice the rate. */
+  rateLimitReadsPerS: number | null;
+  rateLimitWritesPerS: number | null;
 }
 
 export class ConfigError extends Error {
@@ -97,7 +112,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     production: text(env, "NODE_ENV") === "production",
     devAuthAllowed: devAuth === "allow",
+    requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 30_000, 0, 3_600_000),
+    headersTimeoutMs: integer(env, "HEADERS_TIMEOUT_MS", 10_000, 100, 600_000),
+    keepAliveTimeoutMs: integer(env, "KEEP_ALIVE_TIMEOUT_MS", 5_000, 100, 600_000),
+    h2IdleTimeoutMs: integer(env, "H2_IDLE_TIMEOUT_MS", 60_000, 100, 3_600_000),
+    maxConnections: integer(env, "MAX_CONNECTIONS", 10_000, 1, 1_000_000),
+    h2MaxStreams: integer(env, "H2_MAX_STREAMS", 1_000, 1, 100_000),
+    // On by default with a real identity provider, off with the development one (docs/api.md §2.9);
+    // 0 turns a limit off explicitly.
+    rateLimitReadsPerS: rate(env, "RATE_LIMIT_READS_PER_S", authIssuer === null ? 0 : 200),
+    rateLimitWritesPerS: rate(env, "RATE_LIMIT_WRITES_PER_S", authIssuer === null ? 0 : 50),
   };
+}
+
+/** A per-second rate: a whole number, 0 meaning off (null). */
+function rate(env: NodeJS.ProcessEnv, name: string, fallback: number): number | null {
+  const value = integer(env, name, fallback, 0, 1_000_000);
+  return value === 0 ? null : value;
 }
 
 /** `<AUTH_ISSUER>.well-known/jwks.json`, tolerating an issuer without its trailing slash. */

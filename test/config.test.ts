@@ -20,7 +20,37 @@ describe("configuration (docs/api.md §1)", () => {
       logLevel: "info",
       production: false,
       devAuthAllowed: false,
+      requestTimeoutMs: 30_000,
+      headersTimeoutMs: 10_000,
+      keepAliveTimeoutMs: 5_000,
+      h2IdleTimeoutMs: 60_000,
+      maxConnections: 10_000,
+      h2MaxStreams: 1_000,
+      // Off with the development identity provider.
+      rateLimitReadsPerS: null,
+      rateLimitWritesPerS: null,
     });
+  });
+
+  it("turns the rate limits on by default with a real identity provider; 0 turns one off", () => {
+    expect(loadConfig({ AUTH_ISSUER: "https://idp.example/" })).toMatchObject({
+      rateLimitReadsPerS: 200,
+      rateLimitWritesPerS: 50,
+    });
+    expect(
+      loadConfig({ AUTH_ISSUER: "https://idp.example/", RATE_LIMIT_READS_PER_S: "0", RATE_LIMIT_WRITES_PER_S: "7" }),
+    ).toMatchObject({ rateLimitReadsPerS: null, rateLimitWritesPerS: 7 });
+    expect(loadConfig({ RATE_LIMIT_READS_PER_S: "3" }).rateLimitReadsPerS).toBe(3);
+  });
+
+  it.each([
+    [{ REQUEST_TIMEOUT_MS: "-1" }, "REQUEST_TIMEOUT_MS must be an integer"],
+    [{ HEADERS_TIMEOUT_MS: "10" }, "HEADERS_TIMEOUT_MS must be between 100 and 600000, got 10"],
+    [{ MAX_CONNECTIONS: "0" }, "MAX_CONNECTIONS must be between 1 and 1000000, got 0"],
+    [{ H2_MAX_STREAMS: "x" }, "H2_MAX_STREAMS must be an integer"],
+    [{ RATE_LIMIT_WRITES_PER_S: "1.5" }, "RATE_LIMIT_WRITES_PER_S must be an integer"],
+  ])("refuses the limit %j", (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
   });
 
   it("reads NODE_ENV=production and DEV_AUTH=allow; refuses any other DEV_AUTH", () => {

@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Authenticator } from "../auth/authenticate.js";
 import { principalKey } from "../auth/principal.js";
 import type { Principal } from "../model/principal.js";
+import type { RateLimiter } from "./rate-limit.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -28,18 +29,26 @@ export function requestPrincipal(request: FastifyRequest): Principal | undefined
   return principals.get(request);
 }
 
-/** Runs the early check for `methodName`: null when it passed, else the refusal to answer with. */
+/** What the early check runs: the one authentication, then the account's rate limit (when on). */
+export interface EarlyChecks {
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter | null;
+}
+
+/** Runs the early checks for `methodName`: null when they passed, else the refusal to answer with. */
 export async function authenticateEarly(
-  authenticator: Authenticator,
+  checks: EarlyChecks,
   request: FastifyRequest,
   methodName: string,
 ): Promise<ConnectError | null> {
+  let principal: Principal;
   try {
-    principals.set(request, await authenticator.authenticate(request.headers.authorization ?? null, methodName));
-    return null;
+    principal = await checks.authenticator.authenticate(request.headers.authorization ?? null, methodName);
   } catch (error) {
     return ConnectError.from(error);
   }
+  principals.set(request, principal);
+  return checks.rateLimiter?.(principal, methodName) ?? null;
 }
 
 /**

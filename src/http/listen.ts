@@ -89,6 +89,16 @@ export function createOnePortServerFactory(options: OnePortOptions = {}): OnePor
   };
 }
 
+/**
+ * Offers `settings` to every new HTTP/2 session of a one-port server and closes sessions idle for
+ * `idleTimeoutMs`; false for any other server (Fastify's own, which serves no h2c).
+ */
+export function configureHttp2(server: unknown, settings: http2.Settings, idleTimeoutMs?: number): boolean {
+  if (!(server instanceof OnePortServer)) return false;
+  server.configureHttp2(settings, idleTimeoutMs);
+  return true;
+}
+
 type ConnectionListener = (socket: net.Socket) => void;
 
 class OnePortServer extends http.Server {
@@ -102,6 +112,8 @@ class OnePortServer extends http.Server {
   readonly #sessions = new Set<http2.ServerHttp2Session>();
   readonly #h1InFlight = new Set<http.ServerResponse>();
   #draining = false;
+  /** Idle time after which an HTTP/2 session is closed; none when undefined. */
+  #sessionTimeout: number | undefined;
   #deadline: number = Number.POSITIVE_INFINITY;
   #deadlineTimer: NodeJS.Timeout | undefined;
 
@@ -111,7 +123,9 @@ class OnePortServer extends http.Server {
     options: OnePortOptions,
     defaultGraceMs: number,
   ) {
-    super(options.http1 ?? {}, handler);
+    // Node enforces headersTimeout and requestTimeout at this interval (30 s by default, too coarse
+    // to bound a slow client near the configured deadline).
+    super({ connectionsCheckingInterval: 1_000, ...options.http1 }, handler);
     this.#defaultGraceMs = defaultGraceMs;
     this.#sniffTimeoutMs = options.sniffTimeoutMs ?? 10_000;
 
@@ -133,8 +147,8 @@ class OnePortServer extends http.Server {
       options.http2 ?? {},
       handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
     );
-    const sessionTimeout = positiveNumber(fastifyOptions.http2SessionTimeout);
-    this.#h2.on("session", (session) => this.#trackSession(session, sessionTimeout));
+    this.#sessionTimeout = positiveNumber(fastifyOptions.http2SessionTimeout);
+    this.#h2.on("session", (session) => this.#trackSession(session, this.#sessionTimeout));
 
     this.on("request", (_req: http.IncomingMessage, res: http.ServerResponse) => this.#trackResponse(res));
     this.on("close", () => clearTimeout(this.#deadlineTimer));
@@ -151,6 +165,12 @@ class OnePortServer extends http.Server {
       this.setTimeout(connectionTimeout);
       this.#h2.setTimeout(connectionTimeout);
     }
+  }
+
+  /** Settings every new HTTP/2 session is offered, and its idle timeout. */
+  configureHttp2(settings: http2.Settings, idleTimeoutMs: number | undefined): void {
+    this.#h2.updateSettings(settings);
+    if (idleTimeoutMs !== undefined) this.#sessionTimeout = idleTimeoutMs;
   }
 
   /** Node's close() only reaps idle HTTP/1.1 sockets; h2 sessions and in-flight responses would hold it open. */

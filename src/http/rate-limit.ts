@@ -64,16 +64,17 @@ function keyOf(principal: Principal): string {
  * Per-account rate limiting after authentication (docs/api.md §2.9): null when the call may go
  * on, else the refusal, `resource_exhausted` with a `retry-after` (seconds) every adapter passes on.
  */
-export function createRateLimiter(limits: Readonly<Record<RateKind, RateLimit>>, now?: () => number) {
-  const buckets: Record<RateKind, TokenBuckets> = {
-    read: new TokenBuckets(limits.read, now),
-    write: new TokenBuckets(limits.write, now),
+export function createRateLimiter(limits: Readonly<Record<RateKind, RateLimit | null>>, now?: () => number) {
+  const buckets: Record<RateKind, TokenBuckets | null> = {
+    read: limits.read && new TokenBuckets(limits.read, now),
+    write: limits.write && new TokenBuckets(limits.write, now),
   };
   return (principal: Principal, methodName: string): ConnectError | null => {
     const kind = rateKindOf(methodName);
-    const wait = buckets[kind].take(keyOf(principal));
-    if (wait === null) return null;
-    const { perSecond, burst } = limits[kind];
+    const limit = limits[kind];
+    const wait = buckets[kind]?.take(keyOf(principal)) ?? null;
+    if (wait === null || limit === null) return null;
+    const { perSecond, burst } = limit;
     return new ConnectError(
       `too many ${kind}s for this account (${perSecond} per second, bursts of ${burst}); retry in ${wait} s`,
       Code.ResourceExhausted,

@@ -6,7 +6,6 @@ import {
   GetSourceRequestSchema,
   SourceLedgerService,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import type { Authenticator } from "../auth/authenticate.js";
 import { principalKey } from "../auth/principal.js";
 import type { Violation } from "../ledger/violation.js";
 import type { Environment } from "../model/list-query.js";
@@ -14,7 +13,7 @@ import type { SourceRecord } from "../model/records.js";
 import { ledgerErrorOf } from "../rpc/errors.js";
 import { decodeViolationsKey, recordSinkKey } from "../rpc/in-process.js";
 import type { InProcessCaller } from "../rpc/invoke.js";
-import { authenticateEarly, discardBody, requestPrincipal } from "./early-auth.js";
+import { authenticateEarly, discardBody, type EarlyChecks, requestPrincipal } from "./early-auth.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
 import { type CreateBodyMap, decodeCreateBody } from "./rest-decode.js";
 import { listParametersOf, QueryReader, readListRequest } from "./rest-query.js";
@@ -31,8 +30,8 @@ export interface RestRoutesOptions {
   environment: Environment;
   /** Calls the environment's service through the shared interceptor chain. */
   call: InProcessCaller;
-  /** The one authentication, run on each route's headers before its body is read. */
-  authenticator: Authenticator;
+  /** The one authentication (and the rate limit), run on each route's headers before its body is read. */
+  early: EarlyChecks;
 }
 
 // Both services share their methods' shapes; the production descriptors serve the sandbox caller too.
@@ -90,7 +89,7 @@ function sendError(reply: FastifyReply, error: unknown, body: CreateBodyMap | nu
  * Connect routes take, and run through the same interceptors in-process.
  */
 export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) => {
-  const { pathPrefix, call, environment, authenticator } = options;
+  const { pathPrefix, call, environment, early } = options;
   const base = `${pathPrefix}/sources`;
   // A non-empty id: `/sources/` names no source (404 like any unknown path), not a missing field.
   const byId = `${base}/:id(^.+$)`;
@@ -100,7 +99,7 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
   app.addHook("onRequest", async (request, reply) => {
     const method = request.routeOptions.config.rpcMethod;
     if (method === undefined) return;
-    const refusal = await authenticateEarly(authenticator, request, method);
+    const refusal = await authenticateEarly(early, request, method);
     if (refusal === null) return;
     discardBody(request, reply);
     return sendError(reply, refusal, null);

@@ -1,0 +1,110 @@
+/**
+ * docs/api.md §6: a request message that is not valid protobuf is the caller's fault. Over every
+ * protocol it is refused as invalid_argument with a fixed text, never as internal with the parser's
+ * own words, and only after authentication.
+ */
+import http2 from "node:http2";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NOT_PROTOBUF } from "../../src/rpc/decode-errors.js";
+import { h1Request } from "../support/one-port-clients.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+let server: TestServer;
+let token: string;
+beforeAll(async () => {
+  server = await startTestServer();
+  token = await server.token();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+const PATH = "/sourceledger.v2.SourceLedgerService/CreateSources";
+/** Field 0 with wire type 7: no protobuf parser accepts it. */
+const GARBAGE = Buffer.from([0x07, 0xff, 0xff, 0xff]);
+
+/** A length-prefixed (gRPC / gRPC-Web) message frame. */
+function frame(payload: Buffer): Buffer {
+  const out = Buffer.alloc(5 + payload.length);
+  out.writeUInt32BE(payload.length, 1);
+  payload.copy(out, 5);
+  return out;
+}
+
+describe("a request message that is not protobuf", () => {
+  it("Connect (application/proto) → HTTP 400 invalid_argument with the fixed text", async () => {
+    const res = await h1Request(server.port, PATH, {
+      method: "POST",
+      headers: { "content-type": "application/proto", authorization: `Bearer ${token}` },
+      body: GARBAGE.toString("latin1"),
+    });
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toEqual({ code: "invalid_argument", message: NOT_PROTOBUF });
+    expect(res.body).not.toContain("parse binary");
+  });
+
+  it("gRPC-Web → grpc-status 3 and the fixed text in the trailer frame", async () => {
+    const res = await new Promise<Buffer>((resolve, reject) => {
+      import("node:http").then(({ request }) => {
+        const req = request(
+          {
+            host: "127.0.0.1",
+            port: server.port,
+            path: PATH,
+            method: "POST",
+            headers: { "content-type": "application/grpc-web+proto", authorization: `Bearer ${token}` },
+          },
+          (r) => {
+            const chunks: Buffer[] = [];
+            r.on("data", (c: Buffer) => chunks.push(c));
+            r.on("end", () => resolve(Buffer.concat(chunks)));
+          },
+        );
+        req.on("error", reject);
+        req.end(frame(GARBAGE));
+      }, reject);
+    });
+    const trailer = res.subarray(5).toString("latin1");
+    expect(res[0]).toBe(0x80);
+    expect(trailer).toContain("grpc-status: 3\r\n");
+    expect(trailer).toContain(`grpc-message: ${encodeURIComponent(NOT_PROTOBUF)}\r\n`);
+    expect(trailer).not.toContain("parse");
+  });
+
+  it("gRPC over h2c → status 3 (INVALID_ARGUMENT) and the fixed text in the trailers", async () => {
+    const session = http2.connect(`http://127.0.0.1:${server.port}`);
+    try {
+      const trailers = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+        const stream = session.request({
+          ":method": "POST",
+          ":path": PATH,
+          "content-type": "application/grpc",
+          te: "trailers",
+          authorization: `Bearer ${token}`,
+        });
+        stream.on("trailers", resolve);
+        stream.on("error", reject);
+        stream.on("data", () => {});
+        stream.end(frame(GARBAGE));
+      });
+      expect(trailers["grpc-status"]).toBe("3");
+      expect(trailers["grpc-message"]).toBe(encodeURIComponent(NOT_PROTOBUF));
+    } finally {
+      session.close();
+    }
+  });
+
+  it("a valid message still reaches the service (its own validation answers)", async () => {
+    const res = await h1Request(server.port, PATH, {
+      method: "POST",
+      headers: { "content-type": "application/proto", authorization: `Bearer ${token}` },
+      body: "",
+    });
+    // An empty message decodes; the ledger refuses it: at least one source is required.
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toMatchObject({
+      code: "invalid_argument",
+      message: "sources: at least one source is required",
+    });
+  });
+});
