@@ -67,6 +67,9 @@ const service = await spawnServer({
     SQLITE_PATH: file,
     AUTH_ISSUER: issuer.issuer,
     LOG_LEVEL: "silent",
+    // One bench client is one account: the per-account limits would measure themselves.
+    RATE_LIMIT_READS_PER_S: "0",
+    RATE_LIMIT_WRITES_PER_S: "0",
     ...(JSON.parse(option("--env") ?? "{}") as Record<string, string>),
   },
   nodeArgs: option("--node-args")?.split(" ").filter(Boolean) ?? [...SERVICE_NODE_FLAGS],

@@ -64,6 +64,9 @@ export async function startFleet(
     SQLITE_PATH: file,
     AUTH_ISSUER: issuer,
     LOG_LEVEL: "silent",
+    // One bench client is one account: the per-account limits would measure themselves.
+    RATE_LIMIT_READS_PER_S: "0",
+    RATE_LIMIT_WRITES_PER_S: "0",
   });
   const start = (name: string, nodeArgs: string[] = []) =>
     spawnServer({

@@ -43,6 +43,9 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     AUTH_ISSUER: issuer.issuer,
     AUTH_JWKS_URL: jwks.url,
     LOG_LEVEL: "silent",
+    // Suites send bursts from one account; the rate limits have their own tests (limits-timeouts).
+    RATE_LIMIT_READS_PER_S: "0",
+    RATE_LIMIT_WRITES_PER_S: "0",
     ...env,
   });
   const onePort = createOnePortServerFactory({ graceMs: 2_000 });
