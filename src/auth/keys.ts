@@ -37,6 +37,8 @@ export interface RemoteKeysOptions {
   backoffMaxMs?: number;
   /** Milliseconds since the epoch, for the cooldown, backoff and age above (tests inject one). */
   clock?: () => number;
+  /** Told the outcome of every JWKS fetch (for /metrics). */
+  onFetch?: (outcome: "ok" | "error") => void;
 }
 
 /**
@@ -71,6 +73,7 @@ class RemoteKeySet {
   private readonly maxAgeMs: number;
   private readonly backoff: Backoff;
   private readonly clock: () => number;
+  private readonly onFetch: ((outcome: "ok" | "error") => void) | undefined;
 
   /** The last key set fetched successfully; kept through failures. */
   private keys: LocalJWKSet | undefined;
@@ -90,6 +93,7 @@ class RemoteKeySet {
     this.maxAgeMs = options.cacheMaxAgeMs ?? MAX_AGE_MS;
     this.backoff = new Backoff(options.backoffInitialMs ?? BACKOFF_INITIAL_MS, options.backoffMaxMs ?? BACKOFF_MAX_MS);
     this.clock = options.clock ?? Date.now;
+    this.onFetch = options.onFetch;
   }
 
   async getKey(header: CompactJWSHeaderParameters, token: FlattenedJWSInput): Promise<CryptoKey> {
@@ -151,10 +155,12 @@ class RemoteKeySet {
       this.nextFetchAt = now + this.cooldownMs;
       this.failure = undefined;
       this.backoff.succeed();
+      this.onFetch?.("ok");
       return { keys };
     } catch (error) {
       this.failure = { error };
       this.nextFetchAt = this.clock() + this.backoff.fail();
+      this.onFetch?.("error");
       return { error };
     }
   }

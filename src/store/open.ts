@@ -11,13 +11,23 @@ export interface SpatialAnalysis {
   protectedAreaPolicy: ProtectedAreaPolicy;
 }
 
+/** What a production store reports, for /metrics; each store reports what it has. */
+export interface StoreObservers {
+  /** The embedded store's group commits: requests and sources per committed transaction. */
+  onGroupCommit?: (requests: number, sources: number) => void;
+}
+
 /** The production store the configuration names. */
-export async function openProductionStore(config: Config, analysis: SpatialAnalysis): Promise<SourceStore> {
+export async function openProductionStore(
+  config: Config,
+  analysis: SpatialAnalysis,
+  observers: StoreObservers = {},
+): Promise<SourceStore> {
   if (config.store === "mongodb") {
     // An unreachable server does not stop the start: /readyz answers 503 until MongoDB answers.
     return withMongo(config, (uri) => openMongoStore({ uri, database: config.mongodbDatabase, ...analysis }));
   }
-  return openSqliteStore({ path: config.sqlitePath, ...analysis });
+  return openSqliteStore({ path: config.sqlitePath, ...analysis, onGroupCommit: observers.onGroupCommit });
 }
 
 /**

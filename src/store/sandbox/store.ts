@@ -78,6 +78,7 @@ export class SandboxSourceStore implements SourceStore {
   private sweepTimer: NodeJS.Timeout | undefined;
   /** Sessions held by this turn's store calls, released together at the next turn. */
   private readonly held: Session[] = [];
+  private evictions = 0;
 
   constructor(options: SandboxStoreOptions) {
     if (!(options.ttlMs > 0)) throw new RangeError(`ttlMs must be positive, got ${options.ttlMs}`);
@@ -98,6 +99,11 @@ export class SandboxSourceStore implements SourceStore {
   /** Sessions in memory (an expired one counts until swept or touched), for tests and metrics. */
   sessionCount(): number {
     return this.sessions.size;
+  }
+
+  /** Sessions evicted so far to make room (not those dropped after their TTL), for metrics. */
+  evictionCount(): number {
+    return this.evictions;
   }
 
   /** The budget's estimate of the bytes all sessions hold, for tests and metrics. */
@@ -214,6 +220,7 @@ export class SandboxSourceStore implements SourceStore {
       throw new CapacityExceededError(limit, plan.short, RETRY_AFTER_S);
     }
     for (const accountId of plan.accountIds) this.sessions.drop(accountId);
+    this.evictions += plan.accountIds.length;
   }
 
   /**

@@ -20,6 +20,8 @@ export interface GroupCommitOptions {
    * rejected, rather than committing the others next to a half-written job.
    */
   abortsGroup: (error: unknown) => boolean;
+  /** Told each committed group's size: its jobs (requests) and their weight (rows). For /metrics. */
+  onCommit?: (jobs: number, weight: number) => void;
 }
 
 /**
@@ -116,6 +118,10 @@ export class GroupCommitter {
       return;
     }
     this.#groups += 1;
+    this.#options.onCommit?.(
+      group.length,
+      group.reduce((sum, job) => sum + job.weight, 0),
+    );
     for (const job of group) {
       const outcome = outcomes.get(job);
       if (outcome?.ok) job.resolve(outcome.value);

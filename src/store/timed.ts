@@ -1,0 +1,34 @@
+import type { SourceStore } from "./port.js";
+
+/** What a store call is reported as: deletes by id and by alt_id are both "delete". */
+export type StoreOperation = "insert" | "list" | "get" | "delete";
+
+/** Told each call's operation, its duration in seconds and whether it resolved. */
+export type StoreObserver = (operation: StoreOperation, seconds: number, ok: boolean) => void;
+
+/**
+ * The same store, each data call timed (for /metrics, docs/api.md §1.3). `ping` and `close` pass
+ * through untimed. Nothing else changes: errors are rethrown as they are.
+ */
+export function timedStore(store: SourceStore, observe: StoreObserver): SourceStore {
+  async function timed<T>(operation: StoreOperation, call: () => Promise<T>): Promise<T> {
+    const start = performance.now();
+    try {
+      const value = await call();
+      observe(operation, (performance.now() - start) / 1000, true);
+      return value;
+    } catch (error) {
+      observe(operation, (performance.now() - start) / 1000, false);
+      throw error;
+    }
+  }
+  return {
+    insertMany: (records) => timed("insert", () => store.insertMany(records)),
+    list: (query) => timed("list", () => store.list(query)),
+    get: (id, accountId) => timed("get", () => store.get(id, accountId)),
+    deleteById: (id, accountId) => timed("delete", () => store.deleteById(id, accountId)),
+    deleteByAltId: (altId, accountId) => timed("delete", () => store.deleteByAltId(altId, accountId)),
+    ping: () => store.ping(),
+    close: () => store.close(),
+  };
+}
