@@ -11,6 +11,7 @@ import { type Config, ConfigError } from "./config.js";
 import { DevClientsFileError } from "./dev-identity/dev-clients.js";
 import { createDevIdentityProvider, type DevIdentityProvider } from "./dev-identity/dev-provider.js";
 import { devIdentityRefusal } from "./dev-identity/guard.js";
+import { DEFAULT_ENGINES, intersectionAreaM2, type OverlayEngine } from "./geo/overlap.js";
 import { type ClientErrorCounts, createClientErrorHandler } from "./http/client-errors.js";
 import {
   authenticateEarly,
@@ -20,14 +21,18 @@ import {
   sendRpcError,
 } from "./http/early-auth.js";
 import { configureHttp2 } from "./http/listen.js";
+import { installRequestMetrics, metricsRoute, ServiceMetrics } from "./http/metrics.js";
 import { problem, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
-import { createRateLimiter, type RateLimiter } from "./http/rate-limit.js";
+import { createRateLimiter, type RateLimiter, rateKindOf } from "./http/rate-limit.js";
 import { type DeadlineCounts, installRequestDeadline } from "./http/request-deadline.js";
+import { installRequestIdEcho, requestIdOf } from "./http/request-id.js";
 import { MAX_BODY_BYTES, restRoutes } from "./http/rest.js";
-import { conflictPolicy } from "./ledger/conflict.js";
+import { observeRpcOutcome, rpcOutcomeKey, rpcOutcomeOf } from "./http/rpc-outcome.js";
+import { type OverlapArea, sourcesConflict } from "./ledger/conflict.js";
 import { productionIds, sandboxIds } from "./ledger/ids.js";
 import { createLedger } from "./ledger/ledger.js";
+import type { ConflictPolicy } from "./model/spatial.js";
 import { unepOverlapPolicy } from "./protected-areas/overlap.js";
 import { binaryGeometryAnswers } from "./rpc/binary-answers.js";
 import { refuseBadProtobufAsInvalid } from "./rpc/decode-errors.js";
@@ -37,6 +42,7 @@ import { createServiceImpl } from "./rpc/service.js";
 import { openProductionStore } from "./store/open.js";
 import type { SourceStore } from "./store/port.js";
 import { createSandboxStore } from "./store/sandbox/index.js";
+import { timedStore } from "./store/timed.js";
 
 export interface AppOverrides {
   /** A ready production store (tests); otherwise opened from the configuration. */
@@ -56,11 +62,49 @@ export interface BuiltApp {
 }
 
 /** The per-account rate limits of the configuration (docs/api.md §2.9); null when both are off. */
-function rateLimiterOf(config: Config): RateLimiter | null {
+function rateLimiterOf(config: Config, metrics: ServiceMetrics): RateLimiter | null {
   const limit = (perSecond: number | null) => (perSecond === null ? null : { perSecond, burst: 2 * perSecond });
   const read = limit(config.rateLimitReadsPerS);
   const write = limit(config.rateLimitWritesPerS);
-  return read === null && write === null ? null : createRateLimiter({ read, write });
+  if (read === null && write === null) return null;
+  const limiter = createRateLimiter({ read, write });
+  return (principal, methodName) => {
+    const refusal = limiter(principal, methodName);
+    if (refusal !== null) metrics.rateLimitRefused(rateKindOf(methodName));
+    return refusal;
+  };
+}
+
+/**
+ * The conflict policy of docs/api.md §8, counted: each pair checked by result, and each overlay
+ * engine failure by engine (the next engine is then tried).
+ */
+function countedConflictPolicy(metrics: ServiceMetrics): ConflictPolicy {
+  const engines: OverlayEngine[] = DEFAULT_ENGINES.map((engine) => {
+    const failed = metrics.overlayFailures.labels({ engine: engine.name });
+    return {
+      name: engine.name,
+      intersection: (a, b) => {
+        try {
+          return engine.intersection(a, b);
+        } catch (error) {
+          failed.inc();
+          throw error;
+        }
+      },
+      union: (inputs) => engine.union(inputs),
+    };
+  });
+  const overlapArea: OverlapArea = (a, b) => intersectionAreaM2(a, b, engines);
+  const conflict = metrics.conflictChecks.labels({ result: "conflict" });
+  const clear = metrics.conflictChecks.labels({ result: "clear" });
+  return {
+    conflicts: (a, b) => {
+      const found = sourcesConflict(a, b, overlapArea);
+      (found ? conflict : clear).inc();
+      return found;
+    },
+  };
 }
 
 /** Composes stores, the one service implementation, interceptors and the Fastify plugins. */
@@ -70,6 +114,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   let clientErrors: (error: Error, socket: Socket) => void = () => {};
   const app = Fastify({
     logger: overrides.logger ?? { level: config.logLevel },
+    // Request ids (docs/api.md §6.1): the client's X-Request-Id when well-formed, else a new one;
+    // every log line of the request carries it as `reqId`.
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     bodyLimit: MAX_BODY_BYTES,
     forceCloseConnections: false,
     // Our own onRequest hook answers 503 while closing, as problem details.
@@ -86,6 +134,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     ...(overrides.serverFactory ? { serverFactory: overrides.serverFactory } : {}),
   });
 
+  installRequestIdEcho(app);
   clientErrors = createClientErrorHandler(app.log, clientErrorCounts);
   // Timeouts and caps (docs/api.md §1.2): headers and connections on the server, the body deadline
   // per request over HTTP/1.1 and HTTP/2, the stream cap on every HTTP/2 session.
@@ -95,6 +144,19 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   configureHttp2(server, { maxConcurrentStreams: config.h2MaxStreams }, config.h2IdleTimeoutMs);
   const deadlineCounts: DeadlineCounts = { bodyTimeouts: 0 };
   installRequestDeadline(app, config.requestTimeoutMs, deadlineCounts);
+  const sandboxStore = createSandboxStore({
+    ttlMs: config.sandboxTtlMs,
+    maxBytes: config.sandboxMaxMb * 1024 * 1024,
+    maxSessions: config.sandboxMaxSessions,
+  });
+  // /metrics (docs/api.md §1.3): one registry per app; every answer counted and timed.
+  const metrics = new ServiceMetrics({
+    deadline: deadlineCounts,
+    clientErrors: clientErrorCounts,
+    sandbox: sandboxStore,
+  });
+  const rpcMethods = rpcMethodsByPath([SourceLedgerService, SandboxSourceLedgerService]);
+  installRequestMetrics(app, metrics, rpcMethods);
   // Bodies are parsed only by the routes that take one (REST, Connect): elsewhere (an unknown
   // route, OPTIONS) a body is left unread rather than parsed into a framework error.
   app.removeAllContentTypeParsers();
@@ -115,37 +177,61 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const verify: TokenVerifier = createTokenVerifier({
     issuer: devIdentity ? () => devIdentity.issuer() : (config.authIssuer as string),
     audience: config.authAudience,
-    keys: devIdentity ? devIdentity.keys : remoteKeys(config.authJwksUrl as string),
+    keys: devIdentity
+      ? devIdentity.keys
+      : remoteKeys(config.authJwksUrl as string, { onFetch: (outcome) => metrics.jwksFetches.inc({ outcome }) }),
   });
   // One authentication for every protocol: run on the headers before any body is read (REST
   // routes and the Connect routes below), and by these interceptors, which run in this order for
   // Connect, gRPC, gRPC-Web and the in-process REST calls alike and reuse the early principal.
   const authenticator = createAuthenticator({ verify, requiredScope: scopeForMethod });
-  const early: EarlyChecks = { authenticator, rateLimiter: rateLimiterOf(config) };
+  const early: EarlyChecks = { authenticator, rateLimiter: rateLimiterOf(config, metrics) };
   const errorShield = createErrorShield(app.log);
   const authenticate = createAuthInterceptor(authenticator);
   const interceptors: Interceptor[] = [errorShield, authenticate];
 
   const store =
-    overrides.store ?? (await openProductionStore(config, { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy }));
-  const sandboxStore = createSandboxStore({
-    ttlMs: config.sandboxTtlMs,
-    maxBytes: config.sandboxMaxMb * 1024 * 1024,
-    maxSessions: config.sandboxMaxSessions,
-  });
-  // The one implementation of the API, over the two ledgers.
-  const production = createServiceImpl(createLedger({ environment: "production", store, newId: productionIds() }));
-  const sandbox = createServiceImpl(createLedger({ environment: "sandbox", store: sandboxStore, newId: sandboxIds() }));
+    overrides.store ??
+    (await openProductionStore(
+      config,
+      { conflictPolicy: countedConflictPolicy(metrics), protectedAreaPolicy: unepOverlapPolicy },
+      {
+        onGroupCommit: (requests, sources) => {
+          metrics.groupCommitRequests.observe(requests);
+          metrics.groupCommitSources.observe(sources);
+        },
+      },
+    ));
+  // The one implementation of the API, over the two ledgers, their store calls timed.
+  const production = createServiceImpl(
+    createLedger({
+      environment: "production",
+      store: timedStore(store, metrics.storeObserver("production")),
+      newId: productionIds(),
+    }),
+  );
+  const sandbox = createServiceImpl(
+    createLedger({
+      environment: "sandbox",
+      store: timedStore(sandboxStore, metrics.storeObserver("sandbox")),
+      newId: sandboxIds(),
+    }),
+  );
 
   const connectOptions: Parameters<typeof fastifyConnectPlugin>[1] = {
     routes: (router) => {
       router.service(SourceLedgerService, production);
       router.service(SandboxSourceLedgerService, sandbox);
       // A message that is not protobuf is the caller's fault: invalid_argument, not Connect's internal.
-      router.handlers.splice(0, router.handlers.length, ...router.handlers.map(refuseBadProtobufAsInvalid));
+      // Outermost, the code each answer ends with is read for /metrics.
+      router.handlers.splice(
+        0,
+        router.handlers.length,
+        ...router.handlers.map((handler) => observeRpcOutcome(refuseBadProtobufAsInvalid(handler))),
+      );
     },
-    // The early check's principal, for the interceptors to reuse.
-    contextValues: contextValuesOf,
+    // The early check's principal, for the interceptors to reuse, and the slot of the answer's code.
+    contextValues: (request) => contextValuesOf(request).set(rpcOutcomeKey, rpcOutcomeOf(request)),
     // Binary answers get their geometry pre-encoded right before serialisation (rpc/binary-answers.ts).
     interceptors: [errorShield, binaryGeometryAnswers, authenticate],
     readMaxBytes: MAX_BODY_BYTES,
@@ -156,7 +242,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     // saved on the wire (docs/benchmarks.md).
     compressMinBytes: 64 * 1024,
   };
-  const rpcMethods = rpcMethodsByPath([SourceLedgerService, SandboxSourceLedgerService]);
   await app.register(async (rpc) => {
     rpc.addHook("onRequest", async (request, reply) => {
       const method = rpcMethods.get(request.url.split("?")[0]);
@@ -198,6 +283,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   });
 
   app.get("/healthz", async () => ({ status: "ok" }));
+  metricsRoute(app, metrics);
   app.get("/readyz", async (request, reply) => {
     try {
       await store.ping();

@@ -8,6 +8,7 @@ import type { Authenticator } from "../auth/authenticate.js";
 import { principalKey } from "../auth/principal.js";
 import type { Principal } from "../model/principal.js";
 import type { RateLimiter } from "./rate-limit.js";
+import { codeName, rpcOutcomeOf } from "./rpc-outcome.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -93,6 +94,7 @@ const GRPC = /^application\/grpc(?:[+;]|$)/i;
  */
 export function sendRpcError(request: FastifyRequest, reply: FastifyReply, error: ConnectError): FastifyReply {
   discardBody(request, reply);
+  rpcOutcomeOf(request).code = codeName(error.code);
   const contentType = request.headers["content-type"] ?? "";
   // The status and the error's metadata, as gRPC carries them (setTrailerStatus copies the metadata).
   const status = new Headers();

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
+import { problemInstanceOf } from "./request-id.js";
 
 /** RFC 9457 problem details, with the Connect code and field-level errors (docs/api.md §6). */
 export interface ProblemDetails {
@@ -8,6 +9,8 @@ export interface ProblemDetails {
   title: string;
   status: number;
   detail: string;
+  /** `urn:request:<request id>`, added by sendProblem for every answer to a request. */
+  instance?: string;
   code: string;
   errors: { pointer: string; detail: string }[];
 }
@@ -68,10 +71,19 @@ interface ProblemReply {
   code(status: number): ProblemReply;
   type(contentType: string): ProblemReply;
   send(payload: unknown): unknown;
+  /** The request answered (Fastify's reply has it): its id becomes the problem's `instance`. */
+  readonly request?: { readonly id: string };
 }
 
-/** Answers with `details` as application/problem+json, under its own status. */
+/**
+ * Answers with `details` as application/problem+json, under its own status, with the request's
+ * id as `instance` (docs/api.md §6.1).
+ */
 export function sendProblem<R extends ProblemReply>(reply: R, details: ProblemDetails): R {
-  reply.code(details.status).type(PROBLEM_CONTENT_TYPE).send(details);
+  const id = reply.request?.id;
+  const { type, title, status, detail, code, errors } = details;
+  const body =
+    id === undefined ? details : { type, title, status, detail, instance: problemInstanceOf(id), code, errors };
+  reply.code(details.status).type(PROBLEM_CONTENT_TYPE).send(body);
   return reply;
 }

@@ -82,6 +82,7 @@ describe.each(ENVIRONMENTS)("%s", (env) => {
         title: "Not Found",
         status: 404,
         detail: `source "${record.id}" not found`,
+        instance: expect.stringMatching(/^urn:request:/),
         code: "not_found",
         errors: [],
       });

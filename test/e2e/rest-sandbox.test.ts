@@ -119,8 +119,10 @@ describe("same validation, codes and formats as production", () => {
 
   it.each(invalid)("%s → the same 422 in both environments", async (_name, body, pointer, detail) => {
     const token = await server.userToken(unique("acct-sbx-val"));
-    const production = await server.request("POST", "/sources", { token, json: body });
-    const sandbox = await server.request("POST", "/sandbox/sources", { token, json: body });
+    // One request id for both, so that the problems' `instance` is the same too.
+    const headers = { "x-request-id": unique("same-422") };
+    const production = await server.request("POST", "/sources", { token, json: body, headers });
+    const sandbox = await server.request("POST", "/sandbox/sources", { token, json: body, headers });
     const [p, s] = [await production.text(), await sandbox.text()];
     expect(s).toBe(p);
     await expectViolation(new Response(s, { status: sandbox.status, headers: sandbox.headers }), pointer, detail);

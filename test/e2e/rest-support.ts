@@ -34,7 +34,7 @@ export const RECORD_KEYS = [
   "unep_overlap",
 ] as const;
 
-export const PROBLEM_KEYS = ["type", "title", "status", "detail", "code", "errors"];
+export const PROBLEM_KEYS = ["type", "title", "status", "detail", "instance", "code", "errors"];
 
 export const PRODUCTION_ID = /^src_[0-9A-HJKMNP-TV-Z]{26}$/;
 export const SANDBOX_ID = /^sandbox_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -109,6 +109,7 @@ export async function expectProblem(
   title: string;
   status: number;
   detail: string;
+  instance: string;
   code: string;
   errors: { pointer: string; detail: string }[];
 }> {

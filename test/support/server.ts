@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BuiltApp, buildApp } from "../../src/app.js";
+import { type AppOverrides, type BuiltApp, buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createOnePortServerFactory } from "../../src/http/listen.js";
 import { type ClaimOverrides, type JwksServer, startJwksServer, TestIssuer } from "./jwt.js";
@@ -32,7 +32,10 @@ export interface TestServer {
  * The real service on 127.0.0.1 (one port, HTTP/1.1 and h2c), with tokens signed by a test key
  * pair whose JWKS is served over HTTP, as an external identity provider would.
  */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  overrides: Pick<AppOverrides, "logger"> = {},
+): Promise<TestServer> {
   const issuer = await TestIssuer.create({ issuer: "https://issuer.test/" });
   const jwks = await startJwksServer(issuer.jwks);
   const dir = mkdtempSync(join(tmpdir(), "ledger-e2e-"));
@@ -49,7 +52,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     ...env,
   });
   const onePort = createOnePortServerFactory({ graceMs: 2_000 });
-  const built = await buildApp(config, { serverFactory: onePort.serverFactory });
+  const built = await buildApp(config, { ...overrides, serverFactory: onePort.serverFactory });
   await built.app.listen({ port: 0, host: "127.0.0.1" });
   const address = built.app.server.address();
   const port = typeof address === "object" && address ? address.port : 0;
