@@ -112,6 +112,23 @@ describe("GET /metrics", () => {
     ).toBe(1);
   });
 
+  it("counts gRPC-Web calls by the code in their trailer frame, and JWKS fetches", async () => {
+    // One uncompressed, empty ListSourcesRequest frame.
+    const res = await fetch(`${server.baseUrl}${LIST}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/grpc-web+proto" },
+      body: new Uint8Array(5),
+    });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    const text = await scrape(server);
+    expect(
+      metricValue(text, "source_ledger_requests_total", { protocol: "grpc-web", method: LIST.slice(1), code: "ok" }),
+    ).toBe(1);
+    expect(metricValue(text, "source_ledger_jwks_fetches_total", { outcome: "ok" })).toBeGreaterThanOrEqual(1);
+    expect(metricValue(text, "source_ledger_jwks_fetches_total", { outcome: "error" })).toBe(0);
+  });
+
   it("times store operations, counts group commits and conflict checks", async () => {
     const first = await createOk(server, token, flat(unique("c"), { geometry: polygon(40, 40, 0.01) }));
     const second = await createOk(server, token, flat(unique("c"), { geometry: polygon(40, 40, 0.01) }));

@@ -333,6 +333,10 @@ describe("SANDBOX_MAX_SESSIONS", () => {
     for (const id of [firsts[0], firsts[2]]) {
       expect((await server.request("GET", `/sandbox/sources/${id}`, { token: admin })).status).toBe(200);
     }
+    // /metrics counts the one eviction and shows the three sessions held.
+    const metrics = await (await server.request("GET", "/metrics")).text();
+    expect(metrics).toMatch(/^source_ledger_sandbox_evictions_total 1$/m);
+    expect(metrics).toMatch(/^source_ledger_sandbox_sessions 3$/m);
   });
 });
 
