@@ -15,7 +15,7 @@ describe("configuration (docs/api.md §1)", () => {
       authJwksUrl: null,
       devClientsFile: null,
       sandboxTtlMs: 3_600_000,
-      sandboxMaxMb: 256,
+      sandboxMaxMb: 160,
       sandboxMaxSessions: 1000,
       logLevel: "info",
       production: false,
