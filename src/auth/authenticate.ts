@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Principal } from "../model/principal.js";
+import { retryHint } from "../model/retry-hint.js";
 import { insufficientScopeChallenge, invalidTokenChallenge } from "./challenge.js";
 import { AuthenticationError, type AuthenticationFailure, SigningKeysUnavailableError } from "./errors.js";
 import type { Scope } from "./scopes.js";
@@ -60,10 +61,9 @@ async function verified(authorization: string | null, verify: (token: string) =>
   } catch (error) {
     if (error instanceof AuthenticationError) throw unauthenticated(error.reason);
     if (error instanceof SigningKeysUnavailableError) {
-      // While the key server is in backoff, say when a retry can succeed (REST: a Retry-After header).
-      const retry =
-        error.retryAfterSeconds === undefined ? undefined : { "retry-after": String(error.retryAfterSeconds) };
-      throw new ConnectError(error.message, Code.Unavailable, retry, undefined, error);
+      // While the key server is in backoff, say when a retry can succeed.
+      const retry = error.retryAfterSeconds === undefined ? undefined : retryHint(error.retryAfterSeconds);
+      throw new ConnectError(error.message, Code.Unavailable, retry?.metadata, retry?.details, error);
     }
     throw new ConnectError("authentication failed", Code.Internal, undefined, undefined, error);
   }

@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Principal } from "../model/principal.js";
+import { retryHint } from "../model/retry-hint.js";
 
 /** A sustained rate and the burst above it that one account may spend at once. */
 export interface RateLimit {
@@ -62,7 +63,8 @@ function keyOf(principal: Principal): string {
 
 /**
  * Per-account rate limiting after authentication (docs/api.md §2.9): null when the call may go
- * on, else the refusal, `resource_exhausted` with a `retry-after` (seconds) every adapter passes on.
+ * on, else the refusal, `resource_exhausted` with a `retry-after` (seconds) every adapter passes on
+ * and a google.rpc.RetryInfo detail.
  */
 export function createRateLimiter(limits: Readonly<Record<RateKind, RateLimit | null>>, now?: () => number) {
   const buckets: Record<RateKind, TokenBuckets | null> = {
@@ -75,10 +77,12 @@ export function createRateLimiter(limits: Readonly<Record<RateKind, RateLimit | 
     const wait = buckets[kind]?.take(keyOf(principal)) ?? null;
     if (wait === null || limit === null) return null;
     const { perSecond, burst } = limit;
+    const retry = retryHint(wait);
     return new ConnectError(
       `too many ${kind}s for this account (${perSecond} per second, bursts of ${burst}); retry in ${wait} s`,
       Code.ResourceExhausted,
-      { "retry-after": String(wait) },
+      retry.metadata,
+      retry.details,
     );
   };
 }

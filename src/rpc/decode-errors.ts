@@ -8,15 +8,26 @@ import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/conn
  */
 export const NOT_PROTOBUF = "the request message is not valid protobuf";
 
+/** What a caller is told when its JSON request message does not parse, instead of V8's parser message. */
+export const NOT_JSON = "the request message is not valid JSON";
+
 const PARSE_FAILURE = "parse binary:";
+// protobuf-es prefixes JSON.parse's own message; V8's messages for malformed JSON start like these.
+const JSON_SYNTAX =
+  /^cannot decode message [\w.]+ from JSON: (?:Unexpected|Expected|Bad (?:control|escaped)|Unterminated|No number|Exponent part|.* is not valid JSON)/;
 const GRPC_INVALID_ARGUMENT = "3";
 const GRPC_INTERNAL = "13";
 const GRPC_WEB = /^application\/grpc-web/i;
 const GRPC = /^application\/grpc/i;
 const TRAILER_FLAG = 0b1000_0000;
 
-function isParseFailure(status: string | null, message: string | null): boolean {
-  return status === GRPC_INTERNAL && message !== null && decodeURIComponent(message).startsWith(PARSE_FAILURE);
+/** The fixed text for a decode failure (gRPC status and message), or null for any other refusal. */
+function fixedText(status: string | null, message: string | null): string | null {
+  if (message === null) return null;
+  const text = decodeURIComponent(message);
+  if (status === GRPC_INTERNAL && text.startsWith(PARSE_FAILURE)) return NOT_PROTOBUF;
+  if (status === GRPC_INVALID_ARGUMENT && JSON_SYNTAX.test(text)) return NOT_JSON;
+  return null;
 }
 
 /** gRPC: the status travels in the trailer, which is complete once the body has been written. */
@@ -24,9 +35,10 @@ function rewriteGrpc(res: UniversalServerResponse): UniversalServerResponse {
   const { body, trailer } = res;
   if (trailer === undefined) return res;
   const fix = () => {
-    if (!isParseFailure(trailer.get("grpc-status"), trailer.get("grpc-message"))) return;
+    const text = fixedText(trailer.get("grpc-status"), trailer.get("grpc-message"));
+    if (text === null) return;
     trailer.set("grpc-status", GRPC_INVALID_ARGUMENT);
-    trailer.set("grpc-message", encodeURIComponent(NOT_PROTOBUF));
+    trailer.set("grpc-message", encodeURIComponent(text));
     trailer.delete("grpc-status-details-bin");
   };
   if (body === undefined) {
@@ -60,12 +72,13 @@ function rewriteGrpcWeb(res: UniversalServerResponse): UniversalServerResponse {
             return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()] as const;
           }),
       );
-      if (!isParseFailure(fields.get("grpc-status") ?? null, fields.get("grpc-message") ?? null)) {
+      const fixed = fixedText(fields.get("grpc-status") ?? null, fields.get("grpc-message") ?? null);
+      if (fixed === null) {
         yield chunk;
         continue;
       }
       fields.set("grpc-status", GRPC_INVALID_ARGUMENT);
-      fields.set("grpc-message", encodeURIComponent(NOT_PROTOBUF));
+      fields.set("grpc-message", encodeURIComponent(fixed));
       fields.delete("grpc-status-details-bin");
       const data = Buffer.from([...fields].map(([name, value]) => `${name}: ${value}\r\n`).join(""), "latin1");
       const frame = Buffer.alloc(5 + data.length);
@@ -78,9 +91,9 @@ function rewriteGrpcWeb(res: UniversalServerResponse): UniversalServerResponse {
   return { ...res, body: fixed(body) };
 }
 
-/** Connect unary: a 500 whose JSON body is the parse failure becomes a 400 `invalid_argument`. */
+/** Connect unary: an error answer (400, 500) that is a decode failure becomes 400 with the fixed text. */
 async function rewriteConnect(res: UniversalServerResponse): Promise<UniversalServerResponse> {
-  if (res.status !== 500 || res.body === undefined) return res;
+  if ((res.status !== 500 && res.status !== 400) || res.body === undefined) return res;
   const chunks: Uint8Array[] = [];
   for await (const chunk of res.body) chunks.push(chunk);
   const bytes = Buffer.concat(chunks);
@@ -93,10 +106,11 @@ async function rewriteConnect(res: UniversalServerResponse): Promise<UniversalSe
   const replay = async function* () {
     yield bytes;
   };
-  if (error?.code !== "internal" || typeof error.message !== "string" || !error.message.startsWith(PARSE_FAILURE)) {
-    return { ...res, body: replay() };
-  }
-  const body = Buffer.from(JSON.stringify({ code: "invalid_argument", message: NOT_PROTOBUF }));
+  const status =
+    error?.code === "internal" ? GRPC_INTERNAL : error?.code === "invalid_argument" ? GRPC_INVALID_ARGUMENT : null;
+  const fixed = typeof error?.message === "string" ? fixedText(status, encodeURIComponent(error.message)) : null;
+  if (fixed === null) return { ...res, body: replay() };
+  const body = Buffer.from(JSON.stringify({ code: "invalid_argument", message: fixed }));
   const header = new Headers(res.header);
   header.set("content-length", String(body.length));
   return {
@@ -109,8 +123,8 @@ async function rewriteConnect(res: UniversalServerResponse): Promise<UniversalSe
 }
 
 /**
- * Wraps a Connect handler so that a request message that is not valid protobuf is refused as
- * `invalid_argument` with a fixed text, in each protocol's own error form. Everything else passes
+ * Wraps a Connect handler so that a request message that is not valid protobuf, or not valid JSON,
+ * is refused as `invalid_argument` with a fixed text, in each protocol's own error form. Everything else passes
  * through untouched.
  */
 export function refuseBadProtobufAsInvalid(handler: UniversalHandler): UniversalHandler {

@@ -3,6 +3,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { BadRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { LedgerError, type LedgerErrorKind } from "../ledger/errors.js";
 import type { Violation } from "../ledger/violation.js";
+import { retryHint } from "../model/retry-hint.js";
 
 /**
  * The most violations one error detail carries: a gRPC error travels in HTTP/2 trailers, and a
@@ -65,20 +66,19 @@ function badRequest(violations: readonly Violation[]) {
 
 /**
  * A refusal of the ledger as the ConnectError every protocol carries: the kind's code, violations
- * as a BadRequest detail with proto field paths, a retry hint as `retry-after` metadata. The
+ * as a BadRequest detail with proto field paths, a retry hint as `retry-after` metadata and a
+ * RetryInfo detail. The
  * LedgerError stays the cause, so an in-process adapter (REST) renders the violations in its own
  * terms; an `unavailable` keeps the store's error as the cause instead, for the log.
  */
 export function connectErrorOf(error: LedgerError): ConnectError {
   const { kind, violations } = error;
-  // A passing refusal says when to retry, in every protocol's metadata (gRPC trailers, Connect
-  // headers); REST copies it to its Retry-After header. No google.rpc.RetryInfo detail: the
-  // repository has no proto for it.
-  const metadata = error.retryAfterS === undefined ? undefined : { "retry-after": String(error.retryAfterS) };
+  // A passing refusal says when to retry: retry-after metadata and a google.rpc.RetryInfo detail.
+  const retry = error.retryAfterS === undefined ? undefined : retryHint(error.retryAfterS);
   if (violations.length > 0) {
-    return new ConnectError(summarise(violations), CODE[kind], metadata, [badRequest(violations)], error);
+    return new ConnectError(summarise(violations), CODE[kind], retry?.metadata, [badRequest(violations)], error);
   }
-  return new ConnectError(error.message, CODE[kind], metadata, undefined, error.cause ?? error);
+  return new ConnectError(error.message, CODE[kind], retry?.metadata, retry?.details, error.cause ?? error);
 }
 
 /** Runs a ledger call, turning its refusals into ConnectErrors; anything else passes on to the error shield. */

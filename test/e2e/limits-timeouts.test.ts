@@ -6,7 +6,11 @@
 import http2 from "node:http2";
 import net from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 /** Writes `head`, then the body one byte every `everyMs`, and collects what comes back until close. */
@@ -118,6 +122,17 @@ describe("the header deadline, the connection cap and the HTTP/2 stream cap", ()
     expect(ms).toBeLessThan(3_000);
   });
 
+  it("headers over Node's size limit → 431 problem details and a closed connection", async () => {
+    const head = `GET /sources HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`;
+    const { text } = await slowRequest(server.port, head, "", 1_000);
+    expect(text).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    expect(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4))).toMatchObject({
+      status: 431,
+      code: "invalid_argument",
+      detail: "the request's headers exceed the size limit",
+    });
+  });
+
   it("past MAX_CONNECTIONS open connections, a new one is closed at once", async () => {
     const open: net.Socket[] = [];
     try {
@@ -175,6 +190,22 @@ describe("per-account rate limits (RATE_LIMIT_READS_PER_S=1, RATE_LIMIT_WRITES_P
     expect((await server.request("GET", "/sources", { token: b })).status).toBe(200);
     // Writes spend from their own bucket.
     expect((await server.request("DELETE", "/sources/src_nothing", { token: a })).status).toBe(404);
+  });
+
+  it("over gRPC: RESOURCE_EXHAUSTED with retry-after and a google.rpc.RetryInfo detail", async () => {
+    const token = await server.userToken("acct-grpc");
+    const client = createClient(SourceLedgerService, createGrpcTransport({ baseUrl: server.baseUrl }));
+    const call = () => client.listSources({}, { headers: { authorization: `Bearer ${token}` } });
+    await call();
+    await call();
+    const error = await call().then(
+      () => null,
+      (reason: unknown) => ConnectError.from(reason),
+    );
+    expect(error?.code).toBe(Code.ResourceExhausted);
+    expect(error?.metadata.get("retry-after")).toBe("1");
+    const [info] = error?.findDetails(RetryInfoSchema) ?? [];
+    expect(info?.retryDelay?.seconds).toBe(1n);
   });
 
   it("the same limit over Connect: resource_exhausted (HTTP 429) before the message is read", async () => {

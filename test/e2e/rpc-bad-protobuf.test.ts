@@ -5,7 +5,7 @@
  */
 import http2 from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NOT_PROTOBUF } from "../../src/rpc/decode-errors.js";
+import { NOT_JSON, NOT_PROTOBUF } from "../../src/rpc/decode-errors.js";
 import { h1Request } from "../support/one-port-clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -92,6 +92,26 @@ describe("a request message that is not protobuf", () => {
     } finally {
       session.close();
     }
+  });
+
+  it("Connect JSON that does not parse → HTTP 400 invalid_argument with a fixed text, not V8's parser message", async () => {
+    const res = await h1Request(server.port, PATH, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: '{"sources": [',
+    });
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toEqual({ code: "invalid_argument", message: NOT_JSON });
+  });
+
+  it("JSON that parses but names an unknown field keeps its useful message", async () => {
+    const res = await h1Request(server.port, PATH, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: '{"bogus": 1}',
+    });
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body).message).toContain('key "bogus" is unknown');
   });
 
   it("a valid message still reaches the service (its own validation answers)", async () => {

@@ -2,8 +2,10 @@
  * The ledger's refusals as ConnectErrors (src/rpc/errors.ts): proto field paths, codes per kind,
  * the BadRequest detail and its cap, the summary message, and the cause each keeps.
  */
+
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
+import { RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { BadRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { LedgerError, type LedgerErrorKind } from "../../src/ledger/errors.js";
 import type { Violation } from "../../src/ledger/violation.js";
@@ -79,13 +81,14 @@ describe("connectErrorOf", () => {
     expect([error.code, error.rawMessage]).toEqual([code, "some sentence"]);
   });
 
-  it("carries a passing refusal's retry hint as retry-after metadata, and no hint when there is none", () => {
+  it("carries a passing refusal's retry hint as retry-after metadata and a RetryInfo detail, and none when there is none", () => {
     const busy = connectErrorOf(new LedgerError("exhausted", "the sandbox is busy", [], { retryAfterS: 2 }));
     expect([busy.code, busy.rawMessage]).toEqual([Code.ResourceExhausted, "the sandbox is busy"]);
     expect(busy.metadata.get("retry-after")).toBe("2");
-    expect(busy.details).toEqual([]);
+    expect(busy.findDetails(RetryInfoSchema).map((info) => info.retryDelay?.seconds)).toEqual([2n]);
     const full = connectErrorOf(new LedgerError("exhausted", "a sandbox session holds at most 10000 sources"));
     expect(full.metadata.get("retry-after")).toBeNull();
+    expect(full.details).toEqual([]);
   });
 
   it("keeps the message of a refusal without violations, carries no detail, and keeps the LedgerError as cause", () => {
