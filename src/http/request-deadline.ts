@@ -18,7 +18,7 @@ export function installRequestDeadline(app: FastifyInstance, deadlineMs: number,
   if (deadlineMs <= 0) return;
   app.addHook("onRequest", (request, reply, done) => {
     const raw = request.raw;
-    if (raw.complete || raw.readableEnded) {
+    if (raw.complete || raw.readableEnded || !carriesBody(request)) {
       done();
       return;
     }
@@ -30,6 +30,18 @@ export function installRequestDeadline(app: FastifyInstance, deadlineMs: number,
     reply.raw.once("finish", clear);
     done();
   });
+}
+
+/**
+ * Whether a body is on its way: announced by Content-Length (above 0) or Transfer-Encoding over
+ * HTTP/1.1; over HTTP/2 any request but GET and HEAD may stream one without announcing it. Reads
+ * (most requests) then arm no timer at all.
+ */
+function carriesBody(request: FastifyRequest): boolean {
+  const { headers } = request;
+  if (request.raw.httpVersionMajor >= 2) return request.method !== "GET" && request.method !== "HEAD";
+  const length = headers["content-length"];
+  return headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
 }
 
 function cutOff(request: FastifyRequest, reply: FastifyReply, deadlineMs: number, counts: DeadlineCounts): void {
