@@ -48,7 +48,38 @@ function circle(n: number): Ring {
   return ring;
 }
 
+/** A ring in EPSG:2263 feet (New York), as a shapefile export sends it: 200 positions. */
+function projectedRing(): Ring {
+  const r: Ring = Array.from({ length: 199 }, (_, i) => [980_000 + i * 25, 190_000 + (i % 9) * 25]);
+  r.push(r[0]);
+  return r;
+}
+
 const rows: Row[] = [
+  // --- GIS input rules (docs/api.md §5.4) ---
+  {
+    name: "a 2° square from longitude 179 to -179 (crossing the antimeridian)",
+    body: withGeometry({
+      type: "Polygon",
+      coordinates: [
+        [
+          [179, 0],
+          [-179, 0],
+          [-179, 2],
+          [179, 2],
+          [179, 0],
+        ],
+      ],
+    }),
+    pointers: [`${G}/coordinates/0`],
+    detail: "crosses the antimeridian",
+  },
+  {
+    name: "a projected (EPSG:2263) polygon: ten positions, then one advice to reproject",
+    body: withGeometry({ type: "Polygon", coordinates: [projectedRing()] }),
+    pointers: [...Array.from({ length: 10 }, (_, i) => `${G}/coordinates/0/${i}`), `${G}/coordinates`],
+    detail: "longitude must be within -180..180",
+  },
   // --- geometry ---
   {
     name: "geometry of the wrong type (LineString)",
