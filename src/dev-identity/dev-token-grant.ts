@@ -25,7 +25,6 @@ export function decideGrant(params: TokenRequestParams, policy: GrantPolicy): Ou
     ["grant_type", params.grantType],
     ["client_id", params.clientId],
     ["client_secret", params.clientSecret],
-    ["audience", params.audience],
   ].filter(([, value]) => value === null);
   if (missing.length > 0) {
     return invalidRequest(`missing required parameter(s): ${missing.map(([name]) => name).join(", ")}`);
@@ -48,7 +47,8 @@ export function decideGrant(params: TokenRequestParams, policy: GrantPolicy): Ou
       },
     };
   }
-  if (params.audience !== policy.audience) {
+  // Optional (docs/api.md §3.2): a client that names no audience gets the service's own.
+  if (params.audience !== null && params.audience !== policy.audience) {
     return {
       ok: false,
       error: { status: 400, error: "invalid_target", description: `audience must be ${policy.audience}` },

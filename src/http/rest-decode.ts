@@ -298,6 +298,42 @@ function decodeGeometry(value: unknown, pointer: string, report: Report): Geomet
   return null;
 }
 
+/** The names of WGS 84 longitude/latitude a GeoJSON `crs` member may give (RFC 7946 has no `crs`). */
+const WGS84_NAMES = new Set(
+  [
+    "urn:ogc:def:crs:OGC:1.3:CRS84",
+    "urn:ogc:def:crs:OGC::CRS84",
+    "http://www.opengis.net/def/crs/OGC/1.3/CRS84",
+    "OGC:CRS84",
+    "CRS84",
+    "EPSG:4326",
+    "urn:ogc:def:crs:EPSG::4326",
+    "urn:ogc:def:crs:EPSG:6.6:4326",
+    "http://www.opengis.net/def/crs/EPSG/0/4326",
+  ].map((name) => name.toLowerCase()),
+);
+
+/**
+ * A `crs` member (GeoJSON 2008, still written by GIS exports) naming anything but CRS84 / EPSG:4326
+ * (docs/api.md §5.4): the coordinates are not longitude/latitude, and no amount of per-vertex
+ * violations says so as clearly.
+ */
+function checkCrs(json: Json, pointer: string, violations: Violation[], source?: number): void {
+  const crs = json.crs;
+  if (crs === undefined || crs === null) return;
+  const name = isObject(crs) && isObject(crs.properties) ? crs.properties.name : undefined;
+  if (typeof name === "string" && WGS84_NAMES.has(name.toLowerCase())) return;
+  const named = typeof name === "string" ? preview(name) : preview(crs);
+  violations.push({
+    source,
+    field: "crs",
+    pointer: `${pointer}/crs`,
+    detail:
+      `crs names ${named}; coordinates must be WGS 84 longitude/latitude (CRS84 / EPSG:4326): ` +
+      "reproject the data to EPSG:4326 (for example with ogr2ogr -t_srs EPSG:4326) and leave crs out",
+  });
+}
+
 function decodeFeature(
   feature: unknown,
   base: string,
@@ -324,6 +360,7 @@ function decodeFeature(
     });
     return decoder;
   }
+  checkCrs(feature, base, violations, index);
   if (feature.type !== "Feature") {
     violations.push({
       source: index,
@@ -392,6 +429,7 @@ export function decodeCreateBody(body: unknown): DecodedCreate {
     });
   } else if (body.type === "FeatureCollection") {
     map.sourcesPointer = "/features";
+    checkCrs(body, "", violations);
     const features = body.features;
     if (!Array.isArray(features)) {
       violations.push({
@@ -411,6 +449,7 @@ export function decodeCreateBody(body: unknown): DecodedCreate {
   } else if (body.type === "Feature") {
     decoders = [decodeFeature(body, "", 0, null, violations)];
   } else if (body.type === undefined) {
+    checkCrs(body, "", violations, 0);
     decoders = [decodeFlat(body, violations)];
   } else {
     violations.push({

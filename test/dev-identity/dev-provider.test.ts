@@ -157,8 +157,18 @@ describe("development identity provider with a clients file", () => {
     expect(response.statusCode).toBe(400);
     expect(response.json()).toEqual({
       error: "invalid_request",
-      error_description: "missing required parameter(s): grant_type, client_secret, audience",
+      error_description: "missing required parameter(s): grant_type, client_secret",
     });
+  });
+
+  it("defaults a missing audience to the service's own; another audience is still invalid_target", async () => {
+    const { audience: _omitted, ...withoutAudience } = request();
+    const response = await token(withoutAudience);
+    expect(response.statusCode).toBe(200);
+    expect(decodeJwt(response.json().access_token).aud).toBe(AUDIENCE);
+    const other = await token(request({ audience: "https://elsewhere.example" }));
+    expect(other.statusCode).toBe(400);
+    expect(other.json()).toMatchObject({ error: "invalid_target" });
   });
 
   it("answers a non-string field with invalid_request", async () => {

@@ -80,6 +80,21 @@ const rows: Row[] = [
     pointers: [...Array.from({ length: 10 }, (_, i) => `${G}/coordinates/0/${i}`), `${G}/coordinates`],
     detail: "longitude must be within -180..180",
   },
+  {
+    name: "a crs member naming EPSG:2263 on the collection",
+    body: {
+      ...collection([feature("v", {})]),
+      crs: { type: "name", properties: { name: "urn:ogc:def:crs:EPSG::2263" } },
+    },
+    pointers: ["/crs"],
+    detail: 'crs names "urn:ogc:def:crs:EPSG::2263"; coordinates must be WGS 84 longitude/latitude',
+  },
+  {
+    name: "a crs member naming EPSG:3857 on a feature",
+    body: collection([{ ...feature("v", {}), crs: { type: "name", properties: { name: "EPSG:3857" } } }]),
+    pointers: ["/features/0/crs"],
+    detail: "reproject the data to EPSG:4326",
+  },
   // --- geometry ---
   {
     name: "geometry of the wrong type (LineString)",

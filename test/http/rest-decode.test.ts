@@ -237,7 +237,7 @@ describe("decodeCreateBody: body shapes", () => {
       end_at: END,
       geometry: POLYGON,
       name: "export",
-      crs: { type: "name", properties: { name: "EPSG:3857" } },
+      crs: { type: "name", properties: { name: "urn:ogc:def:crs:OGC:1.3:CRS84" } },
       bbox: [0, 0, 1, 1],
     });
     const { request, violations } = decodeCreateBody(body);
@@ -249,6 +249,25 @@ describe("decodeCreateBody: body shapes", () => {
       start_at: "/features/0/properties/start_at",
       end_at: "/features/0/properties/end_at",
     });
+  });
+
+  it.each([
+    ["on the collection", { crs: { type: "name", properties: { name: "EPSG:3857" } } }, "/crs", undefined],
+    ["malformed", { crs: "EPSG:4326" }, "/crs", undefined],
+  ])("refuses a crs member that is not WGS 84 longitude/latitude (%s) at its pointer", (_, extra, pointer, source) => {
+    const { violations } = decodeCreateBody(collection([feature("f")], extra));
+    expect(violations).toHaveLength(1);
+    expect(violations[0]).toMatchObject({ field: "crs", pointer, source });
+    expect(violations[0].detail).toMatch(/coordinates must be WGS 84 longitude\/latitude \(CRS84 \/ EPSG:4326\)/);
+  });
+
+  it("accepts the names of CRS84 and EPSG:4326 in any case, on a feature or a flat source", () => {
+    for (const name of ["EPSG:4326", "urn:ogc:def:crs:epsg::4326", "http://www.opengis.net/def/crs/OGC/1.3/CRS84"]) {
+      const crs = { type: "name", properties: { name } };
+      expect(decodeCreateBody({ ...feature("f"), crs }).violations).toEqual([]);
+    }
+    const flatWithCrs = { ...feature("f"), type: undefined, crs: { type: "name", properties: { name: "EPSG:2263" } } };
+    expect(decodeCreateBody(flatWithCrs).violations.map((v) => v.pointer)).toContain("/crs");
   });
 
   it("does not treat optional fields beside a single Feature's properties as defaults", () => {
