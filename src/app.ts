@@ -28,14 +28,15 @@ import { createRateLimiter, type RateLimiter, rateKindOf } from "./http/rate-lim
 import { type DeadlineCounts, installRequestDeadline } from "./http/request-deadline.js";
 import { installRequestIdEcho, requestIdOf } from "./http/request-id.js";
 import { MAX_BODY_BYTES, restRoutes } from "./http/rest.js";
-import { observeRpcOutcome, rpcOutcomeKey, rpcOutcomeOf } from "./http/rpc-outcome.js";
+import { recordOutcome, rpcOutcomeKey, rpcOutcomeOf } from "./http/rpc-outcome.js";
 import { type OverlapArea, sourcesConflict } from "./ledger/conflict.js";
 import { productionIds, sandboxIds } from "./ledger/ids.js";
 import { createLedger } from "./ledger/ledger.js";
 import type { ConflictPolicy } from "./model/spatial.js";
 import { unepOverlapPolicy } from "./protected-areas/overlap.js";
+import { withAnswerStatus } from "./rpc/answer-status.js";
 import { binaryGeometryAnswers } from "./rpc/binary-answers.js";
-import { refuseBadProtobufAsInvalid } from "./rpc/decode-errors.js";
+import { decodeFailureAsInvalid } from "./rpc/decode-errors.js";
 import { createErrorShield } from "./rpc/error-shield.js";
 import { createInProcessCaller } from "./rpc/invoke.js";
 import { createServiceImpl } from "./rpc/service.js";
@@ -222,12 +223,18 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     routes: (router) => {
       router.service(SourceLedgerService, production);
       router.service(SandboxSourceLedgerService, sandbox);
-      // A message that is not protobuf is the caller's fault: invalid_argument, not Connect's internal.
-      // Outermost, the code each answer ends with is read for /metrics.
+      // Every answer's final status is seen once: a message that is not protobuf (or JSON) is the
+      // caller's fault, invalid_argument rather than Connect's internal; the code goes to /metrics.
       router.handlers.splice(
         0,
         router.handlers.length,
-        ...router.handlers.map((handler) => observeRpcOutcome(refuseBadProtobufAsInvalid(handler))),
+        ...router.handlers.map((handler) =>
+          withAnswerStatus(handler, (status, req) => {
+            const fixed = decodeFailureAsInvalid(status);
+            recordOutcome(fixed ?? status, req);
+            return fixed;
+          }),
+        ),
       );
     },
     // The early check's principal, for the interceptors to reuse, and the slot of the answer's code.

@@ -7,8 +7,9 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Authenticator } from "../auth/authenticate.js";
 import { principalKey } from "../auth/principal.js";
 import type { Principal } from "../model/principal.js";
+import { codeName, rpcProtocolOf } from "../rpc/answer-status.js";
 import type { RateLimiter } from "./rate-limit.js";
-import { codeName, rpcOutcomeOf } from "./rpc-outcome.js";
+import { rpcOutcomeOf } from "./rpc-outcome.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -82,9 +83,6 @@ export function rpcMethodsByPath(services: readonly DescService[]): ReadonlyMap<
   return new Map(services.flatMap((service) => service.methods.map((m) => [`/${service.typeName}/${m.name}`, m.name])));
 }
 
-const GRPC_WEB = /^application\/grpc-web(?:-text)?(?:[+;]|$)/i;
-const GRPC = /^application\/grpc(?:[+;]|$)/i;
-
 /**
  * A refusal of an RPC in the error form of the caller's protocol, as Connect's own handlers write
  * it: gRPC as HTTP 200 with `grpc-status` and `grpc-message` in the trailers; gRPC-Web as HTTP 200
@@ -96,15 +94,16 @@ export function sendRpcError(request: FastifyRequest, reply: FastifyReply, error
   discardBody(request, reply);
   rpcOutcomeOf(request).code = codeName(error.code);
   const contentType = request.headers["content-type"] ?? "";
+  const protocol = rpcProtocolOf(contentType);
   // The status and the error's metadata, as gRPC carries them (setTrailerStatus copies the metadata).
   const status = new Headers();
   setTrailerStatus(status, error);
-  if (GRPC_WEB.test(contentType)) {
+  if (protocol === "grpc-web") {
     reply.header("content-type", contentType);
     for (const [name, value] of status) reply.header(name, value);
     return reply.code(200).send();
   }
-  if (GRPC.test(contentType)) {
+  if (protocol === "grpc") {
     // Fastify cannot send trailers on its own: the answer is written as Connect's gRPC handler does.
     reply.hijack();
     reply.raw.writeHead(200, { "content-type": contentType });

@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { rpcProtocolOf } from "../rpc/answer-status.js";
 import type { StoreOperation } from "../store/timed.js";
 import type { ClientErrorCounts } from "./client-errors.js";
 import type { RateKind } from "./rate-limit.js";
 import type { DeadlineCounts } from "./request-deadline.js";
-import { recordedRpcCode, rpcProtocolOf } from "./rpc-outcome.js";
+import { recordedRpcCode } from "./rpc-outcome.js";
 
 /** Latency buckets in seconds: 0.5 ms to 10 s. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
