@@ -14,9 +14,9 @@ import { devIdentityRefusal } from "./dev-identity/guard.js";
 import { DEFAULT_ENGINES, intersectionAreaM2, type OverlayEngine } from "./geo/overlap.js";
 import { type ClientErrorCounts, createClientErrorHandler } from "./http/client-errors.js";
 import {
-  authenticateEarly,
   contextValuesOf,
   type EarlyChecks,
+  earlyChecksHook,
   rpcMethodsByPath,
   sendRpcError,
 } from "./http/early-auth.js";
@@ -250,12 +250,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     compressMinBytes: 64 * 1024,
   };
   await app.register(async (rpc) => {
-    rpc.addHook("onRequest", async (request, reply) => {
-      const method = rpcMethods.get(request.url.split("?")[0]);
-      if (method === undefined) return;
-      const refusal = await authenticateEarly(early, request, method);
-      if (refusal !== null) return sendRpcError(request, reply, refusal);
-    });
+    rpc.addHook(
+      "onRequest",
+      earlyChecksHook(early, (request) => rpcMethods.get(request.url.split("?")[0]), sendRpcError),
+    );
     await rpc.register(fastifyConnectPlugin, connectOptions);
   });
   await app.register(restRoutes, {

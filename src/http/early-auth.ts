@@ -38,7 +38,7 @@ export interface EarlyChecks {
 }
 
 /** Runs the early checks for `methodName`: null when they passed, else the refusal to answer with. */
-export async function authenticateEarly(
+async function authenticateEarly(
   checks: EarlyChecks,
   request: FastifyRequest,
   methodName: string,
@@ -60,7 +60,7 @@ export async function authenticateEarly(
  * fills the session's buffer and has the whole session torn down (ENHANCE_YOUR_CALM), other calls
  * on it included. Over HTTP/1.1 Node discards the rest itself.
  */
-export function discardBody(request: FastifyRequest, reply: FastifyReply): void {
+function discardBody(request: FastifyRequest, reply: FastifyReply): void {
   request.raw.resume();
   const raw = request.raw as FastifyRequest["raw"] & { stream?: Http2Stream };
   const stream = raw.stream;
@@ -68,6 +68,26 @@ export function discardBody(request: FastifyRequest, reply: FastifyReply): void 
   reply.raw.once("finish", () => {
     if (!stream.closed) stream.close(constants.NGHTTP2_NO_ERROR);
   });
+}
+
+/**
+ * The `onRequest` hook of a family of routes: `methodOf` names the service method a request calls
+ * (undefined: not an API call, nothing to check), `refuse` answers a refusal in the routes' own
+ * error form. The body of a refused request is discarded unread.
+ */
+export function earlyChecksHook(
+  checks: EarlyChecks,
+  methodOf: (request: FastifyRequest) => string | undefined,
+  refuse: (request: FastifyRequest, reply: FastifyReply, error: ConnectError) => FastifyReply,
+) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    const method = methodOf(request);
+    if (method === undefined) return undefined;
+    const refusal = await authenticateEarly(checks, request, method);
+    if (refusal === null) return undefined;
+    discardBody(request, reply);
+    return refuse(request, reply, refusal);
+  };
 }
 
 /** Context values carrying the early check's principal, for Connect's handler context. */
@@ -91,7 +111,6 @@ export function rpcMethodsByPath(services: readonly DescService[]): ReadonlyMap<
  * challenge) goes out as headers.
  */
 export function sendRpcError(request: FastifyRequest, reply: FastifyReply, error: ConnectError): FastifyReply {
-  discardBody(request, reply);
   rpcOutcomeOf(request).code = codeName(error.code);
   const contentType = request.headers["content-type"] ?? "";
   const protocol = rpcProtocolOf(contentType);

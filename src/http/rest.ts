@@ -13,7 +13,7 @@ import type { SourceRecord } from "../model/records.js";
 import { ledgerErrorOf } from "../rpc/errors.js";
 import { decodeViolationsKey, recordSinkKey } from "../rpc/in-process.js";
 import type { InProcessCaller } from "../rpc/invoke.js";
-import { authenticateEarly, discardBody, type EarlyChecks, requestPrincipal } from "./early-auth.js";
+import { type EarlyChecks, earlyChecksHook, requestPrincipal } from "./early-auth.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
 import { type CreateBodyMap, decodeCreateBody } from "./rest-decode.js";
 import { listParametersOf, QueryReader, readListRequest } from "./rest-query.js";
@@ -96,14 +96,14 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
 
   // Authentication first, from the headers: a request without a valid token is refused before its
   // body is read or parsed (and a 413 or 415 comes only after 401 and 403).
-  app.addHook("onRequest", async (request, reply) => {
-    const method = request.routeOptions.config.rpcMethod;
-    if (method === undefined) return;
-    const refusal = await authenticateEarly(early, request, method);
-    if (refusal === null) return;
-    discardBody(request, reply);
-    return sendError(reply, refusal, null);
-  });
+  app.addHook(
+    "onRequest",
+    earlyChecksHook(
+      early,
+      (request) => request.routeOptions.config.rpcMethod,
+      (_request, reply, refusal) => sendError(reply, refusal, null),
+    ),
+  );
 
   app.removeAllContentTypeParsers();
   // GeoJSON's own media type (RFC 7946 §12) is JSON too; create bodies are GeoJSON.
