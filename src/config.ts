@@ -39,6 +39,14 @@ export interface Config {
   rateLimitWritesPerS: number | null;
 }
 
+/**
+ * The sandbox's bounds when the environment says nothing (docs/api.md §7): also the sandbox
+ * store's own defaults. The budget is sized by S8 (bench/sandbox-flood.ts): a flood at 160 MiB
+ * peaked at ~500 MB of RSS, at 256 MiB at ~680 MB (the requests' garbage comes on top of what is
+ * held; docs/benchmarks.md).
+ */
+export const SANDBOX_DEFAULTS = { maxMb: 160, maxSessions: 1_000 } as const;
+
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
@@ -105,10 +113,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authJwksUrl: jwksUrl ?? (authIssuer === null ? null : defaultJwksUrl(authIssuer)),
     devClientsFile: text(env, "DEV_CLIENTS_FILE"),
     sandboxTtlMs: integer(env, "SANDBOX_TTL_S", 3600, 1, 365 * 24 * 3600) * 1000,
-    // Sized by S8 (bench/sandbox-flood.ts): a sandbox flood at 160 MiB peaked at ~500 MB of RSS,
-    // at 256 MiB at ~680 MB (the requests' garbage comes on top of what is held; docs/benchmarks.md).
-    sandboxMaxMb: integer(env, "SANDBOX_MAX_MB", 160, 1, 16_384),
-    sandboxMaxSessions: integer(env, "SANDBOX_MAX_SESSIONS", 1000, 1, 100_000),
+    sandboxMaxMb: integer(env, "SANDBOX_MAX_MB", SANDBOX_DEFAULTS.maxMb, 1, 16_384),
+    sandboxMaxSessions: integer(env, "SANDBOX_MAX_SESSIONS", SANDBOX_DEFAULTS.maxSessions, 1, 100_000),
     logLevel,
     production: text(env, "NODE_ENV") === "production",
     devAuthAllowed: devAuth === "allow",

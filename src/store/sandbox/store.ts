@@ -1,4 +1,5 @@
 import { setImmediate } from "node:timers";
+import { SANDBOX_DEFAULTS } from "../../config.js";
 import type { ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
 import {
@@ -38,8 +39,8 @@ const DEFAULT_MAX_PER_SESSION = 10_000;
 // 10,000 field-sized sources of 100 positions fit; 10,000 sources of 100,000 positions (tens of
 // GB) do not.
 const DEFAULT_MAX_POSITIONS_PER_SESSION = 2_000_000;
-export const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
-export const DEFAULT_MAX_SESSIONS = 1_000;
+export const DEFAULT_MAX_BYTES = SANDBOX_DEFAULTS.maxMb * 1024 * 1024;
+export const DEFAULT_MAX_SESSIONS = SANDBOX_DEFAULTS.maxSessions;
 const MAX_SWEEP_INTERVAL_MS = 60_000;
 /**
  * The Retry-After of a create refused because every session holding the budget is busy: a session
