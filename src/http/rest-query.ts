@@ -1,4 +1,4 @@
-import { create, ScalarType } from "@bufbuild/protobuf";
+import { create, type DescField, ScalarType } from "@bufbuild/protobuf";
 import { type ListSourcesRequest, ListSourcesRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { Violation } from "../ledger/violation.js";
 import { type Environment, LIST_FILTERS } from "../model/list-query.js";
@@ -77,24 +77,33 @@ export class QueryReader {
 
 const FILTER_BY_NAME = new Map(LIST_FILTERS.map((filter) => [filter.name, filter]));
 
+/** The ListSourcesRequest fields an environment's list takes, in proto order: worked out once. */
+const LIST_FIELDS: Readonly<Record<Environment, readonly DescField[]>> = {
+  production: listFieldsOf("production"),
+  sandbox: listFieldsOf("sandbox"),
+};
+
+function listFieldsOf(environment: Environment): DescField[] {
+  return ListSourcesRequestSchema.fields.filter(
+    (field) => FILTER_BY_NAME.get(field.name)?.environments.includes(environment) ?? true,
+  );
+}
+
 /**
  * The query parameters of `GET /sources` in one environment: every ListSourcesRequest field the
  * environment offers, in proto order (docs/api.md §4).
  */
 export function listParametersOf(environment: Environment): readonly string[] {
-  return ListSourcesRequestSchema.fields
-    .filter((field) => FILTER_BY_NAME.get(field.name)?.environments.includes(environment) ?? true)
-    .map((field) => field.name);
+  return LIST_FIELDS[environment].map((field) => field.name);
 }
 
 /** A list query string → the ListSourcesRequest it names, each field read by its kind. */
 export function readListRequest(query: QueryReader, environment: Environment): ListSourcesRequest {
   const message = create(ListSourcesRequestSchema);
   const fields = message as unknown as Record<string, unknown>;
-  for (const name of listParametersOf(environment)) {
-    const field = ListSourcesRequestSchema.fields.find((f) => f.name === name);
+  for (const field of LIST_FIELDS[environment]) {
+    const { name } = field;
     const filter = FILTER_BY_NAME.get(name);
-    if (field === undefined) continue;
     if (filter === undefined || filter.kind === "text" || filter.kind === "year") {
       // Paging, the admin's account_id, text and year filters: strings and integers as the proto types them.
       const value =
