@@ -1,15 +1,20 @@
 /**
  * Pins what the MongoDB store sends, without a server: the filter documents, sort, projection and
- * paging of every list filter combination (one account and admin), get, delete by id and by
- * alt_id, the conflict candidate queries, the guard writes, the index specifications (and that an
- * index serves every combination in list order), write/read concerns, transaction and client
- * options. The store calls these functions and constants (src/store/mongodb/queries.ts); the
+ * paging of every list filter combination (one account and admin), the active_at range, the
+ * keyset cursor, the spatial lists (cover narrowing, the exact filtering loop), get, delete by id
+ * and by alt_id, the conflict candidate queries, the guard writes, the index specifications (and
+ * that an index serves every combination in list order), the ledger secret's upsert and read,
+ * write/read concerns, transaction and client options. The store calls these functions and constants (src/store/mongodb/queries.ts); the
  * failure tests (mongodb-failures.test.ts) check it passes them through.
  */
-import { WriteConcern } from "mongodb";
+import { Binary, type MongoClient, MongoNetworkError, MongoServerError, WriteConcern } from "mongodb";
 import { describe, expect, it } from "vitest";
-import type { ListQuery } from "../../src/model/list-query.js";
+import { boxesIntersect } from "../../src/geo/bbox.js";
+import { prepareSearchArea } from "../../src/geo/intersects.js";
+import type { BoundingBox, PolygonGeometry, SourceGeometry } from "../../src/geo/types.js";
+import { type ListQuery, listFiltersOf } from "../../src/model/list-query.js";
 import { coverOf } from "../../src/store/mongodb/cover.js";
+import { toDocument } from "../../src/store/mongodb/documents.js";
 import { guardCellIds, guardCellsOf } from "../../src/store/mongodb/guards.js";
 import { emptyLayerState, LAYER_STATE_ID } from "../../src/store/mongodb/layer-state.js";
 import {
@@ -18,11 +23,15 @@ import {
   AREA_BATCH,
   AREA_GEOMETRY_OPTIONS,
   AREA_INSERT_OPTIONS,
+  activeAtFilter,
+  afterFilter,
   areaGeometriesFilter,
   CANDIDATE_CHUNK,
   CANDIDATE_OPTIONS,
   clientOptions,
+  collectExact,
   conflictCandidatesFilter,
+  coverCandidatesFilter,
   DB_OPTIONS,
   DELETE_OPTIONS,
   deleteByAltIdFilter,
@@ -40,10 +49,17 @@ import {
   HELLO_COMMAND,
   LAYER_STATE_FILTER,
   LAYERS,
+  LEDGER_SECRET_BYTES,
+  LEDGER_SECRET_FILTER,
+  LEDGER_SECRET_ID,
+  LEDGER_SECRET_READ_OPTIONS,
   LIST_SORT,
   layerStateWrite,
+  ledgerSecretWrite,
   listFilter,
   listOptions,
+  listPlan,
+  narrowingBox,
   otherCandidatesFilter,
   PROTECTED_AREA_CANDIDATE_OPTIONS,
   PROTECTED_AREA_INDEXES,
@@ -51,7 +67,9 @@ import {
   protectedAreaCandidatesFilter,
   READ_CONCERN,
   RECORD_PROJECTION,
+  SETTINGS,
   SOURCE_INDEXES,
+  SPATIAL_LIST_OPTIONS,
   SUBJECT_PROJECTION,
   setConflictUpdate,
   TAKEN_ALT_IDS_OPTIONS,
@@ -60,6 +78,9 @@ import {
   uriOptionNames,
   WRITE_CONCERN,
 } from "../../src/store/mongodb/queries.js";
+import { MongoSourceStore } from "../../src/store/mongodb/store.js";
+import { StoreUnavailableError } from "../../src/store/port.js";
+import { makeRecord } from "../contract/fixtures.js";
 
 const RECORD_FIELDS = {
   _id: 1,
@@ -114,9 +135,10 @@ const FILTERS: { name: string; set: Partial<ListQuery>; clause: Record<string, u
     set: { attributeTypes: ["CARBON_REMOVAL", "BIODIVERSITY"] },
     clause: { attribute_type: { $in: ["CARBON_REMOVAL", "BIODIVERSITY"] } },
   },
+  { name: "conflict", set: { conflict: true }, clause: { conflict: true } },
 ];
 
-/** Every subset of FILTERS (2^9 = 512), by bit mask. */
+/** Every subset of FILTERS (2^10 = 1,024), by bit mask. */
 function subsets(): number[] {
   return Array.from({ length: 1 << FILTERS.length }, (_, mask) => mask);
 }
@@ -153,7 +175,7 @@ function servingIndex(filter: Record<string, unknown>): { name: string; prefix: 
 }
 
 describe("list queries", () => {
-  it("pins the filter of every combination of filters, for one account and for admins (1,024 cases)", () => {
+  it("pins the filter of every combination of equality filters, for one account and for admins (2,048 cases)", () => {
     for (const mask of subsets()) {
       const { label, set, clauses } = combination(mask);
       expect(listFilter(query("acct_a", set)), `account, ${label}`).toStrictEqual({ account_id: "acct_a", ...clauses });
@@ -188,10 +210,14 @@ describe("list queries", () => {
     expect(name("acct_a", { altId: "x" })).toBe(ALT_ID_INDEX);
     expect(name(null, { altId: "x" })).toBe("alt_id_created");
     expect(name(null, { id: "src_x" })).toBe("_id_");
+    expect(name("acct_a", { conflict: true })).toBe("account_conflict_created");
+    expect(name(null, { conflict: false })).toBe("conflict_created");
+    expect(name("acct_a", { conflict: true, altId: "x" })).toBe(ALT_ID_INDEX);
   });
 
   it("pins a full literal filter, its key order, and copies the attribute list", () => {
     const attributeTypes = ["WATER_QUALITY"];
+    const at = Date.UTC(2024, 5, 1);
     const filter = listFilter(
       query("acct_a", {
         id: "src_x",
@@ -203,6 +229,10 @@ describe("list queries", () => {
         sourceType: "SITE",
         geometrySource: "AUTHORITATIVE_GIS",
         attributeTypes,
+        conflict: false,
+        activeAt: at,
+        bbox: { minX: 0, minY: 0, maxX: 1, maxY: 1 },
+        after: { createdAt: at, id: "src_y" },
       }),
     );
     expect(filter).toStrictEqual({
@@ -216,8 +246,14 @@ describe("list queries", () => {
       source_type: "SITE",
       geometry_source: "AUTHORITATIVE_GIS",
       attribute_type: { $in: ["WATER_QUALITY"] },
+      conflict: false,
+      start_at: { $lte: new Date(at) },
+      end_at: { $gt: new Date(at) },
+      created_at: { $gte: new Date(at) },
+      $or: [{ created_at: { $gt: new Date(at) } }, { created_at: new Date(at), _id: { $gt: "src_y" } }],
     });
-    // The account first, then the filters in the proto's order (LIST_FILTERS).
+    // The account first, then the filters in the proto's order (LIST_FILTERS), then the cursor.
+    // The bbox filter is no equality on the document's own `bbox` (listPlan's spatial part).
     expect(Object.keys(filter)).toEqual([
       "account_id",
       "methodology",
@@ -229,6 +265,11 @@ describe("list queries", () => {
       "geometry_source",
       "_id",
       "alt_id",
+      "conflict",
+      "start_at",
+      "end_at",
+      "created_at",
+      "$or",
     ]);
     attributeTypes.push("CI_SCORE");
     expect(filter.attribute_type).toStrictEqual({ $in: ["WATER_QUALITY"] });
@@ -259,6 +300,447 @@ describe("list queries", () => {
 
   it("never projects the index-only fields", () => {
     for (const hidden of ["cover", "bbox", "area_m2"]) expect(RECORD_PROJECTION).not.toHaveProperty(hidden);
+  });
+});
+
+describe("list filters beyond equality: conflict, alt_id, active_at, the keyset cursor", () => {
+  const at = Date.UTC(2024, 5, 1, 12, 0, 0, 250);
+
+  it("matches conflict by equality on the boolean, true and false, in one account and across accounts", () => {
+    expect(listFilter(query("acct_a", { conflict: true }))).toStrictEqual({ account_id: "acct_a", conflict: true });
+    expect(listFilter(query("acct_a", { conflict: false }))).toStrictEqual({ account_id: "acct_a", conflict: false });
+    expect(listFilter(query(null, { conflict: true }))).toStrictEqual({ conflict: true });
+    expect(listFilter(query(null, { conflict: false }))).toStrictEqual({ conflict: false });
+  });
+
+  it("offers alt_id in production and matches it by equality", () => {
+    expect(listFiltersOf("production").map((f) => f.name)).toContain("alt_id");
+    expect(listFilter(query("acct_a", { altId: "field-7" }))).toStrictEqual({
+      account_id: "acct_a",
+      alt_id: "field-7",
+    });
+    expect(listFilter(query(null, { altId: "field-7" }))).toStrictEqual({ alt_id: "field-7" });
+  });
+
+  it("turns active_at into the half-open period test on the stored BSON dates", () => {
+    expect(activeAtFilter(at)).toStrictEqual({ start_at: { $lte: new Date(at) }, end_at: { $gt: new Date(at) } });
+    const filter = listFilter(query("acct_a", { activeAt: at })) as Record<string, { $lte?: Date; $gt?: Date }>;
+    expect(filter).toStrictEqual({
+      account_id: "acct_a",
+      start_at: { $lte: new Date(at) },
+      end_at: { $gt: new Date(at) },
+    });
+    // Dates, like the documents (documents.ts), not numbers: BSON compares a number and a date as unequal types.
+    expect(filter.start_at.$lte).toBeInstanceOf(Date);
+    expect(filter.end_at.$gt).toBeInstanceOf(Date);
+    expect(listFilter(query(null, { activeAt: 0 }))).toStrictEqual({
+      start_at: { $lte: new Date(0) },
+      end_at: { $gt: new Date(0) },
+    });
+  });
+
+  it("pins the keyset cursor: a range on created_at for the index bounds, and the exact $or", () => {
+    expect(afterFilter(at, "src_01J")).toStrictEqual({
+      created_at: { $gte: new Date(at) },
+      $or: [{ created_at: { $gt: new Date(at) } }, { created_at: new Date(at), _id: { $gt: "src_01J" } }],
+    });
+    expect(
+      listFilter(query("acct_a", { after: { createdAt: at, id: "src_01J" }, offset: 0, limit: 50 })),
+    ).toStrictEqual({
+      account_id: "acct_a",
+      created_at: { $gte: new Date(at) },
+      $or: [{ created_at: { $gt: new Date(at) } }, { created_at: new Date(at), _id: { $gt: "src_01J" } }],
+    });
+    // Combined with the other conditions by AND (plain keys); the id filter's `_id` stays apart from the cursor's.
+    expect(
+      listFilter(query(null, { id: "src_x", stewardId: "S", after: { createdAt: at, id: "src_w" } })),
+    ).toStrictEqual({
+      steward_id: "S",
+      _id: "src_x",
+      created_at: { $gte: new Date(at) },
+      $or: [{ created_at: { $gt: new Date(at) } }, { created_at: new Date(at), _id: { $gt: "src_w" } }],
+    });
+  });
+
+  it("keeps offset as a skip, also beside a cursor", () => {
+    expect(listOptions(query("acct_a", { after: { createdAt: at, id: "src_w" }, limit: 10, offset: 3 }))).toStrictEqual(
+      {
+        projection: RECORD_FIELDS,
+        sort: { created_at: 1, _id: 1 },
+        skip: 3,
+        limit: 10,
+      },
+    );
+  });
+
+  it("lets the range conditions (active_at, the cursor) leave every combination's serving index as it was", () => {
+    const changed: string[] = [];
+    for (const mask of subsets()) {
+      const { label, set } = combination(mask);
+      for (const accountId of ["acct_a", null]) {
+        const plain = servingIndex(listFilter(query(accountId, set)) as Record<string, unknown>)?.name;
+        const ranged = servingIndex(
+          listFilter(query(accountId, { ...set, activeAt: at, after: { createdAt: at, id: "src_w" } })) as Record<
+            string,
+            unknown
+          >,
+        )?.name;
+        if (plain !== ranged) changed.push(`${accountId ?? "admin"}: ${label}: ${plain} → ${ranged}`);
+      }
+    }
+    expect(changed).toEqual([]);
+  });
+});
+
+/** The box [x1, x2] × [y1, y2]. */
+function box(x1: number, y1: number, x2: number, y2: number): BoundingBox {
+  return { minX: x1, minY: y1, maxX: x2, maxY: y2 };
+}
+
+function polygon(...positions: [number, number][]): PolygonGeometry {
+  return { type: "Polygon", coordinates: [[...positions, positions[0]]] };
+}
+
+/** An L along the west and south edges of [0, 2]²: its box meets [1, 2]², the geometry does not. */
+const ELL = polygon([0, 0], [2, 0], [2, 0.5], [0.5, 0.5], [0.5, 2], [0, 2]);
+const UPPER_RIGHT = box(1, 1, 2, 2);
+
+/** Documents as the cursor would hand them out, counting what was pulled and whether the loop let go. */
+function feed<D>(docs: readonly D[]): { iterable: AsyncIterable<D>; pulled: () => number; closed: () => boolean } {
+  let pulled = 0;
+  let closed = false;
+  return {
+    iterable: {
+      async *[Symbol.asyncIterator]() {
+        try {
+          for (const doc of docs) {
+            pulled += 1;
+            yield doc;
+          }
+        } finally {
+          closed = true;
+        }
+      },
+    },
+    pulled: () => pulled,
+    closed: () => closed,
+  };
+}
+
+describe("spatial lists (bbox, intersects)", () => {
+  it("leaves a list without a spatial part to the server: listFilter, listOptions, nothing exact", () => {
+    const q = query("acct_a", { methodology: "M", limit: 5, offset: 10 });
+    expect(listPlan(q)).toStrictEqual({ filter: listFilter(q), options: listOptions(q), exact: [] });
+  });
+
+  it("narrows bbox with the cover of the box, sorted in list order, without skip or limit", () => {
+    const bbox = box(10, 20, 10.5, 20.25);
+    const plan = listPlan(query("acct_a", { bbox, limit: 5, offset: 10 }));
+    expect(plan.filter).toStrictEqual({
+      account_id: "acct_a",
+      cover: { $geoIntersects: { $geometry: coverOf(bbox) } },
+    });
+    expect(plan.options).toStrictEqual({
+      projection: RECORD_FIELDS,
+      sort: { created_at: 1, _id: 1 },
+      allowDiskUse: true,
+    });
+    expect(SPATIAL_LIST_OPTIONS).toStrictEqual(plan.options);
+    expect(plan.exact).toHaveLength(1);
+    expect(plan.exact[0].envelope).toStrictEqual(bbox);
+    // Never the document's own `bbox` field (the source's box for the conflict checks).
+    expect(Object.keys(plan.filter)).toEqual(["account_id", "cover"]);
+  });
+
+  it("pins the literal cover query of a small bbox: the padded box, counter-clockwise, closed", () => {
+    const pad = 1e-7;
+    expect(listPlan(query(null, { bbox: box(1, -1, 2, 1) })).filter).toStrictEqual({
+      cover: {
+        $geoIntersects: {
+          $geometry: {
+            type: "Polygon",
+            coordinates: [
+              [
+                [1 - pad, -1 - pad],
+                [2 + pad, -1 - pad],
+                [2 + pad, 1 + pad],
+                [1 - pad, 1 + pad],
+                [1 - pad, -1 - pad],
+              ],
+            ],
+          },
+        },
+      },
+    });
+    expect(coverCandidatesFilter(box(1, -1, 2, 1))).toStrictEqual(
+      listPlan(query(null, { bbox: box(1, -1, 2, 1) })).filter,
+    );
+  });
+
+  it("narrows a search area by its envelope: a point (a degenerate box), a polygon's bounding box", () => {
+    const point = listPlan(query("acct_a", { intersects: { type: "Point", coordinates: [3, 4] } }));
+    expect(point.filter).toStrictEqual({
+      account_id: "acct_a",
+      cover: { $geoIntersects: { $geometry: coverOf(box(3, 4, 3, 4)) } },
+    });
+    const area = listPlan(query(null, { intersects: polygon([0, 0], [4, 1], [1, 3]) }));
+    expect(area.filter).toStrictEqual({ cover: { $geoIntersects: { $geometry: coverOf(box(0, 0, 4, 3)) } } });
+    expect(area.exact).toHaveLength(1);
+  });
+
+  it("with bbox and intersects: narrows by the common box of both envelopes and requires both exactly", () => {
+    const plan = listPlan(
+      query("acct_a", { bbox: box(0, 0, 2, 2), intersects: polygon([1, 1], [3, 1], [3, 3], [1, 3]), conflict: true }),
+    );
+    expect(plan.filter).toStrictEqual({
+      account_id: "acct_a",
+      conflict: true,
+      cover: { $geoIntersects: { $geometry: coverOf(box(1, 1, 2, 2)) } },
+    });
+    expect(plan.options).toStrictEqual(SPATIAL_LIST_OPTIONS);
+    expect(plan.exact.map((a) => a.envelope)).toStrictEqual([box(0, 0, 2, 2), box(1, 1, 3, 3)]);
+    // Meets the search area but not the bbox, and the other way round: neither passes both.
+    const [inBoxOnly, inAreaOnly, inBoth] = [
+      polygon([0, 0], [0.5, 0], [0.5, 0.5]),
+      polygon([2.5, 2.5], [3, 2.5], [3, 3]),
+      polygon([1.5, 1.5], [1.8, 1.5], [1.8, 1.8]),
+    ];
+    const passes = (g: SourceGeometry) => plan.exact.every((a) => a.intersects(g));
+    expect([inBoxOnly, inAreaOnly, inBoth].map(passes)).toEqual([false, false, true]);
+  });
+
+  it("with envelopes that do not meet, still asks: a source can reach from one area to the other", () => {
+    // A point east of the box: their envelopes share nothing, yet a long field meets both.
+    const plan = listPlan(
+      query("acct_a", { bbox: box(0, 0, 1, 1), intersects: { type: "Point", coordinates: [5, 0.5] } }),
+    );
+    expect(plan.filter).toStrictEqual({
+      account_id: "acct_a",
+      cover: { $geoIntersects: { $geometry: coverOf(box(5, 0.5, 5, 0.5)) } },
+    });
+    expect(plan.exact.every((a) => a.intersects(polygon([0, 0], [6, 0], [6, 1], [0, 1])))).toBe(true);
+  });
+
+  it("the narrowing box: the common box, else the smallest envelope", () => {
+    expect(narrowingBox([box(0, 0, 2, 2)])).toStrictEqual(box(0, 0, 2, 2));
+    expect(narrowingBox([box(0, 0, 2, 2), box(1, 1, 3, 3)])).toStrictEqual(box(1, 1, 2, 2));
+    expect(narrowingBox([box(0, 0, 2, 2), box(2, 2, 3, 3)])).toStrictEqual(box(2, 2, 2, 2)); // touching counts
+    expect(narrowingBox([box(0, 0, 2, 2), box(5, 0, 5.5, 0.5)])).toStrictEqual(box(5, 0, 5.5, 0.5));
+    expect(narrowingBox([box(5, 0, 9, 9), box(0, 0, 1, 1)])).toStrictEqual(box(0, 0, 1, 1));
+    expect(() => narrowingBox([])).toThrow(RangeError);
+  });
+
+  it("the narrowing box loses no source: a box meeting every envelope meets it (20,000 random cases)", () => {
+    let state = 7;
+    const random = () => {
+      // mulberry32
+      state = (state + 0x6d2b79f5) >>> 0;
+      let t = state;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const randomBox = () => {
+      const x = Math.round(random() * 10) / 2;
+      const y = Math.round(random() * 10) / 2;
+      return box(x, y, x + Math.round(random() * 8) / 2, y + Math.round(random() * 8) / 2);
+    };
+    const lost: string[] = [];
+    let common = 0;
+    let apart = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const envelopes = [randomBox(), randomBox()];
+      const source = randomBox();
+      if (!envelopes.every((e) => boxesIntersect(source, e))) continue;
+      if (boxesIntersect(envelopes[0], envelopes[1])) common += 1;
+      else apart += 1;
+      if (!boxesIntersect(source, narrowingBox(envelopes))) lost.push(JSON.stringify({ envelopes, source }));
+    }
+    // Both ways of narrowing are exercised: by the common box, and by one envelope.
+    expect(common).toBeGreaterThan(1_000);
+    expect(apart).toBeGreaterThan(50);
+    expect(lost).toEqual([]);
+  });
+});
+
+describe("collectExact: the exact filtering loop of spatial lists", () => {
+  const inside = (id: string) => ({ _id: id, geometry: polygon([1.2, 1.2], [1.8, 1.2], [1.8, 1.8]) });
+  const ell = (id: string) => ({ _id: id, geometry: ELL });
+  const area = prepareSearchArea({ type: "Box", box: UPPER_RIGHT });
+
+  it("drops a candidate whose box (so whose cover) meets the area but whose geometry does not", async () => {
+    expect(boxesIntersect(box(0, 0, 2, 2), UPPER_RIGHT)).toBe(true);
+    const docs = feed([ell("a"), inside("b"), ell("c"), inside("d")]);
+    expect((await collectExact(docs.iterable, [area], 0, 10)).map((d) => d._id)).toEqual(["b", "d"]);
+    expect(docs.closed()).toBe(true);
+  });
+
+  it("keeps list order, skips `offset` exact matches (not candidates), and stops reading at `limit`", async () => {
+    const docs = feed([ell("a"), inside("b"), inside("c"), ell("d"), inside("e"), inside("f"), inside("g")]);
+    expect((await collectExact(docs.iterable, [area], 1, 2)).map((d) => d._id)).toEqual(["c", "e"]);
+    expect(docs.pulled()).toBe(5);
+    // Leaving the loop early closes the iterator (for a driver cursor: killCursors).
+    expect(docs.closed()).toBe(true);
+  });
+
+  it("returns what there is when the candidates run out, and [] past the end", async () => {
+    expect((await collectExact(feed([inside("a"), ell("b")]).iterable, [area], 0, 5)).map((d) => d._id)).toEqual(["a"]);
+    expect(await collectExact(feed([inside("a")]).iterable, [area], 3, 5)).toEqual([]);
+  });
+
+  it("requires every area", async () => {
+    const west = prepareSearchArea({ type: "Box", box: box(0, 0, 0.25, 2) });
+    const docs = [ell("a"), inside("b")];
+    expect((await collectExact(feed(docs).iterable, [west], 0, 5)).map((d) => d._id)).toEqual(["a"]);
+    expect(await collectExact(feed(docs).iterable, [area, west], 0, 5)).toEqual([]);
+  });
+
+  it("reads nothing for a limit of 0", async () => {
+    const docs = feed([inside("a")]);
+    expect(await collectExact(docs.iterable, [area], 0, 0)).toEqual([]);
+    expect(docs.pulled()).toBe(0);
+  });
+});
+
+describe("the ledger's secret", () => {
+  it("upserts 32 random bytes only when missing ($setOnInsert), in the settings collection", () => {
+    const bytes = new Uint8Array(32).map((_, i) => i);
+    const now = Date.UTC(2025, 2, 3);
+    expect(SETTINGS).toBe("settings");
+    expect(LEDGER_SECRET_ID).toBe("ledger_secret");
+    expect(LEDGER_SECRET_BYTES).toBe(32);
+    expect(ledgerSecretWrite(bytes, now)).toStrictEqual({
+      filter: { _id: "ledger_secret" },
+      update: { $setOnInsert: { value: new Binary(bytes), created_at: new Date(now) } },
+      options: { upsert: true },
+    });
+    const { update } = ledgerSecretWrite(bytes, now) as { update: { $setOnInsert: { value: Binary } } };
+    expect([...update.$setOnInsert.value.value()]).toEqual([...bytes]);
+  });
+
+  it("reads it back majority-committed, from the primary, the value only", () => {
+    expect(LEDGER_SECRET_FILTER).toStrictEqual({ _id: "ledger_secret" });
+    expect(LEDGER_SECRET_READ_OPTIONS).toStrictEqual({
+      projection: { _id: 0, value: 1 },
+      readConcern: READ_CONCERN,
+      readPreference: "primary",
+    });
+    expect(READ_CONCERN.level).toBe("majority");
+  });
+});
+
+// --- the store calling the driver (a minimal stand-in for the driver surface; the product never fakes MongoDB) ---
+
+type Handler = (...args: unknown[]) => unknown;
+
+/** A MongoClient stand-in: records `collection.method(args)` calls and answers from `handlers`. */
+function standIn(handlers: Record<string, Handler> = {}) {
+  const calls: { key: string; args: unknown[] }[] = [];
+  const call =
+    (key: string, fallback: unknown) =>
+    async (...args: unknown[]) => {
+      calls.push({ key, args });
+      const handler = handlers[key];
+      return handler ? handler(...args) : fallback;
+    };
+  const collection = (name: string) => ({
+    createIndexes: call(`${name}.createIndexes`, []),
+    updateOne: call(`${name}.updateOne`, { acknowledged: true, upsertedCount: 1 }),
+    findOne: call(`${name}.findOne`, null),
+    find: (...args: unknown[]) => {
+      calls.push({ key: `${name}.find`, args });
+      const docs = (handlers[`${name}.find`]?.(...args) ?? []) as unknown[];
+      return {
+        toArray: async () => docs,
+        async *[Symbol.asyncIterator]() {
+          yield* docs;
+        },
+      };
+    },
+  });
+  const client = {
+    db: () => ({ collection, createCollection: call("db.createCollection", {}), command: call("db.command", {}) }),
+    connect: call("client.connect", undefined),
+    close: call("client.close", undefined),
+  };
+  const store = new MongoSourceStore(client as unknown as MongoClient, "ledger");
+  return { store, calls: (key: string) => calls.filter((c) => c.key === key).map((c) => c.args) };
+}
+
+describe("the store runs these queries", () => {
+  it("lists a bbox search with the plan's filter and options, and drops candidates whose geometry misses", async () => {
+    const docs = [
+      toDocument(makeRecord({ geometry: ELL })),
+      toDocument(makeRecord({ geometry: polygon([1.2, 1.2], [1.8, 1.2], [1.8, 1.8]) })),
+    ];
+    const { store, calls } = standIn({ "sources.find": () => docs });
+    const q = query("acct_a", { bbox: UPPER_RIGHT, limit: 10 });
+    const page = await store.list(q);
+    expect(page.map((r) => r.id)).toEqual([docs[1]._id]);
+    const plan = listPlan(q);
+    expect(calls("sources.find")).toStrictEqual([[plan.filter, plan.options]]);
+  });
+
+  it("upserts the secret, reads it back, and caches it: one round trip for several calls", async () => {
+    const stored = new Uint8Array(32).fill(7);
+    const { store, calls } = standIn({ "settings.findOne": () => ({ value: new Binary(stored) }) });
+    const first = await store.ledgerSecret();
+    expect([...first]).toEqual([...stored]);
+    first.fill(0); // a copy: the caller cannot change what the store holds
+    expect([...(await store.ledgerSecret())]).toEqual([...stored]);
+    const [[filter, update, options]] = calls("settings.updateOne") as [Record<string, unknown>, ...unknown[]][];
+    expect(calls("settings.updateOne")).toHaveLength(1);
+    expect(filter).toStrictEqual({ _id: "ledger_secret" });
+    expect(options).toStrictEqual({ upsert: true });
+    const inserted = (update as { $setOnInsert: { value: Binary; created_at: Date } }).$setOnInsert;
+    expect(inserted.value.value()).toHaveLength(32);
+    expect(inserted.created_at).toBeInstanceOf(Date);
+    expect(calls("settings.findOne")).toStrictEqual([[LEDGER_SECRET_FILTER, LEDGER_SECRET_READ_OPTIONS]]);
+  });
+
+  it("reads the winner's value after losing the upsert race on _id (duplicate key)", async () => {
+    const winner = new Uint8Array(32).fill(9);
+    const duplicate = new MongoServerError({
+      message: "E11000 duplicate key error collection: ledger.settings index: _id_ dup key",
+      code: 11000,
+    });
+    const { store, calls } = standIn({
+      "settings.updateOne": () => {
+        throw duplicate;
+      },
+      "settings.findOne": () => ({ value: new Binary(winner) }),
+    });
+    expect([...(await store.ledgerSecret())]).toEqual([...winner]);
+    expect(calls("settings.findOne")).toHaveLength(1);
+  });
+
+  it("upserts again when the read finds nothing yet (the winner's insert not majority-committed), then reads", async () => {
+    let reads = 0;
+    const value = new Uint8Array(32).fill(3);
+    const { store, calls } = standIn({
+      "settings.findOne": () => (++reads < 2 ? null : { value: new Binary(value) }),
+    });
+    expect([...(await store.ledgerSecret())]).toEqual([...value]);
+    expect(calls("settings.updateOne")).toHaveLength(2);
+  });
+
+  it("fails as unavailable when MongoDB is, and asks again on the next call (nothing cached)", async () => {
+    let fail = true;
+    const { store } = standIn({
+      "settings.updateOne": () => {
+        if (fail) throw new MongoNetworkError("connection 1 to db:27017 closed");
+        return { acknowledged: true };
+      },
+      "settings.findOne": () => ({ value: new Binary(new Uint8Array(32).fill(1)) }),
+    });
+    await expect(store.ledgerSecret()).rejects.toBeInstanceOf(StoreUnavailableError);
+    fail = false;
+    expect(await store.ledgerSecret()).toHaveLength(32);
+  });
+
+  it("refuses a stored secret of the wrong length (not a value to derive keys from)", async () => {
+    const { store } = standIn({ "settings.findOne": () => ({ value: new Binary(new Uint8Array(16)) }) });
+    await expect(store.ledgerSecret()).rejects.toThrow(/holds 16 bytes, not 32/);
   });
 });
 
@@ -495,14 +977,36 @@ describe("index specifications", () => {
       { key: { cover: "2dsphere" }, name: "cover_2dsphere" },
       { key: { account_id: 1, alt_id: 1 }, name: "account_alt_id_unique", unique: true },
       { key: { account_id: 1, created_at: 1, _id: 1 }, name: "account_created" },
-      ...fields.map((f) => ({ key: { account_id: 1, [f]: 1, created_at: 1, _id: 1 }, name: `account_${f}_created` })),
+      ...[...fields, "conflict"].map((f) => ({
+        key: { account_id: 1, [f]: 1, created_at: 1, _id: 1 },
+        name: `account_${f}_created`,
+      })),
       { key: { created_at: 1, _id: 1 }, name: "created" },
-      ...[...fields, "alt_id"].map((f) => ({ key: { [f]: 1, created_at: 1, _id: 1 }, name: `${f}_created` })),
+      ...[...fields, "alt_id", "conflict"].map((f) => ({
+        key: { [f]: 1, created_at: 1, _id: 1 },
+        name: `${f}_created`,
+      })),
     ]);
     // Key order is the index: equality, then the list order.
     expect(Object.keys(SOURCE_INDEXES[3].key as object)).toEqual(["account_id", "methodology", "created_at", "_id"]);
-    expect(SOURCE_INDEXES).toHaveLength(19);
+    expect(SOURCE_INDEXES).toHaveLength(21);
     expect(new Set(SOURCE_INDEXES.map((i) => i.name)).size).toBe(SOURCE_INDEXES.length);
+  });
+
+  it("indexes conflict like the other equality filters, alt_id once per account (the unique index) and once across", () => {
+    const names = SOURCE_INDEXES.map((i) => i.name);
+    expect(names).toContain("account_conflict_created");
+    expect(names).toContain("conflict_created");
+    expect(names).not.toContain("account_alt_id_created");
+    expect(names.filter((n) => n?.includes("alt_id"))).toEqual([ALT_ID_INDEX, "alt_id_created"]);
+  });
+
+  it("has no index for active_at (a range on two dates) nor for the bbox filter (the 2dsphere index on cover serves it)", () => {
+    const keys = SOURCE_INDEXES.flatMap((i) => Object.keys(i.key as object));
+    for (const field of ["active_at", "start_at", "end_at", "bbox"]) expect(keys).not.toContain(field);
+    expect(SOURCE_INDEXES.filter((i) => Object.values(i.key as object).includes("2dsphere"))).toStrictEqual([
+      { key: { cover: "2dsphere" }, name: "cover_2dsphere" },
+    ]);
   });
 
   it("never indexes the submitted geometry, only the cover", () => {

@@ -1,7 +1,8 @@
 /**
  * The MongoDB store against a real server: the shared store contract suite, index setup, conflict
  * bookkeeping (the same cases as the embedded store, a brute-force comparison, geometries at the
- * edges of the globe) and write skew between two clients racing.
+ * edges of the globe), write skew between two clients racing, list behaviour (keyset pages, the
+ * conflict, alt_id and active_at filters, exact bbox and intersects search) and the ledger secret.
  *
  * These tests need a MongoDB replica set (transactions) named by MONGODB_URI, e.g.
  * `mongodb://localhost:27017/?replicaSet=rs0`; CI starts one (.github/workflows/ci.yml) and
@@ -16,10 +17,11 @@ import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import type { PolygonGeometry, SourceGeometry } from "../../src/geo/types.js";
 import { conflictPolicy, sourcesConflict } from "../../src/ledger/conflict.js";
+import type { ListCursor, ListQuery } from "../../src/model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../src/model/records.js";
 import { runCli } from "../../src/protected-areas/cli.js";
 import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
-import type { ProtectedAreaDocument } from "../../src/store/mongodb/documents.js";
+import type { ProtectedAreaDocument, SourceDocument } from "../../src/store/mongodb/documents.js";
 import {
   type MongoProtectedAreaLayers,
   type MongoSourceStore,
@@ -34,10 +36,13 @@ import {
   GUARDS,
   garbageBatchQuery,
   LAYERS,
+  listFilter,
+  listOptions,
   PROTECTED_AREA_CANDIDATE_OPTIONS,
   PROTECTED_AREA_INDEXES,
   PROTECTED_AREAS,
   protectedAreaCandidatesFilter,
+  SETTINGS,
   SOURCE_INDEXES,
   SOURCES,
 } from "../../src/store/mongodb/queries.js";
@@ -46,7 +51,7 @@ import {
   LayerSupersededError,
   type NewProtectedArea,
 } from "../../src/store/protected-area-layers.js";
-import { listQuery, makeRecord, square } from "../contract/fixtures.js";
+import { BASE_TIME, listQuery, makeRecord, square } from "../contract/fixtures.js";
 import { describeSourceStoreContract } from "../contract/source-store-contract.js";
 import { featureCollection, paFeature, rect, type TempDir, tempDir } from "../protected-areas/fixtures.js";
 import { ring } from "../support/geometry-fixtures.js";
@@ -383,6 +388,222 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
     });
   });
 });
+
+/** A polygon through `positions`, closed. */
+function polygonOf(...positions: [number, number][]): PolygonGeometry {
+  return { type: "Polygon", coordinates: [[...positions, positions[0]]] };
+}
+
+// Same condition and reason as above.
+describe.skipIf(!uri)(
+  `MongoDB lists: keyset pages, the new filters, exact spatial search (${uri ? RUNS : SKIPPED})`,
+  () => {
+    let store: MongoSourceStore;
+    let database: string;
+
+    beforeEach(async () => {
+      database = freshDatabase();
+      // No conflict policy: each record's flag is stored as given, so the conflict filter is easy to pin.
+      store = await openTestStore(database, false);
+    });
+
+    afterEach(async () => {
+      await store.close();
+      await adminClient().db(database).dropDatabase();
+    });
+
+    afterAll(async () => {
+      await admin?.close();
+      admin = undefined;
+    });
+
+    const ids = (records: readonly SourceRecord[]) => records.map((r) => r.id);
+
+    it("pages with the keyset cursor: every record once, in list order, ties on created_at broken by id", async () => {
+      const shared = BASE_TIME + 5_000_000;
+      const records = [
+        ...Array.from({ length: 7 }, () => makeRecord()),
+        // Five records of one millisecond (one create request): the cursor must split them by id.
+        ...Array.from({ length: 5 }, () => makeRecord({ createdAt: shared })),
+        ...Array.from({ length: 6 }, () => makeRecord({ accountId: "acct_b" })),
+      ];
+      await store.insertMany(records);
+      for (const accountId of ["acct_a", null]) {
+        const all = await store.list(listQuery(accountId));
+        const paged: SourceRecord[] = [];
+        let after: ListCursor | undefined;
+        for (;;) {
+          const page = await store.list(listQuery(accountId, { limit: 3, ...(after ? { after } : {}) }));
+          paged.push(...page);
+          if (page.length < 3) break;
+          const last = page[page.length - 1];
+          after = { createdAt: last.createdAt, id: last.id };
+        }
+        expect(ids(paged)).toEqual(ids(all));
+        expect(new Set(ids(paged)).size).toBe(paged.length);
+      }
+      // A cursor in the middle of the shared millisecond.
+      const tied = records.filter((r) => r.createdAt === shared);
+      const after = { createdAt: shared, id: tied[1].id };
+      expect(ids(await store.list(listQuery("acct_a", { after, limit: 3 })))).toEqual(ids(tied.slice(2, 5)));
+      // An offset beside the cursor skips after it.
+      expect(ids(await store.list(listQuery("acct_a", { after, offset: 1, limit: 10 })))).toEqual(ids(tied.slice(3)));
+    });
+
+    it("starts a deep keyset page at the cursor in the index, not at the account's first entry", async () => {
+      const records = Array.from({ length: 300 }, () => makeRecord());
+      await store.insertMany(records);
+      const cursor = records[289];
+      const query = listQuery("acct_a", { after: { createdAt: cursor.createdAt, id: cursor.id }, limit: 5 });
+      expect(ids(await store.list(query))).toEqual(ids(records.slice(290, 295)));
+      const plan = await adminClient()
+        .db(database)
+        .collection<SourceDocument>(SOURCES)
+        .find(listFilter(query), listOptions(query))
+        .explain("executionStats");
+      expect(plan.executionStats.nReturned).toBe(5);
+      expect(plan.executionStats.totalKeysExamined).toBeLessThan(20);
+      expect(plan.executionStats.totalDocsExamined).toBeLessThan(20);
+    });
+
+    it("filters by conflict, alt_id (production) and active_at ([start_at, end_at): start included, end not)", async () => {
+      const Y2024 = Date.UTC(2024, 0, 1);
+      const [flagged, clear, later, other] = await store.insertMany([
+        makeRecord({ conflict: true, startAt: Y2024, endAt: Y2025 }),
+        makeRecord({ conflict: false, startAt: Y2024, endAt: Y2025 }),
+        makeRecord({ conflict: false, startAt: Y2025, endAt: Y2026 }),
+        makeRecord({ accountId: "acct_b", conflict: true, startAt: Y2025, endAt: Y2026 }),
+      ]);
+      expect(ids(await store.list(listQuery("acct_a", { conflict: true })))).toEqual([flagged.id]);
+      expect(ids(await store.list(listQuery("acct_a", { conflict: false })))).toEqual([clear.id, later.id]);
+      expect(ids(await store.list(listQuery(null, { conflict: true })))).toEqual([flagged.id, other.id]);
+      expect(ids(await store.list(listQuery("acct_a", { altId: clear.altId })))).toEqual([clear.id]);
+      expect(ids(await store.list(listQuery(null, { altId: other.altId })))).toEqual([other.id]);
+      expect(await store.list(listQuery("acct_a", { altId: other.altId }))).toEqual([]);
+      expect(ids(await store.list(listQuery("acct_a", { activeAt: Y2024 })))).toEqual([flagged.id, clear.id]);
+      expect(ids(await store.list(listQuery("acct_a", { activeAt: Y2025 - 1 })))).toEqual([flagged.id, clear.id]);
+      expect(ids(await store.list(listQuery("acct_a", { activeAt: Y2025 })))).toEqual([later.id]);
+      expect(ids(await store.list(listQuery(null, { activeAt: Y2025, conflict: true })))).toEqual([other.id]);
+      expect(await store.list(listQuery(null, { activeAt: Y2026 }))).toEqual([]);
+    });
+
+    // An L along the west and south edges of [0, 2]²: its box (and so its cover) meets [1, 2]², its geometry does not.
+    const ell = polygonOf([0, 0], [2, 0], [2, 0.5], [0.5, 0.5], [0.5, 2], [0, 2]);
+    const upperRight = { minX: 1, minY: 1, maxX: 2, maxY: 2 };
+
+    it("bbox is exact: a source whose cover meets the box but whose geometry does not is left out; touching counts", async () => {
+      const [l, inside, touching, far] = await store.insertMany([
+        makeRecord({ geometry: ell }),
+        makeRecord({ geometry: cell(1.2, 1.2, 1.8, 1.8) }),
+        makeRecord({ geometry: cell(2, 2, 3, 3) }),
+        makeRecord({ geometry: cell(10, 10, 11, 11) }),
+      ]);
+      expect(ids(await store.list(listQuery("acct_a", { bbox: upperRight })))).toEqual([inside.id, touching.id]);
+      expect(ids(await store.list(listQuery(null, { bbox: { minX: 0, minY: 0, maxX: 0.2, maxY: 0.2 } })))).toEqual([
+        l.id,
+      ]);
+      expect(ids(await store.list(listQuery("acct_a", { bbox: { minX: -1, minY: -1, maxX: 12, maxY: 12 } })))).toEqual(
+        ids([l, inside, touching, far]),
+      );
+    });
+
+    it("intersects is exact for a point, a box and a polygon, and with bbox both must hold", async () => {
+      const [l, inside] = await store.insertMany([
+        makeRecord({ geometry: ell }),
+        makeRecord({ geometry: cell(1.2, 1.2, 1.8, 1.8) }),
+        makeRecord({ geometry: cell(10, 10, 11, 11) }),
+      ]);
+      const search = (filters: Partial<ListQuery>) => store.list(listQuery("acct_a", filters)).then(ids);
+      expect(await search({ intersects: { type: "Point", coordinates: [1.5, 1.5] } })).toEqual([inside.id]);
+      expect(await search({ intersects: { type: "Point", coordinates: [1, 1] } })).toEqual([]); // in l's box, not in l
+      expect(await search({ intersects: { type: "Point", coordinates: [0.25, 1.5] } })).toEqual([l.id]);
+      expect(await search({ intersects: { type: "Box", box: upperRight } })).toEqual([inside.id]);
+      expect(await search({ intersects: polygonOf([1.9, 1.9], [5, 1.9], [5, 5]) })).toEqual([]);
+      expect(await search({ intersects: polygonOf([0.1, 1], [0.3, 1], [0.3, 1.2]) })).toEqual([l.id]);
+      // bbox and intersects: each alone finds l; together they must both hold.
+      expect(
+        await search({
+          bbox: { minX: 0, minY: 0, maxX: 0.2, maxY: 0.2 },
+          intersects: { type: "Box", box: upperRight },
+        }),
+      ).toEqual([]);
+      expect(
+        await search({
+          bbox: { minX: 0, minY: 0, maxX: 0.2, maxY: 0.2 },
+          intersects: { type: "Point", coordinates: [1.9, 0.1] },
+        }),
+      ).toEqual([l.id]);
+      expect(await search({ bbox: upperRight, intersects: { type: "Point", coordinates: [10.5, 10.5] } })).toEqual([]);
+    });
+
+    it("finds a source meeting both a bbox and a search area whose boxes do not meet", async () => {
+      const [long] = await store.insertMany([
+        makeRecord({ geometry: cell(0, 0, 6, 1) }),
+        makeRecord({ geometry: cell(0, 0, 1, 1) }),
+        makeRecord({ geometry: cell(5, 0, 6, 1) }),
+      ]);
+      const found = await store.list(
+        listQuery("acct_a", {
+          bbox: { minX: 0, minY: 0, maxX: 1, maxY: 1 },
+          intersects: { type: "Point", coordinates: [5.5, 0.5] },
+        }),
+      );
+      expect(ids(found)).toEqual([long.id]);
+    });
+
+    it("pages a spatial search by offset over exact matches and by the keyset cursor, with other filters", async () => {
+      // Misses interleaved with the matches in list order (created in turn), so a page read on
+      // candidates instead of matches would show.
+      const inside: NewSourceRecord[] = [];
+      const batch: NewSourceRecord[] = [];
+      for (let i = 0; i < 8; i++) {
+        batch.push(makeRecord({ geometry: ell }));
+        const match = makeRecord({ geometry: cell(1.1 + i * 0.1, 1.1, 1.15 + i * 0.1, 1.15), conflict: i % 2 === 0 });
+        inside.push(match);
+        batch.push(match);
+      }
+      await store.insertMany(batch);
+      const bbox = upperRight;
+      expect(ids(await store.list(listQuery("acct_a", { bbox, offset: 2, limit: 3 })))).toEqual(
+        ids(inside.slice(2, 5)),
+      );
+      expect(await store.list(listQuery("acct_a", { bbox, offset: 8 }))).toEqual([]);
+      const after = { createdAt: inside[4].createdAt, id: inside[4].id };
+      expect(ids(await store.list(listQuery("acct_a", { bbox, after, limit: 2 })))).toEqual(ids(inside.slice(5, 7)));
+      expect(ids(await store.list(listQuery("acct_a", { bbox, conflict: true })))).toEqual(
+        ids(inside.filter((r) => r.conflict)),
+      );
+    });
+
+    it("keeps one ledger secret per database: 32 bytes, the same for racing first calls and across store instances", async () => {
+      const others = await Promise.all([openTestStore(database, false), openTestStore(database, false)]);
+      try {
+        const secrets = await Promise.all([store.ledgerSecret(), ...others.map((other) => other.ledgerSecret())]);
+        expect(secrets[0]).toHaveLength(32);
+        for (const secret of secrets) expect(Buffer.from(secret).equals(Buffer.from(secrets[0]))).toBe(true);
+        expect(Buffer.from(await store.ledgerSecret()).equals(Buffer.from(secrets[0]))).toBe(true);
+      } finally {
+        await Promise.all(others.map((other) => other.close()));
+      }
+      const reopened = await openTestStore(database, false);
+      try {
+        expect(Buffer.from(await reopened.ledgerSecret()).equals(Buffer.from(await store.ledgerSecret()))).toBe(true);
+      } finally {
+        await reopened.close();
+      }
+      expect(await adminClient().db(database).collection(SETTINGS).countDocuments()).toBe(1);
+      // Another database has its own.
+      const elsewhere = freshDatabase();
+      const stranger = await openTestStore(elsewhere, false);
+      try {
+        expect(Buffer.from(await stranger.ledgerSecret()).equals(Buffer.from(await store.ledgerSecret()))).toBe(false);
+      } finally {
+        await stranger.close();
+        await adminClient().db(elsewhere).dropDatabase();
+      }
+    });
+  },
+);
 
 function pa(id: string, geometry: SourceGeometry, name = `Area ${id}`): NewProtectedArea {
   return {

@@ -1,3 +1,4 @@
+import type { Binary } from "mongodb";
 import { countPositions } from "../../geo/parts.js";
 import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
 import {
@@ -164,6 +165,16 @@ export function fromSubjectDocument(doc: SubjectDocument): StoredSubject {
     attributeType: doc.attribute_type,
     conflict: doc.conflict,
   };
+}
+
+/**
+ * A store-wide setting (collection `settings`): today only `ledger_secret`, the 32 random bytes
+ * every process serving this database derives its keys from (SourceStore.ledgerSecret).
+ */
+export interface SettingDocument {
+  _id: string;
+  value: Binary;
+  created_at: Date;
 }
 
 // --- protected areas ---

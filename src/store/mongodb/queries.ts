@@ -4,6 +4,7 @@
  */
 import {
   type AnyBulkWriteOperation,
+  Binary,
   type DbOptions,
   type Filter,
   type FindOneAndDeleteOptions,
@@ -13,12 +14,27 @@ import {
   ReadConcern,
   type TransactionOptions,
   type UpdateFilter,
+  type UpdateOptions,
   WriteConcern,
 } from "mongodb";
-import type { BoundingBox } from "../../geo/types.js";
-import { LIST_FILTERS, type ListQuery, listFiltersOf } from "../../model/list-query.js";
+import { boxIntersection } from "../../geo/bbox.js";
+import { type PreparedSearchArea, prepareSearchArea } from "../../geo/intersects.js";
+import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
+import {
+  LIST_FILTERS,
+  type ListFilterKind,
+  type ListQuery,
+  listFiltersOf,
+  spatialAreasOf,
+} from "../../model/list-query.js";
 import { type CoverGeometry, coverOf } from "./cover.js";
-import type { GeometryChunkDocument, GuardDocument, ProtectedAreaDocument, SourceDocument } from "./documents.js";
+import type {
+  GeometryChunkDocument,
+  GuardDocument,
+  ProtectedAreaDocument,
+  SettingDocument,
+  SourceDocument,
+} from "./documents.js";
 import { LAYER_STATE_ID, type LayerStateDocument } from "./layer-state.js";
 
 export const SOURCES = "sources";
@@ -26,6 +42,8 @@ export const GUARDS = "conflict_guards";
 export const PROTECTED_AREAS = "protected_areas";
 export const GEOMETRY_CHUNKS = "protected_area_geometry_chunks";
 export const LAYERS = "protected_area_layers";
+/** One document per store-wide setting (the ledger's secret). */
+export const SETTINGS = "settings";
 
 /** Name of the unique `(account_id, alt_id)` index; its duplicate-key errors mean "alt_id taken". */
 export const ALT_ID_INDEX = "account_alt_id_unique";
@@ -86,19 +104,41 @@ export function clientOptions(uri: string): MongoClientOptions {
 // --- indexes ---
 
 /**
- * The production list filters, as document fields. alt_id is served by the unique index for one
- * account (and gets an index across accounts below).
+ * The kinds of list filters matched by equality on one document field (`anyOf` by `$in`, a union
+ * of equalities): an index with that field in front of the list order serves them. `instant`
+ * (active_at) is a range on two fields and `box` (bbox) a spatial predicate: neither has a field
+ * an equality index could hold (the document's own `bbox` field is the source's box for the
+ * conflict checks, not this filter).
  */
-const FILTER_FIELDS = listFiltersOf("production").map((filter) => filter.documentPath);
+const EQUALITY_KINDS: ReadonlySet<ListFilterKind> = new Set<ListFilterKind>(["text", "year", "bool", "enum", "anyOf"]);
+
+/** The production list filters matched by equality, as document fields, in the proto's order. */
+const EQUALITY_FIELDS = listFiltersOf("production")
+  .filter((filter) => EQUALITY_KINDS.has(filter.kind))
+  .map((filter) => filter.documentPath);
+
+/**
+ * The equality fields indexed per account: all but alt_id, which the unique `(account_id, alt_id)`
+ * index serves (at most one match, nothing to sort). Across accounts alt_id gets an index like
+ * the others.
+ */
+const ACCOUNT_FIELDS = EQUALITY_FIELDS.filter((field) => field !== "alt_id");
 
 /**
  * Indexes of `sources`, created at start (createIndexes is a no-op for identical ones). Every
- * list filter has an index with that filter's equality first and then the list order, once with
- * `account_id` in front (one account) and once without (admins across accounts), so MongoDB walks
- * the matches in `(created_at, _id)` order and stops at `limit` instead of sorting (the
- * Equality-Sort-Range rule). With several filters the planner picks one of these and checks the
- * others on the way. `attribute_type` is an array (a multikey index); a list asking for any of
- * several values merges the per-value scans in order (SORT_MERGE).
+ * equality list filter has an index with that filter's equality first and then the list order,
+ * once with `account_id` in front (one account) and once without (admins across accounts), so
+ * MongoDB walks the matches in `(created_at, _id)` order and stops at `limit` instead of sorting
+ * (the Equality-Sort-Range rule). With several filters the planner picks one of these and checks
+ * the others on the way. `attribute_type` is an array (a multikey index); a list asking for any
+ * of several values merges the per-value scans in order (SORT_MERGE). `conflict` is a boolean:
+ * its index pays off for `conflict=true` (the few flagged sources); `conflict=false` walks it
+ * like the account's own index.
+ *
+ * Not indexed: `active_at` (a range on start_at and end_at, checked on the way: two ranges
+ * cannot both bound one ordered scan) and the keyset cursor (a range on created_at, which every
+ * index here holds right after its equalities, so it bounds the scan itself). The `bbox` and
+ * `intersects` searches use the 2dsphere index on `cover` (listPlan).
  *
  * alt_id uniqueness: deletes are hard deletes, so every stored source is live and a plain unique
  * index on (account_id, alt_id) is exactly "unique among live sources"; deleting frees the alt_id.
@@ -109,14 +149,14 @@ export const SOURCE_INDEXES: IndexDescription[] = [
   { key: { cover: "2dsphere" }, name: "cover_2dsphere" },
   { key: { account_id: 1, alt_id: 1 }, name: ALT_ID_INDEX, unique: true },
   { key: { account_id: 1, created_at: 1, _id: 1 }, name: "account_created" },
-  ...FILTER_FIELDS.map(
+  ...ACCOUNT_FIELDS.map(
     (field): IndexDescription => ({
       key: { account_id: 1, [field]: 1, created_at: 1, _id: 1 },
       name: `account_${field}_created`,
     }),
   ),
   { key: { created_at: 1, _id: 1 }, name: "created" },
-  ...[...FILTER_FIELDS, "alt_id"].map(
+  ...EQUALITY_FIELDS.map(
     (field): IndexDescription => ({
       key: { [field]: 1, created_at: 1, _id: 1 },
       name: `${field}_created`,
@@ -189,21 +229,180 @@ function scoped(accountId: string | null): Filter<SourceDocument> {
   return accountId === null ? {} : { account_id: accountId };
 }
 
-/** The filter of a list query; keys appear in LIST_FILTERS' order, absent filters are left out. */
+/**
+ * The filter of a list query, but for its spatial part (`bbox`, `intersects`: see listPlan): the
+ * account, then each filter in LIST_FILTERS' order (absent ones left out), then the keyset cursor.
+ */
 export function listFilter(query: ListQuery): Filter<SourceDocument> {
   const filter: Record<string, unknown> = { ...scoped(query.accountId) };
   for (const { queryKey, kind, documentPath } of LIST_FILTERS) {
     const value = query[queryKey];
     if (value === undefined) continue;
-    if (kind !== "anyOf") filter[documentPath] = value;
-    // ANY of the values; a source holding several of them still comes back once.
-    else if (Array.isArray(value) && value.length > 0) filter[documentPath] = { $in: [...value] };
+    switch (kind) {
+      case "text":
+      case "year":
+      case "bool":
+      case "enum":
+        filter[documentPath] = value;
+        break;
+      case "anyOf":
+        // ANY of the values; a source holding several of them still comes back once.
+        if (Array.isArray(value) && value.length > 0) filter[documentPath] = { $in: [...value] };
+        break;
+      case "instant":
+        // The half-open period [start_at, end_at) contains the instant; times are BSON dates.
+        Object.assign(filter, activeAtFilter(value as number));
+        break;
+      case "box":
+        // Not an equality on the document's `bbox` (the source's own box): listPlan's spatial part.
+        break;
+      default: {
+        const unknown: never = kind;
+        throw new Error(`list filter ${documentPath}: no MongoDB query for kind ${String(unknown)}`);
+      }
+    }
   }
+  if (query.after !== undefined) Object.assign(filter, afterFilter(query.after.createdAt, query.after.id));
   return filter as Filter<SourceDocument>;
 }
 
+/** Sources whose period [start_at, end_at) contains the instant `at` (epoch ms). */
+export function activeAtFilter(at: number): Filter<SourceDocument> {
+  return { start_at: { $lte: new Date(at) }, end_at: { $gt: new Date(at) } };
+}
+
+/**
+ * Keyset paging: the records strictly after (createdAt, id) in (created_at, _id) order. The `$or`
+ * alone says it exactly, but a top-level `$or` gives the planner no bounds for a single index
+ * scan: walking `(…, created_at, _id)` it would start at the account's (or filter's) first entry
+ * and discard every earlier record on the way, so a page would cost its depth. The redundant
+ * `created_at: {$gte}` beside it is a plain range on the field every list index holds right after
+ * its equalities (Equality-Sort-Range), so the scan starts at the cursor's time; the `$or` then
+ * drops only the records of that same millisecond up to the cursor's id, and is checked on the
+ * index keys (both fields are in every such index) before any document is fetched.
+ */
+export function afterFilter(createdAt: number, id: string): Filter<SourceDocument> {
+  const at = new Date(createdAt);
+  return { created_at: { $gte: at }, $or: [{ created_at: { $gt: at } }, { created_at: at, _id: { $gt: id } }] };
+}
+
+/** A list without a spatial part: the server filters, sorts and pages. */
 export function listOptions(query: ListQuery): FindOptions {
   return { projection: RECORD_PROJECTION, sort: LIST_SORT, skip: query.offset, limit: query.limit };
+}
+
+/**
+ * A list with a spatial part: the server narrows by cover and sorts, and code decides exactness
+ * and pages (collectExact), so there is no skip or limit. When the planner takes the 2dsphere
+ * index, the candidates are sorted in memory (a blocking SORT); `allowDiskUse` lets a large
+ * candidate set spill instead of failing past the 100 MB sort limit (the default from MongoDB 6.0
+ * on, pinned here for every version).
+ */
+export const SPATIAL_LIST_OPTIONS: FindOptions = { projection: RECORD_PROJECTION, sort: LIST_SORT, allowDiskUse: true };
+
+function planarArea(box: BoundingBox): number {
+  return (box.maxX - box.minX) * (box.maxY - box.minY);
+}
+
+/**
+ * The planar box the index narrows by, for areas with these envelopes: their common box when they
+ * have one, else the smallest envelope.
+ *
+ * Why that never loses a match: a match's geometry G meets every area, so its planar bounding box
+ * holds a point p_i of each envelope E_i. Per axis, the box's interval holds every p_i, and if the
+ * common interval [max lo_i, min hi_i] is not empty it cannot lie wholly beyond either end of it
+ * (the p_i of the envelope with the smallest hi is at most that hi; likewise for the largest lo),
+ * so the box meets the common box on both axes, which for axis-aligned boxes means it meets it.
+ * When the envelopes have no common box, a source can still meet them all (a long field reaching
+ * from one to the other), so the list is not empty: any single envelope is then a sound, if
+ * looser, narrowing, and the smallest is the most selective.
+ */
+export function narrowingBox(envelopes: readonly BoundingBox[]): BoundingBox {
+  if (envelopes.length === 0) throw new RangeError("narrowingBox needs at least one envelope");
+  let common: BoundingBox | null = envelopes[0];
+  for (const envelope of envelopes.slice(1)) common = common === null ? null : boxIntersection(common, envelope);
+  if (common !== null) return common;
+  return envelopes.reduce((smallest, envelope) => (planarArea(envelope) < planarArea(smallest) ? envelope : smallest));
+}
+
+/**
+ * The 2dsphere candidates for a planar box: sources whose cover meets the cover of the box.
+ *
+ * Conservative: every source whose planar bounding box meets `box` is a candidate. A stored cover
+ * is `coverOf` its source's planar box, and `coverOf` builds a cover that, drawn with geodesic
+ * edges as 2dsphere draws it, contains every point of its planar box (cover.ts); so a point the
+ * source's box shares with `box` lies in both covers, the covers intersect, and `$geoIntersects`
+ * (the index narrows, the server then tests the covers exactly) returns the source. A degenerate
+ * box (a point's envelope) gets a cover of the minimum width, like any narrow box.
+ */
+export function coverCandidatesFilter(box: BoundingBox): Filter<SourceDocument> {
+  return { cover: { $geoIntersects: { $geometry: coverOf(box) } } };
+}
+
+/** How a list query runs: what the server is asked, and what code decides after it. */
+export interface ListPlan {
+  filter: Filter<SourceDocument>;
+  options: FindOptions;
+  /**
+   * Empty: the server's answer is the page. Otherwise every area the exact geometry must
+   * intersect; collectExact pages through the candidates with them.
+   */
+  exact: readonly PreparedSearchArea[];
+}
+
+/**
+ * The plan of a list. Without `bbox` or `intersects`, listFilter and listOptions: the server does
+ * everything. With them, listFilter plus the cover candidates of the narrowing box of the areas'
+ * envelopes (narrowingBox, coverCandidatesFilter), sorted in list order, and the prepared areas.
+ *
+ * Query plans: the planner tries, in a short trial run, (a) the 2dsphere index on `cover`, whose
+ * candidates are fetched and then sorted in memory (a blocking SORT: nothing comes out before
+ * the last candidate is in), against (b) an equality or `created` index walked in list order with
+ * the cover and every other filter checked on each document, and keeps the more productive. A
+ * small area has few candidates, which (a) fetches and sorts within the trial, so (a) wins and the
+ * in-memory sort is of those few (acceptable, and the reason the spatial options allow disk use
+ * for the rare large one). A large area (most of a continent) gives (b) a full batch first, and
+ * (b) streams, so the read stops once collectExact has its page. No `hint`: forcing (a) would sort
+ * every source for a world-sized box, forcing (b) would scan a whole account for a field-sized
+ * one. A plan cached for one size is re-planned by MongoDB when it does far more work than when
+ * it was cached.
+ */
+export function listPlan(query: ListQuery): ListPlan {
+  const areas = spatialAreasOf(query);
+  if (areas.length === 0) return { filter: listFilter(query), options: listOptions(query), exact: [] };
+  const exact = areas.map(prepareSearchArea);
+  const box = narrowingBox(exact.map((area) => area.envelope));
+  return {
+    filter: { ...listFilter(query), ...coverCandidatesFilter(box) } as Filter<SourceDocument>,
+    options: SPATIAL_LIST_OPTIONS,
+    exact,
+  };
+}
+
+/**
+ * The page of a spatial list: reads `docs` (the candidates, in list order) one at a time, keeps
+ * those whose exact geometry intersects every area, skips the first `offset` of those, and stops
+ * as soon as it has `limit` (leaving the loop closes a driver cursor, so nothing more is read).
+ */
+export async function collectExact<D extends { geometry: SourceGeometry }>(
+  docs: AsyncIterable<D>,
+  areas: readonly Pick<PreparedSearchArea, "intersects">[],
+  offset: number,
+  limit: number,
+): Promise<D[]> {
+  const page: D[] = [];
+  if (limit <= 0) return page;
+  let skipped = 0;
+  for await (const doc of docs) {
+    if (!areas.every((area) => area.intersects(doc.geometry))) continue;
+    if (skipped < offset) {
+      skipped += 1;
+      continue;
+    }
+    page.push(doc);
+    if (page.length >= limit) break;
+  }
+  return page;
 }
 
 export function getFilter(id: string, accountId: string | null): Filter<SourceDocument> {
@@ -369,6 +568,42 @@ export function garbageDeleteFilter(
 ): Filter<{ _id: string; layer_id: string }> {
   return { layer_id: layerId, _id: { $in: [...ids] } };
 }
+
+// --- settings ---
+
+/** `_id` of the ledger's secret in SETTINGS. */
+export const LEDGER_SECRET_ID = "ledger_secret";
+/** Bytes of the ledger's secret. */
+export const LEDGER_SECRET_BYTES = 32;
+
+export const LEDGER_SECRET_FILTER: Filter<SettingDocument> = { _id: LEDGER_SECRET_ID };
+
+/**
+ * Stores `bytes` as the ledger's secret unless one is stored: `$setOnInsert` writes only when the
+ * upsert inserts, so of several processes asking at once the first insert wins and every other
+ * write changes nothing (or collides on `_id`, which the store treats the same), and all of them
+ * then read the one value.
+ */
+export function ledgerSecretWrite(
+  bytes: Uint8Array,
+  now: number,
+): { filter: Filter<SettingDocument>; update: UpdateFilter<SettingDocument>; options: UpdateOptions } {
+  return {
+    filter: { _id: LEDGER_SECRET_ID },
+    update: { $setOnInsert: { value: new Binary(bytes), created_at: new Date(now) } },
+    options: { upsert: true },
+  };
+}
+
+/**
+ * Reading the secret back: majority-committed only, from the primary, so a value a failover could
+ * roll back is never handed out (the database default too; pinned here because keys hang on it).
+ */
+export const LEDGER_SECRET_READ_OPTIONS: FindOptions = {
+  projection: { _id: 0, value: 1 },
+  readConcern: READ_CONCERN,
+  readPreference: "primary",
+};
 
 /** The server's answer to `hello` that the store needs. */
 export const HELLO_COMMAND = { hello: 1 } as const;

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import {
   type ClientSession,
   type Collection,
@@ -22,6 +23,7 @@ import {
   fromSubjectDocument,
   type GuardDocument,
   type RecordDocument,
+  type SettingDocument,
   type SourceDocument,
   type StoredSubject,
   type SubjectDocument,
@@ -41,6 +43,7 @@ import {
   CANDIDATE_CHUNK,
   CANDIDATE_OPTIONS,
   chunks,
+  collectExact,
   conflictCandidatesFilter,
   DB_OPTIONS,
   DELETE_OPTIONS,
@@ -52,9 +55,14 @@ import {
   getFilter,
   guardWrites,
   HELLO_COMMAND,
-  listFilter,
-  listOptions,
+  LEDGER_SECRET_BYTES,
+  LEDGER_SECRET_FILTER,
+  LEDGER_SECRET_ID,
+  LEDGER_SECRET_READ_OPTIONS,
+  ledgerSecretWrite,
+  listPlan,
   otherCandidatesFilter,
+  SETTINGS,
   SOURCE_INDEXES,
   SOURCES,
   setConflictUpdate,
@@ -88,6 +96,8 @@ export interface OpenMongoStoreOptions extends MongoSourceStoreOptions {
 const DEFAULT_TRANSACTION_BUDGET_MS = 10_000;
 /** A batch whose alt_id duplicate vanished before it could be named is tried again this many times. */
 const ALT_ID_ATTEMPTS = 3;
+/** Upsert-then-read rounds of the ledger's secret before the call fails as unavailable. */
+const SECRET_ATTEMPTS = 3;
 
 /** `hello` of a replica-set member names its set; a mongos router says `isdbgrid`. Both run transactions. */
 export function supportsTransactions(hello: Document): boolean {
@@ -106,6 +116,9 @@ export class MongoSourceStore implements SourceStore {
   private readonly db: Db;
   private readonly sources: Collection<SourceDocument>;
   private readonly guards: Collection<GuardDocument>;
+  private readonly settings: Collection<SettingDocument>;
+  /** The ledger's secret once read (or being read); reset when the read fails. */
+  private secret: Promise<Uint8Array> | null = null;
   private readonly protectedAreas: MongoProtectedAreaReader | null;
   private readonly policy: ConflictPolicy | null;
   private readonly transactionBudgetMs: number;
@@ -118,6 +131,7 @@ export class MongoSourceStore implements SourceStore {
     this.db = client.db(database, DB_OPTIONS);
     this.sources = this.db.collection<SourceDocument>(SOURCES);
     this.guards = this.db.collection<GuardDocument>(GUARDS);
+    this.settings = this.db.collection<SettingDocument>(SETTINGS);
     this.protectedAreas = options.protectedAreaPolicy
       ? new MongoProtectedAreaReader(this.db, options.protectedAreaPolicy)
       : null;
@@ -156,9 +170,18 @@ export class MongoSourceStore implements SourceStore {
     });
   }
 
+  /**
+   * Without a spatial part the server filters, sorts and pages. With `bbox` or `intersects` it
+   * returns the cover candidates in list order, and collectExact keeps those whose exact geometry
+   * intersects every area until the page is full, reading the cursor a batch at a time and
+   * closing it then (queries.ts listPlan).
+   */
   async list(query: ListQuery): Promise<SourceRecord[]> {
     return this.run("list", async () => {
-      const docs = await this.sources.find<RecordDocument>(listFilter(query), listOptions(query)).toArray();
+      const { filter, options, exact } = listPlan(query);
+      const cursor = this.sources.find<RecordDocument>(filter, options);
+      const docs =
+        exact.length === 0 ? await cursor.toArray() : await collectExact(cursor, exact, query.offset, query.limit);
       return docs.map(fromDocument);
     });
   }
@@ -176,6 +199,19 @@ export class MongoSourceStore implements SourceStore {
 
   async deleteByAltId(altId: string, accountId: string): Promise<boolean> {
     return this.run("delete", () => this.remove(deleteByAltIdFilter(altId, accountId)));
+  }
+
+  /**
+   * The ledger's secret (SourceStore.ledgerSecret), read once per store instance. The first call
+   * on a fresh database stores 32 random bytes with an upsert that only inserts; processes racing
+   * it all end up reading the one value that won.
+   */
+  async ledgerSecret(): Promise<Uint8Array> {
+    this.secret ??= this.run("ledger secret", () => this.readLedgerSecret()).catch((error: unknown) => {
+      this.secret = null;
+      throw error;
+    });
+    return new Uint8Array(await this.secret);
   }
 
   /** Reachable, indexes in place, and a replica set or sharded cluster (transactions need one). */
@@ -204,6 +240,40 @@ export class MongoSourceStore implements SourceStore {
     await prepareProtectedAreaCollections(this.db);
     // Guards are upserted inside transactions; the collection must exist before the first one.
     await ensureCollection(this.db, GUARDS);
+  }
+
+  /**
+   * Upsert (insert only when missing), then read back majority-committed. Two concurrent upserts
+   * can collide on `_id` (MongoDB retries most such upserts itself, not all): the loser's value is
+   * dropped and the stored one read. The stored document may then not be majority-committed yet,
+   * so a read can find nothing: the next round's upsert matches the document without changing it,
+   * and its majority write concern waits until everything the primary holds, that insert
+   * included, is majority-committed, so the next read finds it.
+   */
+  private async readLedgerSecret(): Promise<Uint8Array> {
+    for (let attempt = 1; attempt <= SECRET_ATTEMPTS; attempt++) {
+      const { filter, update, options } = ledgerSecretWrite(randomBytes(LEDGER_SECRET_BYTES), Date.now());
+      try {
+        await this.settings.updateOne(filter, update, options);
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+      const doc = await this.settings.findOne<Pick<SettingDocument, "value">>(
+        LEDGER_SECRET_FILTER,
+        LEDGER_SECRET_READ_OPTIONS,
+      );
+      if (doc === null) continue;
+      const bytes = doc.value.value();
+      if (bytes.length !== LEDGER_SECRET_BYTES) {
+        throw new Error(
+          `mongodb ledger secret: the stored ${SETTINGS} document ${LEDGER_SECRET_ID} holds ${bytes.length} bytes, not ${LEDGER_SECRET_BYTES}`,
+        );
+      }
+      return new Uint8Array(bytes);
+    }
+    throw new StoreUnavailableError(
+      `mongodb ledger secret failed: not readable with majority read concern after ${SECRET_ATTEMPTS} attempts`,
+    );
   }
 
   private async run<T>(action: string, work: () => Promise<T>): Promise<T> {
