@@ -1,0 +1,475 @@
+import { boundingBox, boxesIntersect } from "./bbox.js";
+import { polygonsOf } from "./parts.js";
+import { ringBox } from "./planar.js";
+import type { BoundingBox, PolygonCoordinates, Position, SearchArea, SourceGeometry } from "./types.js";
+
+// The exact "intersects" (DE-9IM not disjoint) of a search area and a stored source, planar in
+// lon/lat degrees. Every decision reduces to coordinate comparisons and the sign of orient(),
+// which is exact, so a touch at an edge or a vertex is never lost to rounding and never invented.
+//
+// Two closed polygonal sets meet exactly when their boundaries meet, or a part of one holds a
+// point of the other's boundary. With no boundary contact, each part of either lies wholly inside
+// or wholly outside the other, so one vertex per part settles it.
+
+export interface PreparedSearchArea {
+  /** The area's bounding box: a store's index narrows candidates with it (box overlap, edges included). */
+  readonly envelope: BoundingBox;
+  /** True when `geometry` intersects the area: they share at least one point (touching at an edge or a vertex counts). */
+  intersects(geometry: SourceGeometry): boolean;
+}
+
+/** Does the per-search work once (edge index, box fast path) so a candidate costs about its own size, not its size times the area's. */
+export function prepareSearchArea(area: SearchArea): PreparedSearchArea {
+  switch (area.type) {
+    case "Point":
+      return preparePoint(area.coordinates);
+    case "Box":
+      return prepareBox(area.box);
+    default: {
+      const parts = polygonsOf(area);
+      const rectangle = rectangleOf(parts);
+      return rectangle === null ? preparePolygons(parts) : prepareBox(rectangle);
+    }
+  }
+}
+
+type SourceTest = (parts: PolygonCoordinates[], sourceBox: BoundingBox) => boolean;
+
+/** Every kind of area rejects by box first: a source whose box misses the envelope cannot meet the area. */
+function prepared(envelope: BoundingBox, meets: SourceTest): PreparedSearchArea {
+  return {
+    envelope,
+    intersects(geometry: SourceGeometry): boolean {
+      const sourceBox = boundingBox(geometry);
+      return boxesIntersect(sourceBox, envelope) && meets(polygonsOf(geometry), sourceBox);
+    },
+  };
+}
+
+function preparePoint([x, y]: Position): PreparedSearchArea {
+  return prepared({ minX: x, minY: y, maxX: x, maxY: y }, (parts) => locateInParts(x, y, parts) !== "outside");
+}
+
+function prepareBox(box: BoundingBox): PreparedSearchArea {
+  const { minX, minY, maxX, maxY } = box;
+  const envelope = { minX, minY, maxX, maxY };
+  // With no edge touching the box, the box lies wholly inside or wholly outside the source.
+  return prepared(
+    envelope,
+    (parts) => someEdgeTouchesBox(parts, envelope) || locateInParts(minX, minY, parts) !== "outside",
+  );
+}
+
+function preparePolygons(parts: PolygonCoordinates[]): PreparedSearchArea {
+  const envelope = boundingBox({ type: "MultiPolygon", coordinates: parts });
+  const areaEdges = new SegmentIndex(parts);
+  const areaPartStarts = parts.map((rings) => rings[0][0]);
+  return prepared(
+    envelope,
+    (sourceParts, sourceBox) =>
+      someSourcePartStartsInArea(sourceParts, areaEdges, envelope) ||
+      someSourceEdgeMeetsArea(sourceParts, areaEdges, envelope) ||
+      someAreaPartStartsInSource(areaPartStarts, sourceParts, sourceBox),
+  );
+}
+
+/** A lone hole-free ring with four axis-parallel edges is exactly its box, and the box test is cheaper. */
+function rectangleOf(parts: PolygonCoordinates[]): BoundingBox | null {
+  if (parts.length !== 1 || parts[0].length !== 1 || parts[0][0].length !== 5) return null;
+  const ring = parts[0][0];
+  let previousHorizontal: boolean | null = null;
+  for (let i = 0; i < 4; i++) {
+    const [x1, y1] = ring[i];
+    const [x2, y2] = ring[i + 1];
+    const horizontal = y1 === y2 && x1 !== x2;
+    const vertical = x1 === x2 && y1 !== y2;
+    if (!horizontal && !vertical) return null;
+    if (horizontal === previousHorizontal) return null;
+    previousHorizontal = horizontal;
+  }
+  return ringBox(ring);
+}
+
+// ---- polygon areas ----------------------------------------------------------------------------
+
+function someSourcePartStartsInArea(
+  sourceParts: PolygonCoordinates[],
+  areaEdges: SegmentIndex,
+  envelope: BoundingBox,
+): boolean {
+  for (const rings of sourceParts) {
+    const [x, y] = rings[0][0];
+    if (x < envelope.minX || x > envelope.maxX || y < envelope.minY || y > envelope.maxY) continue;
+    if (areaEdges.locate(x, y) !== "outside") return true;
+  }
+  return false;
+}
+
+function someSourceEdgeMeetsArea(
+  sourceParts: PolygonCoordinates[],
+  areaEdges: SegmentIndex,
+  envelope: BoundingBox,
+): boolean {
+  for (const rings of sourceParts) {
+    for (const ring of rings) {
+      // Runs of NODE_SIZE edges first: a big source mostly lies away from the area's edges,
+      // and one index query then clears a whole run.
+      for (let first = 0; first < ring.length - 1; first += NODE_SIZE) {
+        const last = Math.min(ring.length - 1, first + NODE_SIZE);
+        const run = runBox(ring, first, last);
+        if (!boxesIntersect(run, envelope) || !areaEdges.someSegmentNear(run)) continue;
+        for (let i = first + 1; i <= last; i++) {
+          const [ax, ay] = ring[i - 1];
+          const [bx, by] = ring[i];
+          if (areaEdges.someSegmentMeets(ax, ay, bx, by)) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+/** Box of ring[first..last], both ends included. */
+function runBox(ring: Position[], first: number, last: number): BoundingBox {
+  let minX = Infinity;
+  let minY = Infinity;
+  let maxX = -Infinity;
+  let maxY = -Infinity;
+  for (let i = first; i <= last; i++) {
+    const [x, y] = ring[i];
+    if (x < minX) minX = x;
+    if (x > maxX) maxX = x;
+    if (y < minY) minY = y;
+    if (y > maxY) maxY = y;
+  }
+  return { minX, minY, maxX, maxY };
+}
+
+/** Above this many point-in-source steps, indexing the source first is cheaper than scanning it per point. */
+const SCAN_BUDGET = 200_000;
+
+function someAreaPartStartsInSource(
+  areaPartStarts: Position[],
+  sourceParts: PolygonCoordinates[],
+  sourceBox: BoundingBox,
+): boolean {
+  const starts = areaPartStarts.filter(
+    ([x, y]) => x >= sourceBox.minX && x <= sourceBox.maxX && y >= sourceBox.minY && y <= sourceBox.maxY,
+  );
+  if (starts.length === 0) return false;
+  if (starts.length * countSegments(sourceParts) <= SCAN_BUDGET) {
+    return starts.some(([x, y]) => locateInParts(x, y, sourceParts) !== "outside");
+  }
+  const sourceEdges = new SegmentIndex(sourceParts);
+  return starts.some(([x, y]) => sourceEdges.locate(x, y) !== "outside");
+}
+
+function countSegments(parts: PolygonCoordinates[]): number {
+  let count = 0;
+  for (const rings of parts) for (const ring of rings) count += Math.max(0, ring.length - 1);
+  return count;
+}
+
+// ---- boxes ------------------------------------------------------------------------------------
+
+function someEdgeTouchesBox(parts: PolygonCoordinates[], box: BoundingBox): boolean {
+  for (const rings of parts) {
+    for (const ring of rings) {
+      for (let i = 1; i < ring.length; i++) {
+        const [ax, ay] = ring[i - 1];
+        const [bx, by] = ring[i];
+        if (segmentTouchesBox(ax, ay, bx, by, box)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * Closed segment against closed box (possibly a line or a point). Both are convex, so they are
+ * disjoint only if separated along an axis or by the segment's own line.
+ */
+function segmentTouchesBox(ax: number, ay: number, bx: number, by: number, box: BoundingBox): boolean {
+  const { minX, minY, maxX, maxY } = box;
+  if ((ax < minX && bx < minX) || (ax > maxX && bx > maxX)) return false;
+  if ((ay < minY && by < minY) || (ay > maxY && by > maxY)) return false;
+  if (ax >= minX && ax <= maxX && ay >= minY && ay <= maxY) return true;
+  const side = Math.sign(orient(ax, ay, bx, by, minX, minY));
+  if (side === 0) return true;
+  return (
+    Math.sign(orient(ax, ay, bx, by, maxX, minY)) !== side ||
+    Math.sign(orient(ax, ay, bx, by, maxX, maxY)) !== side ||
+    Math.sign(orient(ax, ay, bx, by, minX, maxY)) !== side
+  );
+}
+
+// ---- points against rings ---------------------------------------------------------------------
+
+type Location = "inside" | "boundary" | "outside";
+
+/** What one segment does to a ray cast from p towards +x. */
+const MISSES = 0;
+const CROSSES = 1;
+const HOLDS_POINT = 2;
+type RayStep = typeof MISSES | typeof CROSSES | typeof HOLDS_POINT;
+
+/**
+ * A segment counts as crossing when exactly one end lies strictly above p's line (so a vertex on
+ * the line is counted once), and the crossing lies strictly right of p; orient() decides both
+ * that side and whether p lies on the segment.
+ */
+function raySegment(px: number, py: number, ax: number, ay: number, bx: number, by: number): RayStep {
+  if ((ay > py && by > py) || (ay < py && by < py) || (ax < px && bx < px)) return MISSES;
+  if (ay > py !== by > py) {
+    if (ax > px && bx > px) return CROSSES;
+    const side = orient(ax, ay, bx, by, px, py);
+    if (side === 0) return HOLDS_POINT;
+    return side > 0 === by > ay ? CROSSES : MISSES;
+  }
+  // Both ends at or below p's line and one on it (or the whole segment along it).
+  if (ax > px && bx > px) return MISSES;
+  return orient(ax, ay, bx, by, px, py) === 0 ? HOLDS_POINT : MISSES;
+}
+
+/** Even-odd over every ring of every part: right for valid (multi)polygons, whose parts' interiors are disjoint. */
+function locateInParts(px: number, py: number, parts: PolygonCoordinates[]): Location {
+  let inside = false;
+  for (const rings of parts) {
+    for (const ring of rings) {
+      for (let i = 1; i < ring.length; i++) {
+        const [ax, ay] = ring[i - 1];
+        const [bx, by] = ring[i];
+        const step = raySegment(px, py, ax, ay, bx, by);
+        if (step === HOLDS_POINT) return "boundary";
+        if (step === CROSSES) inside = !inside;
+      }
+    }
+  }
+  return inside ? "inside" : "outside";
+}
+
+// ---- segment index ----------------------------------------------------------------------------
+
+/** Children per index node. */
+const NODE_SIZE = 16;
+
+/**
+ * Every ring segment of a (multi)polygon in a static box tree. Ring order already keeps
+ * neighbouring segments close, so groups of NODE_SIZE consecutive segments make tight boxes
+ * without sorting, and a query costs O(log n + hits) instead of O(n).
+ */
+class SegmentIndex {
+  /** ax, ay, bx, by per segment. */
+  private readonly ends: Float64Array;
+  /** levels[0]: minX, minY, maxX, maxY per segment; levels[k]: one box per NODE_SIZE boxes of levels[k - 1]. */
+  private readonly levels: Float64Array[];
+
+  constructor(parts: PolygonCoordinates[]) {
+    const count = countSegments(parts);
+    this.ends = new Float64Array(count * 4);
+    const segmentBoxes = new Float64Array(count * 4);
+    let s = 0;
+    for (const rings of parts) {
+      for (const ring of rings) {
+        for (let i = 1; i < ring.length; i++, s += 4) {
+          const [ax, ay] = ring[i - 1];
+          const [bx, by] = ring[i];
+          this.ends[s] = ax;
+          this.ends[s + 1] = ay;
+          this.ends[s + 2] = bx;
+          this.ends[s + 3] = by;
+          segmentBoxes[s] = Math.min(ax, bx);
+          segmentBoxes[s + 1] = Math.min(ay, by);
+          segmentBoxes[s + 2] = Math.max(ax, bx);
+          segmentBoxes[s + 3] = Math.max(ay, by);
+        }
+      }
+    }
+    this.levels = [segmentBoxes];
+    while (this.levels[this.levels.length - 1].length > NODE_SIZE * 4) {
+      this.levels.push(groupBoxes(this.levels[this.levels.length - 1]));
+    }
+  }
+
+  /** Whether any indexed segment's box meets `window`. */
+  someSegmentNear(window: BoundingBox): boolean {
+    return this.someNear(window, () => true);
+  }
+
+  /** Whether any indexed segment shares a point with segment ab. */
+  someSegmentMeets(ax: number, ay: number, bx: number, by: number): boolean {
+    const e = this.ends;
+    const window = { minX: Math.min(ax, bx), minY: Math.min(ay, by), maxX: Math.max(ax, bx), maxY: Math.max(ay, by) };
+    return this.someNear(window, (s) =>
+      segmentsMeet(ax, ay, bx, by, e[s * 4], e[s * 4 + 1], e[s * 4 + 2], e[s * 4 + 3]),
+    );
+  }
+
+  /** Ray casting towards +x over the segments whose boxes reach the ray. */
+  locate(px: number, py: number): Location {
+    const e = this.ends;
+    let inside = false;
+    let onBoundary = false;
+    this.someNear({ minX: px, minY: py, maxX: Infinity, maxY: py }, (s) => {
+      const step = raySegment(px, py, e[s * 4], e[s * 4 + 1], e[s * 4 + 2], e[s * 4 + 3]);
+      if (step === CROSSES) inside = !inside;
+      onBoundary = step === HOLDS_POINT;
+      return onBoundary;
+    });
+    if (onBoundary) return "boundary";
+    return inside ? "inside" : "outside";
+  }
+
+  /** Calls `visit` on each segment whose box meets `window` until it answers true. */
+  private someNear(window: BoundingBox, visit: (segment: number) => boolean): boolean {
+    const top = this.levels.length - 1;
+    const nodes = this.levels[top].length / 4;
+    for (let node = 0; node < nodes; node++) {
+      if (this.someNearIn(top, node, window, visit)) return true;
+    }
+    return false;
+  }
+
+  private someNearIn(level: number, node: number, window: BoundingBox, visit: (segment: number) => boolean): boolean {
+    const boxes = this.levels[level];
+    const o = node * 4;
+    if (
+      boxes[o] > window.maxX ||
+      boxes[o + 2] < window.minX ||
+      boxes[o + 1] > window.maxY ||
+      boxes[o + 3] < window.minY
+    )
+      return false;
+    if (level === 0) return visit(node);
+    const end = Math.min((node + 1) * NODE_SIZE, this.levels[level - 1].length / 4);
+    for (let child = node * NODE_SIZE; child < end; child++) {
+      if (this.someNearIn(level - 1, child, window, visit)) return true;
+    }
+    return false;
+  }
+}
+
+/** One box per NODE_SIZE consecutive boxes. */
+function groupBoxes(boxes: Float64Array): Float64Array {
+  const count = boxes.length / 4;
+  const groups = new Float64Array(Math.ceil(count / NODE_SIZE) * 4);
+  for (let g = 0; g * NODE_SIZE < count; g++) {
+    let minX = Infinity;
+    let minY = Infinity;
+    let maxX = -Infinity;
+    let maxY = -Infinity;
+    const end = Math.min(count, (g + 1) * NODE_SIZE);
+    for (let b = g * NODE_SIZE; b < end; b++) {
+      minX = Math.min(minX, boxes[b * 4]);
+      minY = Math.min(minY, boxes[b * 4 + 1]);
+      maxX = Math.max(maxX, boxes[b * 4 + 2]);
+      maxY = Math.max(maxY, boxes[b * 4 + 3]);
+    }
+    groups[g * 4] = minX;
+    groups[g * 4 + 1] = minY;
+    groups[g * 4 + 2] = maxX;
+    groups[g * 4 + 3] = maxY;
+  }
+  return groups;
+}
+
+// ---- exact predicates -------------------------------------------------------------------------
+
+/** Whether closed segments ab and cd share a point (zero-length segments included). */
+function segmentsMeet(
+  ax: number,
+  ay: number,
+  bx: number,
+  by: number,
+  cx: number,
+  cy: number,
+  dx: number,
+  dy: number,
+): boolean {
+  if (Math.max(ax, bx) < Math.min(cx, dx) || Math.max(cx, dx) < Math.min(ax, bx)) return false;
+  if (Math.max(ay, by) < Math.min(cy, dy) || Math.max(cy, dy) < Math.min(ay, by)) return false;
+  // Each segment must not lie strictly on one side of the other's line. When all four points are
+  // on one line both tests pass and the box overlap above decides; when ab is a single point, the
+  // second test asks whether it lies on cd.
+  const c = Math.sign(orient(ax, ay, bx, by, cx, cy));
+  const d = Math.sign(orient(ax, ay, bx, by, dx, dy));
+  if (c * d > 0) return false;
+  const a = Math.sign(orient(cx, cy, dx, dy, ax, ay));
+  const b = Math.sign(orient(cx, cy, dx, dy, bx, by));
+  return a * b <= 0;
+}
+
+/** 2^-53: half an ulp of 1, the relative rounding error of one double operation. */
+const EPSILON = 2 ** -53;
+/** Shewchuk's bound on the error of the plain double determinant in orient(). */
+const ORIENT_ERROR_BOUND = (3 + 16 * EPSILON) * EPSILON;
+/** Splits a double into two 26-bit halves whose products are exact (Dekker). */
+const SPLITTER = 2 ** 27 + 1;
+
+/**
+ * Positive when c lies left of a→b, negative when right, zero when on the line; the sign is
+ * exact (Shewchuk's filter, then an exact expansion sum when the double result is too close to 0).
+ */
+function orient(ax: number, ay: number, bx: number, by: number, cx: number, cy: number): number {
+  const left = (ax - cx) * (by - cy);
+  const right = (ay - cy) * (bx - cx);
+  const det = left - right;
+  let sum: number;
+  if (left > 0) {
+    if (right <= 0) return det;
+    sum = left + right;
+  } else if (left < 0) {
+    if (right >= 0) return det;
+    sum = -left - right;
+  } else {
+    return det;
+  }
+  if (Math.abs(det) >= ORIENT_ERROR_BOUND * sum) return det;
+  return exactOrient(ax, ay, bx, by, cx, cy);
+}
+
+/** Scratch expansion for exactOrient: nonoverlapping components in increasing magnitude. */
+const expansion = new Float64Array(12);
+
+/** The determinant as ax·by − ay·bx + bx·cy − by·cx + cx·ay − cy·ax, summed without rounding. */
+function exactOrient(ax: number, ay: number, bx: number, by: number, cx: number, cy: number): number {
+  let length = 0;
+  length = addProduct(length, ax, by);
+  length = addProduct(length, -ay, bx);
+  length = addProduct(length, bx, cy);
+  length = addProduct(length, -by, cx);
+  length = addProduct(length, cx, ay);
+  length = addProduct(length, -cy, ax);
+  // The largest component outweighs all the others together, so it carries the sign.
+  return length === 0 ? 0 : expansion[length - 1];
+}
+
+/** Adds a·b exactly: the rounded product and its rounding error (Dekker's two-product). */
+function addProduct(length: number, a: number, b: number): number {
+  const product = a * b;
+  let c = SPLITTER * a;
+  const aHigh = c - (c - a);
+  const aLow = a - aHigh;
+  c = SPLITTER * b;
+  const bHigh = c - (c - b);
+  const bLow = b - bHigh;
+  const error = aLow * bLow - (product - aHigh * bHigh - aLow * bHigh - aHigh * bLow);
+  return growExpansion(growExpansion(length, error), product);
+}
+
+/** Shewchuk's Grow-Expansion with zero elimination: adds one double to the scratch expansion exactly. */
+function growExpansion(length: number, value: number): number {
+  let sum = value;
+  let kept = 0;
+  for (let i = 0; i < length; i++) {
+    const component = expansion[i];
+    const total = sum + component;
+    const componentPart = total - sum;
+    const sumPart = total - componentPart;
+    const error = sum - sumPart + (component - componentPart);
+    sum = total;
+    if (error !== 0) expansion[kept++] = error;
+  }
+  if (sum !== 0) expansion[kept++] = sum;
+  return kept;
+}
