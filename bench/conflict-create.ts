@@ -68,7 +68,12 @@ async function measure(
   const path = join(dir, `ledger-${size}.sqlite`);
   await seedLedger(path, size);
   const store = openSqliteStore({ path, conflictPolicy, protectedAreaPolicy: unepOverlapPolicy });
-  const ledger = createLedger({ environment: "production", store, newId: productionIds() });
+  const ledger = createLedger({
+    environment: "production",
+    store,
+    newId: productionIds(),
+    secret: await store.ledgerSecret(),
+  });
   const times: number[] = [];
   let flagged = 0;
   // Cells k, k+1, k+2 in one row, spread over the ledger; each triple is used once.

@@ -203,12 +203,17 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
         },
       },
     ));
+  // Both ledgers key their page tokens by one secret, asked of the store when first needed (a store
+  // down at start must not stop the service); the environment is part of every token's binding,
+  // so a token of one is never valid in the other.
+  const secret = config.ledgerSecret ?? (() => store.ledgerSecret());
   // The one implementation of the API, over the two ledgers, their store calls timed.
   const production = createServiceImpl(
     createLedger({
       environment: "production",
       store: timedStore(store, metrics.storeObserver("production")),
       newId: productionIds(),
+      secret,
     }),
   );
   const sandbox = createServiceImpl(
@@ -216,6 +221,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       environment: "sandbox",
       store: timedStore(sandboxStore, metrics.storeObserver("sandbox")),
       newId: sandboxIds(),
+      secret,
     }),
   );
 

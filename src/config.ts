@@ -37,6 +37,11 @@ export interface Config {
   /** Per-account requests per second; null turns that limit off. The burst is twice the rate. */
   rateLimitReadsPerS: number | null;
   rateLimitWritesPerS: number | null;
+  /**
+   * LEDGER_SECRET: at least 32 bytes, base64 (page tokens are keyed by it, docs/api.md §10); null
+   * uses the secret the store keeps, which every process on the same store shares.
+   */
+  ledgerSecret: Uint8Array | null;
 }
 
 /**
@@ -128,7 +133,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // 0 turns a limit off explicitly.
     rateLimitReadsPerS: rate(env, "RATE_LIMIT_READS_PER_S", authIssuer === null ? 0 : 200),
     rateLimitWritesPerS: rate(env, "RATE_LIMIT_WRITES_PER_S", authIssuer === null ? 0 : 50),
+    ledgerSecret: secret(env, "LEDGER_SECRET"),
   };
+}
+
+const MIN_SECRET_BYTES = 32;
+
+/** A secret given as base64 (or base64url) of at least MIN_SECRET_BYTES bytes; its value is never echoed. */
+function secret(env: NodeJS.ProcessEnv, name: string): Uint8Array | null {
+  const value = text(env, name);
+  if (value === null) return null;
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(value)) throw new ConfigError(`${name} must be base64`);
+  const bytes = Buffer.from(value, value.includes("-") || value.includes("_") ? "base64url" : "base64");
+  if (bytes.length < MIN_SECRET_BYTES) {
+    throw new ConfigError(
+      `${name} must hold at least ${MIN_SECRET_BYTES} bytes (e.g. openssl rand -base64 32), got ${bytes.length}`,
+    );
+  }
+  return new Uint8Array(bytes);
 }
 
 /** A per-second rate: a whole number, 0 meaning off (null). */

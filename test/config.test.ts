@@ -29,6 +29,7 @@ describe("configuration (docs/api.md §1)", () => {
       // Off with the development identity provider.
       rateLimitReadsPerS: null,
       rateLimitWritesPerS: null,
+      ledgerSecret: null,
     });
   });
 

@@ -61,7 +61,10 @@ function serve(kind: Kind): void {
       keys: remoteKeys(`${issuer}.well-known/jwks.json`),
     });
     const store = openSqliteStore({ path: process.env.SQLITE_PATH as string });
-    const service = createServiceImpl(createLedger({ environment: "production", store, newId: productionIds() }));
+    const secret = new Uint8Array(32);
+    const service = createServiceImpl(
+      createLedger({ environment: "production", store, newId: productionIds(), secret }),
+    );
     handler = connectNodeAdapter({
       routes: (router) => router.service(SourceLedgerService, service),
       interceptors: [

@@ -8,6 +8,7 @@ const METHOD_SCOPES: ReadonlyMap<string, Scope> = new Map<string, Scope>([
   ["CreateSources", "write:sources"],
   ["ListSources", "read:sources"],
   ["GetSource", "read:sources"],
+  ["SearchSources", "read:sources"],
   ["DeleteSource", "delete:sources"],
 ]);
 

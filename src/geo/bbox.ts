@@ -24,3 +24,14 @@ export function boundingBox(g: SourceGeometry): BoundingBox {
 export function boxesIntersect(a: BoundingBox, b: BoundingBox): boolean {
   return a.minX <= b.maxX && b.minX <= a.maxX && a.minY <= b.maxY && b.minY <= a.maxY;
 }
+
+/** The box both boxes cover, or null when they do not meet (edges count as meeting). */
+export function boxIntersection(a: BoundingBox, b: BoundingBox): BoundingBox | null {
+  const box = {
+    minX: Math.max(a.minX, b.minX),
+    minY: Math.max(a.minY, b.minY),
+    maxX: Math.min(a.maxX, b.maxX),
+    maxY: Math.min(a.maxY, b.maxY),
+  };
+  return box.minX <= box.maxX && box.minY <= box.maxY ? box : null;
+}

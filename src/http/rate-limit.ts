@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { scopeForMethod } from "../auth/scopes.js";
 import type { Principal } from "../model/principal.js";
 import { retryHint } from "../model/retry-hint.js";
 
@@ -47,13 +48,12 @@ export class TokenBuckets {
   }
 }
 
-/** Which bucket a method spends from: reads (list, get) and writes (create, delete) separately. */
+/** Which bucket a method spends from: reads (list, get, search) and writes (create, delete) separately. */
 export type RateKind = "read" | "write";
 
-const READS = new Set(["ListSources", "GetSource"]);
-
+/** A method that needs only the read scope is a read (auth/scopes.ts says which, once). */
 export function rateKindOf(methodName: string): RateKind {
-  return READS.has(methodName) ? "read" : "write";
+  return scopeForMethod(methodName) === "read:sources" ? "read" : "write";
 }
 
 /** The key of a caller's buckets: its account, or for an admin without one, its subject. */

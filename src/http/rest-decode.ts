@@ -268,7 +268,7 @@ function decodePolygon(rings: unknown, pointer: string, report: Report): { rings
 }
 
 /** GeoJSON geometry JSON → proto Geometry, or null after reporting why not. */
-function decodeGeometry(value: unknown, pointer: string, report: Report): Geometry | null {
+export function decodeGeometry(value: unknown, pointer: string, report: Report): Geometry | null {
   if (!isObject(value)) {
     report(pointer, `geometry must be a GeoJSON Polygon or MultiPolygon object, got ${describe(value)}`);
     return null;

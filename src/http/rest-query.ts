@@ -1,17 +1,58 @@
 import { create, type DescField, ScalarType } from "@bufbuild/protobuf";
-import { type ListSourcesRequest, ListSourcesRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt";
+import {
+  type BoundingBox,
+  BoundingBoxSchema,
+  type ListSourcesRequest,
+  ListSourcesRequestSchema,
+} from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { Violation } from "../ledger/violation.js";
 import { type Environment, LIST_FILTERS } from "../model/list-query.js";
 import type { Vocabulary } from "../model/vocabulary.js";
 import { MALFORMED_QUERY, type ParsedQuery } from "./querystring.js";
+import { parseRfc3339 } from "./rfc3339.js";
 
 type RawQuery = Record<string, string | string[] | undefined>;
+
+/**
+ * Reads the fields of a listing by their kind, from a query string (QueryReader) or a search body
+ * (rest-search.ts): one readListRequest serves both. Malformed values are violations.
+ */
+export interface ListFieldReader {
+  text(name: string): string | undefined;
+  integer(name: string): number | undefined;
+  enumValue(name: string, vocabulary: Vocabulary): number;
+  enumValues(name: string, vocabulary: Vocabulary): number[];
+  bool(name: string): boolean | undefined;
+  instant(name: string): Timestamp | undefined;
+  box(name: string): BoundingBox | undefined;
+}
+
+/** What an instant must look like, said once for the query and the body. */
+export const INSTANT_FORMAT = "an RFC 3339 date-time with an offset, e.g. 2024-01-01T00:00:00Z";
+/** What a box must look like, said once for the query and the body. */
+export const BOX_FORMAT = "4 numbers minLon,minLat,maxLon,maxLat";
+
+/** An RFC 3339 text as a Timestamp, or undefined when it is not one. */
+export function instantOf(text: string): Timestamp | undefined {
+  const parsed = parseRfc3339(text);
+  return parsed === null ? undefined : create(TimestampSchema, parsed);
+}
+
+/** Four finite numbers as a box in the proto's order; undefined unless there are exactly four. */
+export function boxOf(numbers: readonly unknown[]): BoundingBox | undefined {
+  if (numbers.length !== 4 || !numbers.every((n) => typeof n === "number" && Number.isFinite(n))) return undefined;
+  const [minLon, minLat, maxLon, maxLat] = numbers as number[];
+  return create(BoundingBoxSchema, { minLon, minLat, maxLon, maxLat });
+}
+
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 /**
  * Strict reading of a REST query string: unknown names, repeats of single-valued names and
  * malformed values are violations pointing at `/query/<name>` (docs/api.md §4: → 422).
  */
-export class QueryReader {
+export class QueryReader implements ListFieldReader {
   readonly violations: Violation[] = [];
 
   constructor(
@@ -73,6 +114,31 @@ export class QueryReader {
     }
     return values;
   }
+
+  bool(name: string): boolean | undefined {
+    const text = this.text(name);
+    if (text === undefined || text === "true" || text === "false")
+      return text === undefined ? undefined : text === "true";
+    this.fail(name, `${name} must be true or false, got "${text}"`);
+    return undefined;
+  }
+
+  instant(name: string): Timestamp | undefined {
+    const text = this.text(name);
+    if (text === undefined) return undefined;
+    const instant = instantOf(text);
+    if (instant === undefined) this.fail(name, `${name} must be ${INSTANT_FORMAT}, got "${text}"`);
+    return instant;
+  }
+
+  box(name: string): BoundingBox | undefined {
+    const text = this.text(name);
+    if (text === undefined) return undefined;
+    const parts = text.split(",");
+    const box = parts.every((part) => DECIMAL.test(part.trim())) ? boxOf(parts.map(Number)) : undefined;
+    if (box === undefined) this.fail(name, `${name} must be ${BOX_FORMAT}, got "${text}"`);
+    return box;
+  }
 }
 
 const FILTER_BY_NAME = new Map(LIST_FILTERS.map((filter) => [filter.name, filter]));
@@ -97,8 +163,8 @@ export function listParametersOf(environment: Environment): readonly string[] {
   return LIST_FIELDS[environment].map((field) => field.name);
 }
 
-/** A list query string → the ListSourcesRequest it names, each field read by its kind. */
-export function readListRequest(query: QueryReader, environment: Environment): ListSourcesRequest {
+/** A listing's fields (a list query string, a search body) → the ListSourcesRequest they name, each read by its kind. */
+export function readListRequest(query: ListFieldReader, environment: Environment): ListSourcesRequest {
   const message = create(ListSourcesRequestSchema);
   const fields = message as unknown as Record<string, unknown>;
   for (const field of LIST_FIELDS[environment]) {
@@ -111,8 +177,12 @@ export function readListRequest(query: QueryReader, environment: Environment): L
       if (value !== undefined) fields[field.localName] = value;
     } else if (filter.kind === "enum") {
       fields[field.localName] = query.enumValue(name, filter.vocabulary as Vocabulary);
-    } else {
+    } else if (filter.kind === "anyOf") {
       fields[field.localName] = query.enumValues(name, filter.vocabulary as Vocabulary);
+    } else {
+      const value =
+        filter.kind === "bool" ? query.bool(name) : filter.kind === "instant" ? query.instant(name) : query.box(name);
+      if (value !== undefined) fields[field.localName] = value;
     }
   }
   return message;

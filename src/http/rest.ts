@@ -18,6 +18,7 @@ import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } 
 import { type CreateBodyMap, decodeCreateBody } from "./rest-decode.js";
 import { listParametersOf, QueryReader, readListRequest } from "./rest-query.js";
 import { renderRecordJson, renderRecordsJson } from "./rest-render.js";
+import { decodeSearchBody } from "./rest-search.js";
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
@@ -50,9 +51,14 @@ function headersOf(request: FastifyRequest): Headers {
   return headers;
 }
 
-function pointerOf(v: Violation, body: CreateBodyMap | null): string {
+/** Where a request-level violation the ledger found is: a query parameter, or a search body's member. */
+type RequestFieldPointer = (v: Violation) => string;
+
+const inQuery: RequestFieldPointer = (v) => `/query/${v.field}`;
+
+function pointerOf(v: Violation, body: CreateBodyMap | null, requestField: RequestFieldPointer = inQuery): string {
   if (v.pointer !== undefined) return v.pointer;
-  if (v.source === undefined) return v.field === "sources" && body ? body.sourcesPointer : `/query/${v.field}`;
+  if (v.source === undefined) return v.field === "sources" && body ? body.sourcesPointer : requestField(v);
   const fields = body?.fields[v.source];
   let pointer = fields?.get(v.field) ?? `${body?.sourcesPointer ?? ""}/${v.source}/${v.field}`;
   if (v.index !== undefined) pointer += `/${v.index}`;
@@ -60,13 +66,35 @@ function pointerOf(v: Violation, body: CreateBodyMap | null): string {
   return pointer;
 }
 
+/**
+ * The RFC 8288 `Link` to the next page (docs/api.md §10): the request's own path and query with
+ * `page_token` (and no `offset`), as a reference relative to the request, so it holds behind any
+ * proxy that keeps paths.
+ */
+export function nextPageLink(url: string, token: string): string {
+  const at = url.indexOf("?");
+  const path = at < 0 ? url : url.slice(0, at);
+  const query = new URLSearchParams(at < 0 ? "" : url.slice(at + 1));
+  query.delete("page_token");
+  query.delete("offset");
+  query.append("page_token", token);
+  return `<${path}?${query}>; rel="next"`;
+}
+
 const unsupportedMediaType = () =>
   problem(415, "invalid_argument", "Content-Type must be application/json (or application/geo+json)");
 
-function sendError(reply: FastifyReply, error: unknown, body: CreateBodyMap | null): FastifyReply {
+function sendError(
+  reply: FastifyReply,
+  error: unknown,
+  body: CreateBodyMap | null,
+  requestField?: RequestFieldPointer,
+): FastifyReply {
   const connectError = ConnectError.from(error);
   const violations = ledgerErrorOf(connectError)?.violations ?? [];
-  const errors = violations.slice(0, MAX_LISTED_ERRORS).map((v) => ({ pointer: pointerOf(v, body), detail: v.detail }));
+  const errors = violations
+    .slice(0, MAX_LISTED_ERRORS)
+    .map((v) => ({ pointer: pointerOf(v, body, requestField), detail: v.detail }));
   if (violations.length > MAX_LISTED_ERRORS) {
     errors.push({ pointer: "", detail: `and ${violations.length - MAX_LISTED_ERRORS} more violations` });
   }
@@ -182,8 +210,50 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     const query = new QueryReader(request.query as Record<string, string>, listParameters);
     const message = readListRequest(query, environment);
     const records: SourceRecord[] = [];
-    await call(methods.listSources, message, callOptions(request, query.violations, records));
+    const answer = await call(methods.listSources, message, callOptions(request, query.violations, records));
+    if (answer.nextPageToken !== "") reply.header("link", nextPageLink(request.url, answer.nextPageToken));
     return reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordsJson(records));
+  });
+
+  // A search's next page is the same body posted to the Link's URL, whose page_token stands for
+  // the body's (docs/api.md §11).
+  app.post(`${base}/search`, { config: { rpcMethod: methods.searchSources.name } }, async (request, reply) => {
+    const query = new QueryReader(request.query as Record<string, string>, ["page_token"]);
+    const queryToken = query.text("page_token");
+    let inBody: RequestFieldPointer = (v) =>
+      v.coordinates ? ["/intersects/coordinates", ...v.coordinates].join("/") : `/${v.field}`;
+    try {
+      if (request.body === undefined) return sendProblem(reply, unsupportedMediaType());
+      const violations: Violation[] = [...query.violations];
+      let decoded: ReturnType<typeof decodeSearchBody>;
+      if (request.body instanceof UnparseableBody) {
+        violations.push({ field: "intersects", pointer: "", detail: request.body.reason });
+        decoded = decodeSearchBody({}, environment);
+        decoded.violations = [];
+      } else {
+        decoded = decodeSearchBody(request.body, environment);
+      }
+      violations.push(...decoded.violations);
+      const listing = decoded.request.query;
+      if (queryToken !== undefined && listing) {
+        if (listing.pageToken !== "" && listing.pageToken !== queryToken) {
+          violations.push({
+            field: "page_token",
+            pointer: "/query/page_token",
+            detail: "page_token is given in the query and in the body with different values; give it once",
+          });
+        }
+        listing.pageToken = queryToken;
+        const fromBody = inBody;
+        inBody = (v) => (v.field === "page_token" ? "/query/page_token" : fromBody(v));
+      }
+      const records: SourceRecord[] = [];
+      const answer = await call(methods.searchSources, decoded.request, callOptions(request, violations, records));
+      if (answer.nextPageToken !== "") reply.header("link", nextPageLink(request.url, answer.nextPageToken));
+      return reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordsJson(records));
+    } catch (error) {
+      return sendError(reply, error, null, inBody);
+    }
   });
 
   app.get<{ Params: { id: string } }>(
@@ -235,4 +305,5 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     sendProblem(reply.header("allow", allow), problem(405, "unimplemented", `method not allowed; allowed: ${allow}`));
   app.route({ method: ["PUT", "PATCH"], url: base, handler: notAllowed("GET, POST, DELETE") });
   app.route({ method: ["PUT", "PATCH", "POST"], url: byId, handler: notAllowed("GET, DELETE") });
+  app.route({ method: ["GET", "PUT", "PATCH", "DELETE"], url: `${base}/search`, handler: notAllowed("POST") });
 };

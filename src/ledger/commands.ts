@@ -1,4 +1,4 @@
-import type { SourceGeometry } from "../geo/types.js";
+import type { SearchArea, SourceGeometry } from "../geo/types.js";
 import type { ListFilterValues } from "../model/list-query.js";
 import type { Violation } from "./violation.js";
 
@@ -43,8 +43,16 @@ export interface ListCommand extends Unread {
   filters: ListFilterValues;
   /** 1 to 1,000; 100 when absent. */
   limit?: number;
-  /** 0 or more; 0 when absent. */
+  /** 0 or more; 0 when absent. Not with pageToken. */
   offset?: number;
+  /** The nextPageToken of the previous page of the same listing; absent or "" for the first page. */
+  pageToken?: string;
+}
+
+/** A list whose sources must also intersect an area (docs/api.md §11). */
+export interface SearchCommand extends ListCommand {
+  /** null when the request named no area (a violation of the field `intersects`). */
+  area: SearchArea | null;
 }
 
 export interface GetCommand extends Unread {

@@ -1,5 +1,7 @@
 import { geodesicAreaM2 } from "../geo/area.js";
 import { boundingBox } from "../geo/bbox.js";
+import type { SearchArea } from "../geo/types.js";
+import { checkGeometry } from "../geo/validity.js";
 import {
   type Environment,
   LIST_FILTERS,
@@ -10,10 +12,19 @@ import {
 import type { Principal } from "../model/principal.js";
 import type { NewSourceRecord, SourceRecord } from "../model/records.js";
 import { AltIdTakenError, CapacityExceededError, type SourceStore, StoreUnavailableError } from "../store/port.js";
-import type { CreateCommand, DeleteCommand, GetCommand, ListCommand } from "./commands.js";
+import type { CreateCommand, DeleteCommand, GetCommand, ListCommand, SearchCommand } from "./commands.js";
 import { invalid, LedgerError, notFound } from "./errors.js";
 import type { IdScheme } from "./ids.js";
-import { DEFAULT_LIST_LIMIT, limitProblem, offsetProblem, textProblem, yearProblem } from "./rules.js";
+import { PageTokens, pageTokenKey } from "./page-token.js";
+import {
+  boxProblem,
+  DEFAULT_LIST_LIMIT,
+  limitProblem,
+  offsetProblem,
+  positionProblem,
+  textProblem,
+  yearProblem,
+} from "./rules.js";
 import { validateSourceDrafts } from "./validate.js";
 import { mergeViolations, type Violation } from "./violation.js";
 
@@ -21,7 +32,24 @@ export interface LedgerOptions {
   environment: Environment;
   store: SourceStore;
   newId: IdScheme;
+  /**
+   * The ledger's secret (configuration, or SourceStore.ledgerSecret, asked for when first needed so
+   * that a store down at start does not stop the service): page tokens are keyed by it.
+   */
+  secret: Uint8Array | (() => Promise<Uint8Array>);
   now?: () => number;
+}
+
+/** One page of a listing (docs/api.md §10). */
+export interface ListPage {
+  records: SourceRecord[];
+  /** The token of the page after `records`, or null when no record follows them. */
+  nextPageToken: string | null;
+  /**
+   * The token of the page starting after `record`, one of `records`: an adapter that sends fewer
+   * records than it was given (a gRPC answer kept under 4 MiB) resumes the listing with it.
+   */
+  tokenAfter(record: SourceRecord): string;
 }
 
 /**
@@ -32,7 +60,9 @@ export interface LedgerOptions {
 export interface Ledger {
   readonly environment: Environment;
   create(principal: Principal, command: CreateCommand): Promise<SourceRecord[]>;
-  list(principal: Principal, command: ListCommand): Promise<SourceRecord[]>;
+  list(principal: Principal, command: ListCommand): Promise<ListPage>;
+  /** A list of the sources whose exact geometry intersects an area (docs/api.md §11). */
+  search(principal: Principal, command: SearchCommand): Promise<ListPage>;
   get(principal: Principal, command: GetCommand): Promise<SourceRecord>;
   delete(principal: Principal, command: DeleteCommand): Promise<void>;
 }
@@ -111,9 +141,61 @@ function filterProblem(filter: ListFilter, value: NonNullable<ListFilterValues[k
         ? (filter.vocabulary?.unknownName(filter.name, JSON.stringify(name), true) ?? null)
         : null;
     }
+    case "box":
+      return boxProblem(value as NonNullable<ListFilterValues["bbox"]>, filter.name);
     case "anyOf":
+    case "bool":
+    case "instant":
       return null;
   }
+}
+
+/** Why a search area is not one the ledger can search with; violations name the field `intersects`. */
+function areaViolations(area: SearchArea | null): Violation[] {
+  const field = "intersects";
+  if (area === null) {
+    return [{ field, detail: "intersects is required: a Point, a Polygon or a MultiPolygon (or a box over gRPC)" }];
+  }
+  if (area.type === "Point") {
+    const problem = positionProblem(area.coordinates[0], area.coordinates[1], field);
+    return problem ? [{ field, detail: problem }] : [];
+  }
+  if (area.type === "Box") {
+    const problem = boxProblem(area.box, field);
+    return problem ? [{ field, detail: problem }] : [];
+  }
+  const geometryKind = area.type === "Polygon" ? "polygon" : "multi_polygon";
+  return checkGeometry(area).map((issue) => ({ field, geometryKind, coordinates: issue.path, detail: issue.detail }));
+}
+
+/**
+ * What a page token is bound to (docs/api.md §10), as one canonical text: the environment, who
+ * asks, the account scope, every filter and the search area. Sets are sorted, so equal listings
+ * bind equally however their filters were spelled.
+ */
+function bindingOf(
+  environment: Environment,
+  principal: Principal,
+  query: Omit<ListQuery, "limit" | "offset" | "after">,
+): string {
+  const filters = LIST_FILTERS.map((filter) => {
+    const value = query[filter.queryKey];
+    if (value === undefined) return null;
+    if (filter.kind === "anyOf") return [...(value as readonly string[])].sort();
+    if (filter.kind === "box") {
+      const { minX, minY, maxX, maxY } = value as NonNullable<ListFilterValues["bbox"]>;
+      return [minX, minY, maxX, maxY];
+    }
+    return value;
+  });
+  const area = query.intersects;
+  const where =
+    area === undefined
+      ? null
+      : area.type === "Box"
+        ? [area.type, area.box.minX, area.box.minY, area.box.maxX, area.box.maxY]
+        : [area.type, area.coordinates];
+  return JSON.stringify([environment, principal.isAdmin, principal.accountId, query.accountId, filters, where]);
 }
 
 /** The filters of `values` that `environment` offers, checked; the others are violations. */
@@ -161,6 +243,80 @@ export function createLedger(options: LedgerOptions): Ledger {
     return owner;
   }
 
+  const { secret } = options;
+  let pageTokens: Promise<PageTokens> | null = null;
+  /** The page tokens' keys, derived once the secret is known; a failure to get it is retried next time. */
+  function tokens(): Promise<PageTokens> {
+    if (pageTokens === null) {
+      const key = secret instanceof Uint8Array ? Promise.resolve(secret) : secret();
+      pageTokens = key.then((bytes) => new PageTokens(pageTokenKey(bytes)));
+      pageTokens.catch(() => {
+        pageTokens = null;
+      });
+    }
+    return pageTokens;
+  }
+
+  /** A page of the listing `command` names, within `area` when it is a search. */
+  async function listPage(
+    principal: Principal,
+    command: ListCommand,
+    area: SearchArea | undefined,
+    areaIssues: Violation[],
+  ): Promise<ListPage> {
+    const violations: Violation[] = [...areaIssues];
+    const account = requestedAccount(principal, command.accountId, violations);
+    const filters = checkedFilters(environment, command.filters, violations);
+    const limit = command.limit ?? DEFAULT_LIST_LIMIT;
+    const limitIssue = limitProblem(limit);
+    if (limitIssue) violations.push({ field: "limit", detail: limitIssue });
+    const offset = command.offset ?? 0;
+    const offsetIssue = offsetProblem(offset);
+    if (offsetIssue) violations.push({ field: "offset", detail: offsetIssue });
+    const scope = { ...filters, accountId: principal.isAdmin ? (account ?? null) : accountScope(principal) };
+    const listing: Omit<ListQuery, "limit" | "offset" | "after"> =
+      area === undefined ? scope : { ...scope, intersects: area };
+    const binding = bindingOf(environment, principal, listing);
+    const token = command.pageToken ?? "";
+    if (token !== "" && command.offset !== undefined) {
+      violations.push({
+        field: "page_token",
+        detail: "page_token cannot be combined with offset: the token already says where the page starts",
+      });
+    }
+    rejectIfInvalid(command.readViolations, violations);
+    let keys: PageTokens;
+    try {
+      keys = await tokens();
+    } catch (error) {
+      return storeFailure(error);
+    }
+    // Read once the listing is otherwise valid: a token cannot belong to filters that are wrong.
+    const after = token === "" ? undefined : (keys.read(token, binding) ?? undefined);
+    if (token !== "" && after === undefined) {
+      throw invalid([
+        {
+          field: "page_token",
+          detail:
+            "page_token does not belong to this listing: it was made for other filters, another account or " +
+            "environment, or was altered; list again without page_token",
+        },
+      ]);
+    }
+    let found: SourceRecord[];
+    try {
+      // One more than asked for: whether another page follows, without a count.
+      found = await store.list({ ...listing, limit: limit + 1, offset, after });
+    } catch (error) {
+      return storeFailure(error);
+    }
+    const records = found.slice(0, limit);
+    const tokenAfter = (record: SourceRecord) =>
+      keys.mint({ createdAt: record.createdAt, id: record.id }, binding);
+    const last = records.at(-1);
+    return { records, nextPageToken: found.length > limit && last ? tokenAfter(last) : null, tokenAfter };
+  }
+
   return {
     environment,
 
@@ -200,28 +356,12 @@ export function createLedger(options: LedgerOptions): Ledger {
       }
     },
 
-    async list(principal, command) {
-      const violations: Violation[] = [];
-      const account = requestedAccount(principal, command.accountId, violations);
-      const filters = checkedFilters(environment, command.filters, violations);
-      const limit = command.limit ?? DEFAULT_LIST_LIMIT;
-      const limitIssue = limitProblem(limit);
-      if (limitIssue) violations.push({ field: "limit", detail: limitIssue });
-      const offset = command.offset ?? 0;
-      const offsetIssue = offsetProblem(offset);
-      if (offsetIssue) violations.push({ field: "offset", detail: offsetIssue });
-      rejectIfInvalid(command.readViolations, violations);
-      const query: ListQuery = {
-        ...filters,
-        accountId: principal.isAdmin ? (account ?? null) : accountScope(principal),
-        limit,
-        offset,
-      };
-      try {
-        return await store.list(query);
-      } catch (error) {
-        return storeFailure(error);
-      }
+    list(principal, command) {
+      return listPage(principal, command, undefined, []);
+    },
+
+    search(principal, command) {
+      return listPage(principal, command, command.area ?? undefined, areaViolations(command.area));
     },
 
     async get(principal, command) {

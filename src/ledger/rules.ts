@@ -66,3 +66,30 @@ export function limitProblem(limit: number): string | null {
 export function offsetProblem(offset: number): string | null {
   return Number.isInteger(offset) && offset >= 0 ? null : `offset must be 0 or more, got ${offset}`;
 }
+
+/** A longitude and a latitude in WGS 84 degrees, as every position of the service. */
+export function positionProblem(lon: number, lat: number, name: string): string | null {
+  if (!Number.isFinite(lon) || !Number.isFinite(lat)) return `${name} must be finite numbers, got ${lon}, ${lat}`;
+  if (lon < -180 || lon > 180) return `${name}: longitude must be from -180 to 180, got ${lon}`;
+  if (lat < -90 || lat > 90) return `${name}: latitude must be from -90 to 90, got ${lat}`;
+  return null;
+}
+
+/**
+ * A box: its corners are positions and min is at most max on each axis. A box across the
+ * antimeridian (west > east) is refused like every geometry crossing it (docs/api.md §13).
+ */
+export function boxProblem(box: { minX: number; minY: number; maxX: number; maxY: number }, name: string) {
+  const corner =
+    positionProblem(box.minX, box.minY, `${name} (min corner)`) ??
+    positionProblem(box.maxX, box.maxY, `${name} (max corner)`);
+  if (corner) return corner;
+  if (box.minX > box.maxX) {
+    return (
+      `${name}: minLon ${box.minX} is greater than maxLon ${box.maxX}; a box may not cross the antimeridian ` +
+      "(search each side with its own box)"
+    );
+  }
+  if (box.minY > box.maxY) return `${name}: minLat ${box.minY} is greater than maxLat ${box.maxY}`;
+  return null;
+}

@@ -1,6 +1,7 @@
 import type { DescField } from "@bufbuild/protobuf";
 import { ScalarType } from "@bufbuild/protobuf";
 import { ListSourcesRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import type { BoundingBox, SearchArea } from "../geo/types.js";
 import { type Vocabulary, vocabularyOfEnum } from "./vocabulary.js";
 
 /** The two ledgers a caller can address: the same API over different stores (docs/api.md §7). */
@@ -21,6 +22,17 @@ export interface ListFilterValues {
   geometrySource?: string;
   id?: string;
   altId?: string;
+  conflict?: boolean;
+  /** Epoch milliseconds: sources whose [startAt, endAt) contains it. */
+  activeAt?: number;
+  /** Sources whose exact geometry intersects the box (edges included). */
+  bbox?: BoundingBox;
+}
+
+/** Where a page starts: after the record with this (createdAt, id), in list order (docs/api.md §10). */
+export interface ListCursor {
+  createdAt: number;
+  id: string;
 }
 
 /** A list query as a store runs it. `accountId: null` spans every account (admins only; the ledger decides). */
@@ -28,13 +40,18 @@ export interface ListQuery extends ListFilterValues {
   accountId: string | null;
   limit: number;
   offset: number;
+  /** Keyset paging: only records after this one in list order. */
+  after?: ListCursor;
+  /** A search's area (docs/api.md §11): the exact geometry must intersect it, and the bbox if any. */
+  intersects?: SearchArea;
 }
 
 /**
- * How a filter's value is read and matched: `text` and `year` by equality, `enum` by equality of
- * the name, `anyOf` (a repeated enum) when the source has ANY of the names.
+ * How a filter's value is read and matched: `text`, `year` and `bool` by equality, `enum` by
+ * equality of the name, `anyOf` (a repeated enum) when the source has ANY of the names, `instant`
+ * when the source's period contains it, `box` when the source's exact geometry intersects it.
  */
-export type ListFilterKind = "text" | "year" | "enum" | "anyOf";
+export type ListFilterKind = "text" | "year" | "bool" | "enum" | "anyOf" | "instant" | "box";
 
 /** One list filter: everything every reader of it (REST, the rpc adapter, the ledger, each store) needs. */
 export interface ListFilter {
@@ -56,13 +73,18 @@ export interface ListFilter {
 }
 
 /** Fields of ListSourcesRequest that are not filters: paging and the admin's account scope. */
-const NOT_FILTERS = new Set(["limit", "offset", "account_id"]);
+const NOT_FILTERS = new Set(["limit", "offset", "account_id", "page_token"]);
 
 /** What the proto cannot say about a filter. Everything else is read from its descriptor. */
 const OVERRIDES: Readonly<Record<string, Partial<Pick<ListFilter, "queryKey" | "environments" | "documentPath">>>> = {
   attribute_type: { queryKey: "attributeTypes" },
   id: { environments: ["sandbox"], documentPath: "_id" },
-  alt_id: { environments: ["sandbox"] },
+};
+
+/** The message types a filter may take, by kind. */
+const MESSAGE_KINDS: Readonly<Record<string, ListFilterKind>> = {
+  "google.protobuf.Timestamp": "instant",
+  "sourceledger.v2.BoundingBox": "box",
 };
 
 function kindOf(field: DescField): { kind: ListFilterKind; vocabulary: Vocabulary | null } {
@@ -77,6 +99,9 @@ function kindOf(field: DescField): { kind: ListFilterKind; vocabulary: Vocabular
   if (field.fieldKind === "enum") return { kind: "enum", vocabulary: enumVocabulary(field.enum.typeName) };
   if (field.fieldKind === "scalar" && field.scalar === ScalarType.STRING) return { kind: "text", vocabulary: null };
   if (field.fieldKind === "scalar" && field.scalar === ScalarType.INT32) return { kind: "year", vocabulary: null };
+  if (field.fieldKind === "scalar" && field.scalar === ScalarType.BOOL) return { kind: "bool", vocabulary: null };
+  const messageKind = field.fieldKind === "message" ? MESSAGE_KINDS[field.message.typeName] : undefined;
+  if (messageKind !== undefined) return { kind: messageKind, vocabulary: null };
   throw new Error(`list filter ${field.name}: a ${field.fieldKind} field is not a kind of filter the ledger knows`);
 }
 
@@ -103,4 +128,15 @@ export const LIST_FILTERS: readonly ListFilter[] = ListSourcesRequestSchema.fiel
 /** The filters one environment offers. */
 export function listFiltersOf(environment: Environment): readonly ListFilter[] {
   return LIST_FILTERS.filter((filter) => filter.environments.includes(environment));
+}
+
+/**
+ * The areas a query's sources must intersect, every one of them: the `bbox` filter as a box, then
+ * a search's area. Empty for a plain list.
+ */
+export function spatialAreasOf(query: ListQuery): SearchArea[] {
+  const areas: SearchArea[] = [];
+  if (query.bbox !== undefined) areas.push({ type: "Box", box: query.bbox });
+  if (query.intersects !== undefined) areas.push(query.intersects);
+  return areas;
 }

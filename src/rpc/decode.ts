@@ -1,9 +1,12 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type {
+  BoundingBox as BoxMessage,
   DeleteSourceRequest,
   ListSourcesRequest,
+  SearchSourcesRequest,
   SourceInput,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import type { BoundingBox, SearchArea } from "../geo/types.js";
 import type { SourceDraft } from "../ledger/commands.js";
 import type { Violation } from "../ledger/violation.js";
 import { LIST_FILTERS, type ListFilterValues } from "../model/list-query.js";
@@ -20,7 +23,12 @@ import { geometryFromProto } from "./geometry-codec.js";
 const MIN_SECONDS = -62135596800n;
 const MAX_SECONDS = 253402300799n;
 
-function timestampMs(ts: Timestamp | undefined, field: string, source: number, issues: Violation[]): number | null {
+function timestampMs(
+  ts: Timestamp | undefined,
+  field: string,
+  source: number | undefined,
+  issues: Violation[],
+): number | null {
   if (!ts) return null;
   if (ts.seconds < MIN_SECONDS || ts.seconds > MAX_SECONDS || ts.nanos < 0 || ts.nanos > 999_999_999) {
     issues.push({ source, field, detail: `${field} is outside 0001-01-01T00:00:00Z..9999-12-31T23:59:59Z` });
@@ -107,9 +115,52 @@ export function listFiltersOf(req: ListSourcesRequest, issues: Violation[]): Lis
         if (names.length > 0) values[filter.queryKey] = names;
         break;
       }
+      case "bool":
+        if (raw !== undefined) values[filter.queryKey] = raw;
+        break;
+      case "instant": {
+        const ms = timestampMs(raw as Timestamp | undefined, filter.name, undefined, issues);
+        if (ms !== null) values[filter.queryKey] = ms;
+        break;
+      }
+      case "box":
+        if (raw !== undefined) values[filter.queryKey] = boxOf(raw as BoxMessage);
+        break;
     }
   }
   return values as ListFilterValues;
+}
+
+function boxOf(box: BoxMessage): BoundingBox {
+  return { minX: box.minLon, minY: box.minLat, maxX: box.maxLon, maxY: box.maxLat };
+}
+
+/**
+ * The area a SearchSourcesRequest names, null when it names none. A geometry's wire-level problems
+ * (an odd number of packed coordinates) go to `issues`, on the field `intersects` like the
+ * ledger's own.
+ */
+export function searchAreaOf(req: SearchSourcesRequest, issues: Violation[]): SearchArea | null {
+  const { intersects } = req;
+  switch (intersects.case) {
+    case "point":
+      return { type: "Point", coordinates: [intersects.value.lon, intersects.value.lat] };
+    case "box":
+      return { type: "Box", box: boxOf(intersects.value) };
+    case "geometry": {
+      const { geometry, issues: packing } = geometryFromProto(intersects.value);
+      const geometryKind = geometry?.type === "MultiPolygon" ? "multi_polygon" : "polygon";
+      for (const issue of packing) {
+        issues.push({ field: "intersects", geometryKind, coordinates: issue.path, detail: issue.detail });
+      }
+      if (geometry === null && packing.length === 0) {
+        issues.push({ field: "intersects", detail: "geometry must be a Polygon or a MultiPolygon" });
+      }
+      return packing.length > 0 ? null : geometry;
+    }
+    default:
+      return null;
+  }
 }
 
 /** The key a DeleteSourceRequest names; null when it names neither an id nor an alt_id. */

@@ -86,7 +86,7 @@ class WireWriter {
 }
 
 /** Size of the Geometry message; 0 when no kind is set (protobuf-es then writes nothing). */
-function geometrySize(g: Geometry): number {
+export function geometrySize(g: Geometry): number {
   switch (g.kind.case) {
     case "polygon":
       return fieldSize(polygonSize(g.kind.value));

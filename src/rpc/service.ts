@@ -1,14 +1,24 @@
+import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import type { Source, SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import {
+  type ListSourcesRequest,
+  ListSourcesRequestSchema,
+  type SearchSourcesRequest,
+  type Source,
+  type SourceLedgerService,
+} from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { principalKey } from "../auth/principal.js";
-import type { Ledger } from "../ledger/ledger.js";
+import type { ListCommand } from "../ledger/commands.js";
+import { LedgerError } from "../ledger/errors.js";
+import type { Ledger, ListPage } from "../ledger/ledger.js";
 import type { Violation } from "../ledger/violation.js";
 import type { Principal } from "../model/principal.js";
 import type { SourceRecord } from "../model/records.js";
-import { deleteKeyOf, draftOf, listFiltersOf } from "./decode.js";
+import { deleteKeyOf, draftOf, listFiltersOf, searchAreaOf } from "./decode.js";
 import { asConnect } from "./errors.js";
 import { decodeViolationsKey, recordSinkKey } from "./in-process.js";
 import { toProtoSource } from "./messages.js";
+import { cappedPage } from "./page-size.js";
 
 function principalOf(context: HandlerContext): Principal {
   const principal = context.values.get(principalKey);
@@ -32,6 +42,45 @@ function present(context: HandlerContext, records: SourceRecord[]): Source[] {
 }
 
 /**
+ * A page as the answer's sources and next_page_token. An in-process caller's sink takes every
+ * record (REST streams its JSON, with no message size limit); a message answer stops early to stay
+ * under 4 MiB encoded (page-size.ts).
+ */
+function presentPage(context: HandlerContext, page: ListPage): { sources: Source[]; nextPageToken: string } {
+  const sink = context.values.get(recordSinkKey);
+  if (sink === null) return cappedPage(page, toProtoSource);
+  sink.push(...page.records);
+  return { sources: [], nextPageToken: page.nextPageToken ?? "" };
+}
+
+/** A ListSourcesRequest's command: filters, paging and the admin's account scope. */
+function listCommandOf(req: ListSourcesRequest, context: HandlerContext, found: Violation[]): ListCommand {
+  const filters = listFiltersOf(req, found);
+  return {
+    accountId: req.accountId,
+    filters,
+    limit: req.limit,
+    offset: req.offset,
+    pageToken: req.pageToken,
+    readViolations: readViolations(context, found),
+  };
+}
+
+/**
+ * Where a search's violations are in SearchSourcesRequest: the area's under the oneof case the
+ * request set, the listing's under `query`. An in-process caller (REST) names its own pointers.
+ */
+function inSearchRequest(req: SearchSourcesRequest, error: unknown): unknown {
+  if (!(error instanceof LedgerError) || error.violations.length === 0) return error;
+  // The oneof's cases (point, box, geometry) are one word: the field name as it is.
+  const area = req.intersects.case ?? "intersects";
+  const violations = error.violations.map((v) =>
+    v.pointer !== undefined ? v : { ...v, field: v.field === "intersects" ? area : `query.${v.field}` },
+  );
+  return new LedgerError(error.kind, error.message, violations, { cause: error.cause, retryAfterS: error.retryAfterS });
+}
+
+/**
  * SourceLedgerService, implemented once for every protocol (docs/api.md §9): messages → the
  * ledger's commands, records → messages, the ledger's refusals → ConnectErrors. Production and
  * sandbox are this adapter over a different ledger.
@@ -49,17 +98,24 @@ export function createServiceImpl(ledger: Ledger): ServiceImpl<typeof SourceLedg
 
     async listSources(req, context) {
       const principal = principalOf(context);
+      const command = listCommandOf(req, context, []);
+      return presentPage(context, await asConnect(() => ledger.list(principal, command)));
+    },
+
+    async searchSources(req, context) {
+      const principal = principalOf(context);
       const found: Violation[] = [];
-      const filters = listFiltersOf(req, found);
-      const command = {
-        accountId: req.accountId,
-        filters,
-        limit: req.limit,
-        offset: req.offset,
-        readViolations: readViolations(context, found),
-      };
-      const records = await asConnect(() => ledger.list(principal, command));
-      return { sources: present(context, records) };
+      const area = searchAreaOf(req, found);
+      const query = req.query ?? create(ListSourcesRequestSchema);
+      const command = { ...listCommandOf(query, context, found), area };
+      const page = await asConnect(async () => {
+        try {
+          return await ledger.search(principal, command);
+        } catch (error) {
+          throw context.values.get(recordSinkKey) === null ? inSearchRequest(req, error) : error;
+        }
+      });
+      return presentPage(context, page);
     },
 
     async getSource(req, context) {

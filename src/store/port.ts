@@ -97,12 +97,23 @@ export class StoreUnavailableError extends Error {
 export interface SourceStore {
   /** Inserts all records in one transaction, or none (AltIdTakenError, CapacityExceededError). */
   insertMany(records: NewSourceRecord[]): Promise<SourceRecord[]>;
-  /** Records matching the query, ordered by createdAt then id. */
+  /**
+   * At most `query.limit` records matching every filter of the query, ordered by createdAt then
+   * id, starting after `query.after` (keyset) or skipping `query.offset`. `bbox` and `intersects`
+   * are exact: an index narrows the candidates, then `prepareSearchArea` (geo/intersects.ts)
+   * decides on the stored geometry; a page's cost grows with the matches read, not its depth.
+   */
   list(query: ListQuery): Promise<SourceRecord[]>;
   get(id: string, accountId: string | null): Promise<SourceRecord | null>;
   /** True when a record was deleted. */
   deleteById(id: string, accountId: string | null): Promise<boolean>;
   deleteByAltId(altId: string, accountId: string): Promise<boolean>;
+  /**
+   * The ledger's secret: 32 random bytes made when first asked for and kept in the store, so every
+   * process serving the same store derives the same keys (page tokens, docs/api.md §10) and they
+   * survive a restart. The sandbox's lives as long as the process, like its data.
+   */
+  ledgerSecret(): Promise<Uint8Array>;
   /** Resolves when the store can serve requests; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;

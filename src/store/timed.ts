@@ -7,8 +7,8 @@ export type StoreOperation = "insert" | "list" | "get" | "delete";
 export type StoreObserver = (operation: StoreOperation, seconds: number, ok: boolean) => void;
 
 /**
- * The same store, each data call timed (for /metrics, docs/api.md §1.3). `ping` and `close` pass
- * through untimed. Nothing else changes: errors are rethrown as they are.
+ * The same store, each data call timed (for /metrics, docs/api.md §1.3). `ledgerSecret`, `ping` and
+ * `close` pass through untimed. Nothing else changes: errors are rethrown as they are.
  */
 export function timedStore(store: SourceStore, observe: StoreObserver): SourceStore {
   async function timed<T>(operation: StoreOperation, call: () => Promise<T>): Promise<T> {
@@ -28,6 +28,7 @@ export function timedStore(store: SourceStore, observe: StoreObserver): SourceSt
     get: (id, accountId) => timed("get", () => store.get(id, accountId)),
     deleteById: (id, accountId) => timed("delete", () => store.deleteById(id, accountId)),
     deleteByAltId: (altId, accountId) => timed("delete", () => store.deleteByAltId(altId, accountId)),
+    ledgerSecret: () => store.ledgerSecret(),
     ping: () => store.ping(),
     close: () => store.close(),
   };

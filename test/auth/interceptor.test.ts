@@ -189,6 +189,7 @@ describe("scopeForMethod", () => {
       ["ListSources", "read:sources"],
       ["GetSource", "read:sources"],
       ["DeleteSource", "delete:sources"],
+      ["SearchSources", "read:sources"],
     ]);
     expect(scopeForMethod("createSources")).toBeUndefined();
   });

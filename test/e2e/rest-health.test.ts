@@ -79,6 +79,7 @@ function switchableStore(inner: SourceStore): { store: SourceStore; setMode(mode
     get: (id, accountId) => gate(() => inner.get(id, accountId)),
     deleteById: (id, accountId) => gate(() => inner.deleteById(id, accountId)),
     deleteByAltId: (altId, accountId) => gate(() => inner.deleteByAltId(altId, accountId)),
+    ledgerSecret: () => inner.ledgerSecret(),
     ping: () => gate(() => inner.ping()),
     close: () => inner.close(),
   };

@@ -242,7 +242,14 @@ describe("malformed or unknown query parameters → 422 at /query/<name>", () =>
     ["LIMIT=10", "/query/LIMIT", `unknown query parameter "LIMIT"`],
     ["source_id=src_x", "/query/source_id", "unknown query parameter"],
     ["id=src_x", "/query/id", `unknown query parameter "id"`],
-    ["alt_id=s0", "/query/alt_id", `unknown query parameter "alt_id"`],
+    ["conflict=yes", "/query/conflict", `conflict must be true or false, got "yes"`],
+    ["active_at=2024-01-01", "/query/active_at", "active_at must be an RFC 3339 date-time with an offset"],
+    ["bbox=1,2,3", "/query/bbox", `bbox must be 4 numbers minLon,minLat,maxLon,maxLat, got "1,2,3"`],
+    ["bbox=1,2,3,NaN", "/query/bbox", "bbox must be 4 numbers"],
+    ["bbox=3,0,1,1", "/query/bbox", "bbox: minLon 3 is greater than maxLon 1"],
+    ["bbox=0,3,1,1", "/query/bbox", "bbox: minLat 3 is greater than maxLat 1"],
+    ["bbox=0,0,181,1", "/query/bbox", "bbox (max corner): longitude must be from -180 to 180, got 181"],
+    ["page_token=bogus", "/query/page_token", "page_token does not belong to this listing"],
   ];
 
   it.each(cases)("GET /sources?%s", async (query, pointer, detail) => {

@@ -17,6 +17,8 @@ import { CapacityExceededError, type SourceStore, StoreUnavailableError } from "
 import { createSandboxStore } from "../../src/store/sandbox/index.js";
 import { openSqliteStore } from "../../src/store/sqlite/index.js";
 
+/** Page tokens are keyed by it; a test ledger's tokens need no other. */
+const TEST_SECRET = new Uint8Array(32).fill(7);
 const START = Date.UTC(2024, 0, 1);
 const END = Date.UTC(2025, 0, 1);
 const T0 = Date.UTC(2025, 2, 4, 10, 15, 30, 123);
@@ -129,6 +131,7 @@ describe.each(STORES)("ledger over the $name", ({ open }) => {
     return createLedger({
       environment,
       store,
+      secret: TEST_SECRET,
       newId: () => `id-${String(++idSeq).padStart(4, "0")}`,
       now: () => {
         clockReads += 1;
@@ -157,7 +160,7 @@ describe.each(STORES)("ledger over the $name", ({ open }) => {
 
   /** Every source in the store, as an admin without an account claim sees them. */
   async function everything(): Promise<SourceRecord[]> {
-    return production.list(adminWithoutAccount, noFilters({ limit: 1000 }));
+    return (await production.list(adminWithoutAccount, noFilters({ limit: 1000 }))).records;
   }
 
   describe("create", () => {
@@ -224,7 +227,7 @@ describe.each(STORES)("ledger over the $name", ({ open }) => {
         },
       ]);
       expect(plain(await production.get(userA, { id: "id-0001" }))).toStrictEqual(plain(records[0]));
-      expect((await production.list(userA, noFilters())).map(plain)).toStrictEqual(records.map(plain));
+      expect((await production.list(userA, noFilters())).records.map(plain)).toStrictEqual(records.map(plain));
     });
 
     it("gives the next request the clock's next time", async () => {
@@ -247,7 +250,7 @@ describe.each(STORES)("ledger over the $name", ({ open }) => {
     it("creates an admin's sources in the account it names, with the admin as the actor", async () => {
       const [record] = await production.create(adminWithAccount, { accountId: "acct-b", sources: [draft("x")] });
       expect([record.accountId, record.createdBy, record.updatedBy]).toEqual(["acct-b", "Ops Console", "Ops Console"]);
-      expect((await production.list(userB, noFilters())).map((r) => r.id)).toEqual([record.id]);
+      expect((await production.list(userB, noFilters())).records.map((r) => r.id)).toEqual([record.id]);
     });
 
     it("creates an admin's sources in its own account when it names none", async () => {
@@ -372,7 +375,8 @@ describe.each(STORES)("ledger over the $name", ({ open }) => {
 
     it("applies each filter by equality, and several with AND", async () => {
       await seed();
-      const list = async (filters: ListCommand["filters"]) => altIds(await production.list(userA, { filters }));
+      const list = async (filters: ListCommand["filters"]) =>
+        altIds((await production.list(userA, { filters })).records);
       expect(await list({})).toEqual(["s0", "s1", "s2", "s3"]);
       expect(await list({ methodology: "VM0042" })).toEqual(["s0", "s1"]);
       expect(await list({ methodology: "vm0042" })).toEqual(["s2"]);
@@ -388,7 +392,7 @@ describe.each(STORES)("ledger over the $name", ({ open }) => {
     it("matches attribute types by ANY, lists a source once, and ignores repeats and an empty list", async () => {
       await seed();
       const list = async (attributeTypes: string[]) =>
-        altIds(await production.list(userA, { filters: { attributeTypes } }));
+        altIds((await production.list(userA, { filters: { attributeTypes } })).records);
       expect(await list(["BIODIVERSITY"])).toEqual(["s0", "s1"]);
       expect(await list(["CARBON_REMOVAL", "BIODIVERSITY"])).toEqual(["s0", "s1"]);
       expect(await list(["WATER_QUALITY", "CARBON_REMOVAL", "WATER_QUALITY"])).toEqual(["s0", "s2"]);
@@ -399,15 +403,18 @@ describe.each(STORES)("ledger over the $name", ({ open }) => {
     it("orders by created_at, then id, and pages with limit 100 and offset 0 by default", async () => {
       const sources = Array.from({ length: 101 }, (_, i) => draft(`p${i}`));
       await production.create(userA, { sources });
-      const all = await production.list(userA, noFilters());
+      const all = (await production.list(userA, noFilters())).records;
       expect(all).toHaveLength(100);
       expect(all[0].altId).toBe("p0");
       expect(all[99].altId).toBe("p99");
-      expect(altIds(await production.list(userA, noFilters({ offset: 100 })))).toEqual(["p100"]);
-      expect(altIds(await production.list(userA, noFilters({ limit: 2, offset: 99 })))).toEqual(["p99", "p100"]);
-      expect(await production.list(userA, noFilters({ offset: 101 }))).toEqual([]);
-      expect(await production.list(userA, noFilters({ limit: 1000 }))).toHaveLength(101);
-      expect(altIds(await production.list(userA, noFilters({ limit: 1 })))).toEqual(["p0"]);
+      expect(altIds((await production.list(userA, noFilters({ offset: 100 }))).records)).toEqual(["p100"]);
+      expect(altIds((await production.list(userA, noFilters({ limit: 2, offset: 99 }))).records)).toEqual([
+        "p99",
+        "p100",
+      ]);
+      expect((await production.list(userA, noFilters({ offset: 101 }))).records).toEqual([]);
+      expect((await production.list(userA, noFilters({ limit: 1000 }))).records).toHaveLength(101);
+      expect(altIds((await production.list(userA, noFilters({ limit: 1 }))).records)).toEqual(["p0"]);
     });
 
     it("lists an earlier request before a later one", async () => {
@@ -415,6 +422,7 @@ describe.each(STORES)("ledger over the $name", ({ open }) => {
       const backwards = createLedger({
         environment: "production",
         store,
+        secret: TEST_SECRET,
         newId: (() => {
           let n = 10;
           return () => `id-${--n}`;
@@ -426,8 +434,8 @@ describe.each(STORES)("ledger over the $name", ({ open }) => {
       });
       await backwards.create(userA, { sources: [draft("early")] });
       await backwards.create(userA, { sources: [draft("late")] });
-      expect(altIds(await backwards.list(userA, noFilters()))).toEqual(["early", "late"]);
-      expect((await backwards.list(userA, noFilters())).map((r) => r.id)).toEqual(["id-9", "id-8"]);
+      expect(altIds((await backwards.list(userA, noFilters())).records)).toEqual(["early", "late"]);
+      expect((await backwards.list(userA, noFilters())).records.map((r) => r.id)).toEqual(["id-9", "id-8"]);
     });
 
     it("reports every bad value at once, in proto order then limit and offset, and reads nothing", async () => {
@@ -480,30 +488,29 @@ describe.each(STORES)("ledger over the $name", ({ open }) => {
 
     it("accepts limit 1 and 1000 and refuses 1001", async () => {
       await seed();
-      expect(await production.list(userA, noFilters({ limit: 1000 }))).toHaveLength(4);
+      expect((await production.list(userA, noFilters({ limit: 1000 }))).records).toHaveLength(4);
       await expectRefused(production.list(userA, noFilters({ limit: 1001 })), "invalid", "request is invalid", [
         { field: "limit", detail: "limit must be from 1 to 1000, got 1001" },
       ]);
     });
 
-    it("refuses the id and alt_id filters in production", async () => {
+    it("refuses the id filter in production, and applies alt_id there (docs/api.md §11)", async () => {
       const [record] = await seed();
       await expectRefused(
         production.list(userA, { filters: { id: record.id, altId: "s0" } }),
         "invalid",
         "request is invalid",
-        [
-          { field: "id", detail: "the id filter exists only in the sandbox" },
-          { field: "alt_id", detail: "the alt_id filter exists only in the sandbox" },
-        ],
+        [{ field: "id", detail: "the id filter exists only in the sandbox" }],
       );
+      expect(altIds((await production.list(userA, { filters: { altId: "s0" } })).records)).toEqual(["s0"]);
+      expect((await production.list(userB, { filters: { altId: "s0" } })).records).toEqual([]);
     });
 
     it("accepts the id and alt_id filters in the sandbox, by exact equality and with other filters", async () => {
       const records = await sandbox.create(userA, {
         sources: [draft("s0", { methodology: "M" }), draft("s1", { methodology: "M" }), draft("S1")],
       });
-      const list = async (filters: ListCommand["filters"]) => altIds(await sandbox.list(userA, { filters }));
+      const list = async (filters: ListCommand["filters"]) => altIds((await sandbox.list(userA, { filters })).records);
       expect(await list({ id: records[1].id })).toEqual(["s1"]);
       expect(await list({ altId: "s1" })).toEqual(["s1"]);
       expect(await list({ altId: "S1" })).toEqual(["S1"]);
@@ -519,11 +526,11 @@ describe.each(STORES)("ledger over the $name", ({ open }) => {
     it("never shows a non-admin another account's source", async () => {
       const [a] = await sandbox.create(userA, { sources: [draft("mine", { methodology: "M" })] });
       const [b] = await sandbox.create(userB, { sources: [draft("theirs", { methodology: "M" })] });
-      expect(altIds(await sandbox.list(userA, noFilters()))).toEqual(["mine"]);
-      expect(altIds(await sandbox.list(userB, noFilters()))).toEqual(["theirs"]);
-      expect(await sandbox.list(userA, { filters: { id: b.id } })).toEqual([]);
-      expect(await sandbox.list(userA, { filters: { altId: "theirs" } })).toEqual([]);
-      expect(altIds(await sandbox.list(userA, { filters: { methodology: "M" } }))).toEqual(["mine"]);
+      expect(altIds((await sandbox.list(userA, noFilters())).records)).toEqual(["mine"]);
+      expect(altIds((await sandbox.list(userB, noFilters())).records)).toEqual(["theirs"]);
+      expect((await sandbox.list(userA, { filters: { id: b.id } })).records).toEqual([]);
+      expect((await sandbox.list(userA, { filters: { altId: "theirs" } })).records).toEqual([]);
+      expect(altIds((await sandbox.list(userA, { filters: { methodology: "M" } })).records)).toEqual(["mine"]);
       expect(a.accountId).toBe("acct-a");
     });
 
@@ -531,10 +538,12 @@ describe.each(STORES)("ledger over the $name", ({ open }) => {
       await production.create(userA, { sources: [draft("a1")] });
       await production.create(userB, { sources: [draft("b1")] });
       await production.create(adminWithAccount, { sources: [draft("o1")] });
-      expect(altIds(await production.list(adminWithAccount, noFilters()))).toEqual(["a1", "b1", "o1"]);
-      expect(altIds(await production.list(adminWithoutAccount, noFilters()))).toEqual(["a1", "b1", "o1"]);
-      expect(altIds(await production.list(adminWithAccount, noFilters({ accountId: "acct-b" })))).toEqual(["b1"]);
-      expect(await production.list(adminWithoutAccount, noFilters({ accountId: "acct-none" }))).toEqual([]);
+      expect(altIds((await production.list(adminWithAccount, noFilters())).records)).toEqual(["a1", "b1", "o1"]);
+      expect(altIds((await production.list(adminWithoutAccount, noFilters())).records)).toEqual(["a1", "b1", "o1"]);
+      expect(altIds((await production.list(adminWithAccount, noFilters({ accountId: "acct-b" }))).records)).toEqual([
+        "b1",
+      ]);
+      expect((await production.list(adminWithoutAccount, noFilters({ accountId: "acct-none" }))).records).toEqual([]);
       await expectRefused(
         production.list(adminWithAccount, noFilters({ accountId: "" })),
         "invalid",
@@ -731,10 +740,17 @@ describe("store failures", () => {
     get: fail,
     deleteById: fail,
     deleteByAltId: fail,
+    ledgerSecret: fail,
     ping: fail,
     close: async () => {},
   };
-  const ledger = createLedger({ environment: "production", store: failing, newId: () => "id", now: () => T0 });
+  const ledger = createLedger({
+    environment: "production",
+    store: failing,
+    newId: () => "id",
+    now: () => T0,
+    secret: TEST_SECRET,
+  });
 
   it.each([
     ["create", () => ledger.create(userA, { sources: [draft("a")] })],
@@ -762,7 +778,7 @@ describe("store failures", () => {
         throw bug;
       },
     };
-    const onBroken = createLedger({ environment: "production", store: broken, newId: () => "id" });
+    const onBroken = createLedger({ environment: "production", store: broken, newId: () => "id", secret: TEST_SECRET });
     await expect(onBroken.list(userA, noFilters())).rejects.toBe(bug);
   });
 });
@@ -771,7 +787,7 @@ describe("the sandbox's capacity", () => {
   it("refuses a create past the per-session source count as exhausted, storing nothing", async () => {
     const store = createSandboxStore({ ttlMs: 3_600_000, maxPerSession: 2 });
     let n = 0;
-    const ledger = createLedger({ environment: "sandbox", store, newId: () => `sandbox_${++n}` });
+    const ledger = createLedger({ environment: "sandbox", store, newId: () => `sandbox_${++n}`, secret: TEST_SECRET });
     try {
       await ledger.create(userA, { sources: [draft("a")] });
       const error = await expectRefused(
@@ -780,7 +796,7 @@ describe("the sandbox's capacity", () => {
         "a sandbox session holds at most 2 sources; delete some sources or wait for the session to expire",
       );
       expect(error.violations).toEqual([]);
-      expect((await ledger.list(userA, noFilters())).map((r) => r.altId)).toEqual(["a"]);
+      expect((await ledger.list(userA, noFilters())).records.map((r) => r.altId)).toEqual(["a"]);
       // Capacity is checked before the alt_id: a full session answers exhausted even for a taken one.
       await ledger.create(userA, { sources: [draft("b")] });
       await expectRefused(
@@ -805,7 +821,7 @@ describe("the sandbox's capacity", () => {
     // A square has 5 positions: two fit in 10, three do not.
     const store = createSandboxStore({ ttlMs: 3_600_000, maxPositionsPerSession: 10 });
     let n = 0;
-    const ledger = createLedger({ environment: "sandbox", store, newId: () => `sandbox_${++n}` });
+    const ledger = createLedger({ environment: "sandbox", store, newId: () => `sandbox_${++n}`, secret: TEST_SECRET });
     try {
       expect(await ledger.create(userA, { sources: [draft("a"), draft("b")] })).toHaveLength(2);
       await expectRefused(
@@ -821,7 +837,7 @@ describe("the sandbox's capacity", () => {
   it("refuses a create past the sandbox-wide bounds as exhausted with a retry hint while only busy sessions hold them", async () => {
     const store = createSandboxStore({ ttlMs: 3_600_000, maxSessions: 1 });
     let n = 0;
-    const ledger = createLedger({ environment: "sandbox", store, newId: () => `sandbox_${++n}` });
+    const ledger = createLedger({ environment: "sandbox", store, newId: () => `sandbox_${++n}`, secret: TEST_SECRET });
     try {
       // A's session was written this turn: it is in flight, and cannot be evicted for B's.
       await ledger.create(userA, { sources: [draft("a")] });
@@ -835,7 +851,7 @@ describe("the sandbox's capacity", () => {
       // A turn later A's session is idle: B's create evicts it.
       await new Promise((resolve) => setImmediate(resolve));
       expect(await ledger.create(userB, { sources: [draft("b")] })).toHaveLength(1);
-      expect(await ledger.list(userA, noFilters())).toEqual([]);
+      expect((await ledger.list(userA, noFilters())).records).toEqual([]);
     } finally {
       await store.close();
     }
@@ -871,10 +887,11 @@ describe("the sandbox's capacity", () => {
       get: async () => null,
       deleteById: async () => false,
       deleteByAltId: async () => false,
+      ledgerSecret: async () => TEST_SECRET,
       ping: async () => {},
       close: async () => {},
     };
-    const ledger = createLedger({ environment: "sandbox", store: full, newId: () => "sandbox_1" });
+    const ledger = createLedger({ environment: "sandbox", store: full, newId: () => "sandbox_1", secret: TEST_SECRET });
     const error = await expectRefused(ledger.create(userA, { sources: [draft("a")] }), "exhausted", message);
     expect(error.retryAfterS).toBe(retryAfterS);
   });
@@ -882,7 +899,7 @@ describe("the sandbox's capacity", () => {
   it("refuses a session too big for the memory budget alone as exhausted, without a retry hint", async () => {
     const store = createSandboxStore({ ttlMs: 3_600_000, maxBytes: 2500 });
     let n = 0;
-    const ledger = createLedger({ environment: "sandbox", store, newId: () => `sandbox_${++n}` });
+    const ledger = createLedger({ environment: "sandbox", store, newId: () => `sandbox_${++n}`, secret: TEST_SECRET });
     try {
       const error = await expectRefused(
         ledger.create(userA, { sources: [draft("x"), draft("y"), draft("z")] }),

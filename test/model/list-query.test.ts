@@ -16,7 +16,7 @@ import { attributeTypes, geometrySources, sourceTypes } from "../../src/model/vo
 const byName = new Map(LIST_FILTERS.map((filter) => [filter.name, filter]));
 
 describe("LIST_FILTERS", () => {
-  it("is every ListSourcesRequest field except limit, offset and account_id, in proto order", () => {
+  it("is every ListSourcesRequest field except limit, offset, account_id and page_token, in proto order", () => {
     const fields = ListSourcesRequestSchema.fields.map((f) => f.name);
     expect(fields).toEqual([
       "methodology",
@@ -31,16 +31,20 @@ describe("LIST_FILTERS", () => {
       "account_id",
       "id",
       "alt_id",
+      "page_token",
+      "conflict",
+      "active_at",
+      "bbox",
     ]);
     expect(LIST_FILTERS.map((f) => f.name)).toEqual(
-      fields.filter((name) => !["limit", "offset", "account_id"].includes(name)),
+      fields.filter((name) => !["limit", "offset", "account_id", "page_token"].includes(name)),
     );
   });
 
   it("reads each filter from the generated message property of its field", () => {
     expect(LIST_FILTERS.map((f) => f.messageKey)).toEqual(
       ListSourcesRequestSchema.fields
-        .filter((f) => !["limit", "offset", "account_id"].includes(f.name))
+        .filter((f) => !["limit", "offset", "account_id", "page_token"].includes(f.name))
         .map((f) => f.localName),
     );
     expect(LIST_FILTERS.map((f) => f.messageKey)).toEqual([
@@ -53,6 +57,9 @@ describe("LIST_FILTERS", () => {
       "geometrySource",
       "id",
       "altId",
+      "conflict",
+      "activeAt",
+      "bbox",
     ]);
   });
 
@@ -67,6 +74,9 @@ describe("LIST_FILTERS", () => {
       geometry_source: "enum",
       id: "text",
       alt_id: "text",
+      conflict: "bool",
+      active_at: "instant",
+      bbox: "box",
     });
     for (const filter of LIST_FILTERS) {
       const field = ListSourcesRequestSchema.fields.find((f) => f.name === filter.name)!;
@@ -75,9 +85,13 @@ describe("LIST_FILTERS", () => {
           ? "anyOf"
           : field.fieldKind === "enum"
             ? "enum"
-            : field.fieldKind === "scalar" && field.scalar === ScalarType.INT32
-              ? "year"
-              : "text";
+            : field.fieldKind === "message"
+              ? { "google.protobuf.Timestamp": "instant", "sourceledger.v2.BoundingBox": "box" }[field.message.typeName]
+              : field.fieldKind === "scalar" && field.scalar === ScalarType.INT32
+                ? "year"
+                : field.fieldKind === "scalar" && field.scalar === ScalarType.BOOL
+                  ? "bool"
+                  : "text";
       expect(filter.kind, filter.name).toBe(expected);
     }
   });
@@ -115,6 +129,9 @@ describe("LIST_FILTERS", () => {
       geometrySource: "DERIVED",
       id: "sandbox_1",
       altId: "a",
+      conflict: true,
+      activeAt: 0,
+      bbox: { minX: 0, minY: 0, maxX: 1, maxY: 1 },
     };
     const queryKeys = LIST_FILTERS.map((f) => f.queryKey);
     expect([...queryKeys].sort()).toEqual(Object.keys(everyValue).sort());
@@ -122,7 +139,7 @@ describe("LIST_FILTERS", () => {
     expect(byName.get("attribute_type")?.queryKey).toBe("attributeTypes");
   });
 
-  it("offers id and alt_id in the sandbox only, every other filter in both environments", () => {
+  it("offers id in the sandbox only, every other filter in both environments", () => {
     expect(Object.fromEntries(LIST_FILTERS.map((f) => [f.name, f.environments]))).toEqual({
       methodology: ["production", "sandbox"],
       steward_id: ["production", "sandbox"],
@@ -132,7 +149,10 @@ describe("LIST_FILTERS", () => {
       attribute_type: ["production", "sandbox"],
       geometry_source: ["production", "sandbox"],
       id: ["sandbox"],
-      alt_id: ["sandbox"],
+      alt_id: ["production", "sandbox"],
+      conflict: ["production", "sandbox"],
+      active_at: ["production", "sandbox"],
+      bbox: ["production", "sandbox"],
     });
     expect(listFiltersOf("production").map((f) => f.name)).toEqual([
       "methodology",
@@ -142,6 +162,10 @@ describe("LIST_FILTERS", () => {
       "source_type",
       "attribute_type",
       "geometry_source",
+      "alt_id",
+      "conflict",
+      "active_at",
+      "bbox",
     ]);
     expect(listFiltersOf("sandbox")).toEqual(LIST_FILTERS);
   });
@@ -157,6 +181,9 @@ describe("LIST_FILTERS", () => {
       ["geometry_source", "geometry_source", "geometry_source"],
       ["id", "id", "_id"],
       ["alt_id", "alt_id", "alt_id"],
+      ["conflict", "conflict", "conflict"],
+      ["active_at", "active_at", "active_at"],
+      ["bbox", "bbox", "bbox"],
     ]);
   });
 });

@@ -59,7 +59,6 @@ import {
   listFilter,
   listOptions,
   listPlan,
-  narrowingBox,
   otherCandidatesFilter,
   PROTECTED_AREA_CANDIDATE_OPTIONS,
   PROTECTED_AREA_INDEXES,
@@ -80,6 +79,7 @@ import {
 } from "../../src/store/mongodb/queries.js";
 import { MongoSourceStore } from "../../src/store/mongodb/store.js";
 import { StoreUnavailableError } from "../../src/store/port.js";
+import { narrowingBox } from "../../src/store/spatial-filter.js";
 import { makeRecord } from "../contract/fixtures.js";
 
 const RECORD_FIELDS = {

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sourceledger/v2/source_ledger.proto.
  */
 export const file_sourceledger_v2_source_ledger: GenFile = /*@__PURE__*/
-  fileDesc("CiNzb3VyY2VsZWRnZXIvdjIvc291cmNlX2xlZGdlci5wcm90bxIPc291cmNlbGVkZ2VyLnYyIiEKCkxpbmVhclJpbmcSEwoLY29vcmRpbmF0ZXMYASADKAEiNQoHUG9seWdvbhIqCgVyaW5ncxgBIAMoCzIbLnNvdXJjZWxlZGdlci52Mi5MaW5lYXJSaW5nIjoKDE11bHRpUG9seWdvbhIqCghwb2x5Z29ucxgBIAMoCzIYLnNvdXJjZWxlZGdlci52Mi5Qb2x5Z29uIncKCEdlb21ldHJ5EisKB3BvbHlnb24YASABKAsyGC5zb3VyY2VsZWRnZXIudjIuUG9seWdvbkgAEjYKDW11bHRpX3BvbHlnb24YAiABKAsyHS5zb3VyY2VsZWRnZXIudjIuTXVsdGlQb2x5Z29uSABCBgoEa2luZCKQBAoLU291cmNlSW5wdXQSDgoGYWx0X2lkGAEgASgJEhgKC21ldGhvZG9sb2d5GAIgASgJSACIAQESDAoEdGFncxgDIAMoCRIXCgpzdGV3YXJkX2lkGAQgASgJSAGIAQESFwoKcHJvamVjdF9pZBgFIAEoCUgCiAEBEiMKFm91dGNvbWVfcmVwb3J0aW5nX3llYXIYBiABKAVIA4gBARIwCgtzb3VyY2VfdHlwZRgHIAEoDjIbLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VUeXBlEjYKDmF0dHJpYnV0ZV90eXBlGAggAygOMh4uc291cmNlbGVkZ2VyLnYyLkF0dHJpYnV0ZVR5cGUSOAoPZ2VvbWV0cnlfc291cmNlGAkgASgOMh8uc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5U291cmNlEisKCGdlb21ldHJ5GAogASgLMhkuc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5EiwKCHN0YXJ0X2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgZlbmRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9tZXRob2RvbG9neUINCgtfc3Rld2FyZF9pZEINCgtfcHJvamVjdF9pZEIZChdfb3V0Y29tZV9yZXBvcnRpbmdfeWVhciJtChRQcm90ZWN0ZWRBcmVhT3ZlcmxhcBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2lnbmF0aW9uGAMgASgJEhUKDWl1Y25fY2F0ZWdvcnkYBCABKAkSDwoHYXJlYV9tMhgFIAEoASKJAQoLVW5lcE92ZXJsYXASDwoHZGF0YXNldBgBIAEoCRIQCghvdmVybGFwcxgCIAEoCBIPCgdhcmVhX20yGAMgASgBEhAKCGZyYWN0aW9uGAQgASgBEjQKBWFyZWFzGAUgAygLMiUuc291cmNlbGVkZ2VyLnYyLlByb3RlY3RlZEFyZWFPdmVybGFwIvkFCgZTb3VyY2USCgoCaWQYASABKAkSDgoGYWx0X2lkGAIgASgJEhgKC21ldGhvZG9sb2d5GAMgASgJSACIAQESDAoEdGFncxgEIAMoCRIXCgpzdGV3YXJkX2lkGAUgASgJSAGIAQESFwoKcHJvamVjdF9pZBgGIAEoCUgCiAEBEiMKFm91dGNvbWVfcmVwb3J0aW5nX3llYXIYByABKAVIA4gBARIwCgtzb3VyY2VfdHlwZRgIIAEoDjIbLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VUeXBlEjYKDmF0dHJpYnV0ZV90eXBlGAkgAygOMh4uc291cmNlbGVkZ2VyLnYyLkF0dHJpYnV0ZVR5cGUSOAoPZ2VvbWV0cnlfc291cmNlGAogASgOMh8uc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5U291cmNlEisKCGdlb21ldHJ5GAsgASgLMhkuc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5EiwKCHN0YXJ0X2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgZlbmRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmFjY291bnRfaWQYDiABKAkSEgoKY3JlYXRlZF9ieRgPIAEoCRISCgp1cGRhdGVkX2J5GBAgASgJEi4KCmNyZWF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGNvbmZsaWN0GBMgASgIEjIKDHVuZXBfb3ZlcmxhcBgUIAEoCzIcLnNvdXJjZWxlZGdlci52Mi5VbmVwT3ZlcmxhcEIOCgxfbWV0aG9kb2xvZ3lCDQoLX3N0ZXdhcmRfaWRCDQoLX3Byb2plY3RfaWRCGQoXX291dGNvbWVfcmVwb3J0aW5nX3llYXIibQoUQ3JlYXRlU291cmNlc1JlcXVlc3QSLQoHc291cmNlcxgBIAMoCzIcLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VJbnB1dBIXCgphY2NvdW50X2lkGAIgASgJSACIAQFCDQoLX2FjY291bnRfaWQiQQoVQ3JlYXRlU291cmNlc1Jlc3BvbnNlEigKB3NvdXJjZXMYASADKAsyFy5zb3VyY2VsZWRnZXIudjIuU291cmNlIpAEChJMaXN0U291cmNlc1JlcXVlc3QSGAoLbWV0aG9kb2xvZ3kYASABKAlIAIgBARIXCgpzdGV3YXJkX2lkGAIgASgJSAGIAQESFwoKcHJvamVjdF9pZBgDIAEoCUgCiAEBEiMKFm91dGNvbWVfcmVwb3J0aW5nX3llYXIYBCABKAVIA4gBARIwCgtzb3VyY2VfdHlwZRgFIAEoDjIbLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VUeXBlEjYKDmF0dHJpYnV0ZV90eXBlGAYgAygOMh4uc291cmNlbGVkZ2VyLnYyLkF0dHJpYnV0ZVR5cGUSOAoPZ2VvbWV0cnlfc291cmNlGAcgASgOMh8uc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5U291cmNlEhIKBWxpbWl0GAggASgFSASIAQESEwoGb2Zmc2V0GAkgASgFSAWIAQESFwoKYWNjb3VudF9pZBgKIAEoCUgGiAEBEg8KAmlkGAsgASgJSAeIAQESEwoGYWx0X2lkGAwgASgJSAiIAQFCDgoMX21ldGhvZG9sb2d5Qg0KC19zdGV3YXJkX2lkQg0KC19wcm9qZWN0X2lkQhkKF19vdXRjb21lX3JlcG9ydGluZ195ZWFyQggKBl9saW1pdEIJCgdfb2Zmc2V0Qg0KC19hY2NvdW50X2lkQgUKA19pZEIJCgdfYWx0X2lkIj8KE0xpc3RTb3VyY2VzUmVzcG9uc2USKAoHc291cmNlcxgBIAMoCzIXLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2UiHgoQR2V0U291cmNlUmVxdWVzdBIKCgJpZBgBIAEoCSI8ChFHZXRTb3VyY2VSZXNwb25zZRInCgZzb3VyY2UYASABKAsyFy5zb3VyY2VsZWRnZXIudjIuU291cmNlImQKE0RlbGV0ZVNvdXJjZVJlcXVlc3QSDAoCaWQYASABKAlIABIQCgZhbHRfaWQYAiABKAlIABIXCgphY2NvdW50X2lkGAMgASgJSAGIAQFCBQoDa2V5Qg0KC19hY2NvdW50X2lkIhYKFERlbGV0ZVNvdXJjZVJlc3BvbnNlIkUKDkZpZWxkVmlvbGF0aW9uEg0KBWZpZWxkGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEg8KB3BvaW50ZXIYAyABKAkiRwoKQmFkUmVxdWVzdBI5ChBmaWVsZF92aW9sYXRpb25zGAEgAygLMh8uc291cmNlbGVkZ2VyLnYyLkZpZWxkVmlvbGF0aW9uKsEBCgpTb3VyY2VUeXBlEhsKF1NPVVJDRV9UWVBFX1VOU1BFQ0lGSUVEEAASFQoRU09VUkNFX1RZUEVfRklFTEQQARIYChRTT1VSQ0VfVFlQRV9GQUNJTElUWRACEhYKElNPVVJDRV9UWVBFX0RFVklDRRADEhcKE1NPVVJDRV9UWVBFX1BST0dSQU0QBBIeChpTT1VSQ0VfVFlQRV9KVVJJU0RJQ1RJT05BTBAFEhQKEFNPVVJDRV9UWVBFX1NJVEUQBiqfAgoNQXR0cmlidXRlVHlwZRIeChpBVFRSSUJVVEVfVFlQRV9VTlNQRUNJRklFRBAAEiEKHUFUVFJJQlVURV9UWVBFX0NBUkJPTl9SRU1PVkFMEAESIwofQVRUUklCVVRFX1RZUEVfQ0FSQk9OX0FWT0lEQU5DRRACEhsKF0FUVFJJQlVURV9UWVBFX0NJX1NDT1JFEAMSHwobQVRUUklCVVRFX1RZUEVfQklPRElWRVJTSVRZEAQSIwofQVRUUklCVVRFX1RZUEVfUkVORVdBQkxFX0VORVJHWRAFEiAKHEFUVFJJQlVURV9UWVBFX1dBVEVSX1FVQUxJVFkQBhIhCh1BVFRSSUJVVEVfVFlQRV9XQVRFUl9RVUFOVElUWRAHKsEBCg5HZW9tZXRyeVNvdXJjZRIfChtHRU9NRVRSWV9TT1VSQ0VfVU5TUEVDSUZJRUQQABIjCh9HRU9NRVRSWV9TT1VSQ0VfQ1VTVE9ESUFOX0RSQVdOEAESJQohR0VPTUVUUllfU09VUkNFX0FVVEhPUklUQVRJVkVfR0lTEAISJQohR0VPTUVUUllfU09VUkNFX0VYVEVSTkFMX1JFR0lTVFJZEAMSGwoXR0VPTUVUUllfU09VUkNFX0RFUklWRUQQBDKAAwoTU291cmNlTGVkZ2VyU2VydmljZRJeCg1DcmVhdGVTb3VyY2VzEiUuc291cmNlbGVkZ2VyLnYyLkNyZWF0ZVNvdXJjZXNSZXF1ZXN0GiYuc291cmNlbGVkZ2VyLnYyLkNyZWF0ZVNvdXJjZXNSZXNwb25zZRJYCgtMaXN0U291cmNlcxIjLnNvdXJjZWxlZGdlci52Mi5MaXN0U291cmNlc1JlcXVlc3QaJC5zb3VyY2VsZWRnZXIudjIuTGlzdFNvdXJjZXNSZXNwb25zZRJSCglHZXRTb3VyY2USIS5zb3VyY2VsZWRnZXIudjIuR2V0U291cmNlUmVxdWVzdBoiLnNvdXJjZWxlZGdlci52Mi5HZXRTb3VyY2VSZXNwb25zZRJbCgxEZWxldGVTb3VyY2USJC5zb3VyY2VsZWRnZXIudjIuRGVsZXRlU291cmNlUmVxdWVzdBolLnNvdXJjZWxlZGdlci52Mi5EZWxldGVTb3VyY2VSZXNwb25zZTKHAwoaU2FuZGJveFNvdXJjZUxlZGdlclNlcnZpY2USXgoNQ3JlYXRlU291cmNlcxIlLnNvdXJjZWxlZGdlci52Mi5DcmVhdGVTb3VyY2VzUmVxdWVzdBomLnNvdXJjZWxlZGdlci52Mi5DcmVhdGVTb3VyY2VzUmVzcG9uc2USWAoLTGlzdFNvdXJjZXMSIy5zb3VyY2VsZWRnZXIudjIuTGlzdFNvdXJjZXNSZXF1ZXN0GiQuc291cmNlbGVkZ2VyLnYyLkxpc3RTb3VyY2VzUmVzcG9uc2USUgoJR2V0U291cmNlEiEuc291cmNlbGVkZ2VyLnYyLkdldFNvdXJjZVJlcXVlc3QaIi5zb3VyY2VsZWRnZXIudjIuR2V0U291cmNlUmVzcG9uc2USWwoMRGVsZXRlU291cmNlEiQuc291cmNlbGVkZ2VyLnYyLkRlbGV0ZVNvdXJjZVJlcXVlc3QaJS5zb3VyY2VsZWRnZXIudjIuRGVsZXRlU291cmNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiNzb3VyY2VsZWRnZXIvdjIvc291cmNlX2xlZGdlci5wcm90bxIPc291cmNlbGVkZ2VyLnYyIiEKCkxpbmVhclJpbmcSEwoLY29vcmRpbmF0ZXMYASADKAEiNQoHUG9seWdvbhIqCgVyaW5ncxgBIAMoCzIbLnNvdXJjZWxlZGdlci52Mi5MaW5lYXJSaW5nIjoKDE11bHRpUG9seWdvbhIqCghwb2x5Z29ucxgBIAMoCzIYLnNvdXJjZWxlZGdlci52Mi5Qb2x5Z29uIncKCEdlb21ldHJ5EisKB3BvbHlnb24YASABKAsyGC5zb3VyY2VsZWRnZXIudjIuUG9seWdvbkgAEjYKDW11bHRpX3BvbHlnb24YAiABKAsyHS5zb3VyY2VsZWRnZXIudjIuTXVsdGlQb2x5Z29uSABCBgoEa2luZCKQBAoLU291cmNlSW5wdXQSDgoGYWx0X2lkGAEgASgJEhgKC21ldGhvZG9sb2d5GAIgASgJSACIAQESDAoEdGFncxgDIAMoCRIXCgpzdGV3YXJkX2lkGAQgASgJSAGIAQESFwoKcHJvamVjdF9pZBgFIAEoCUgCiAEBEiMKFm91dGNvbWVfcmVwb3J0aW5nX3llYXIYBiABKAVIA4gBARIwCgtzb3VyY2VfdHlwZRgHIAEoDjIbLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VUeXBlEjYKDmF0dHJpYnV0ZV90eXBlGAggAygOMh4uc291cmNlbGVkZ2VyLnYyLkF0dHJpYnV0ZVR5cGUSOAoPZ2VvbWV0cnlfc291cmNlGAkgASgOMh8uc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5U291cmNlEisKCGdlb21ldHJ5GAogASgLMhkuc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5EiwKCHN0YXJ0X2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgZlbmRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9tZXRob2RvbG9neUINCgtfc3Rld2FyZF9pZEINCgtfcHJvamVjdF9pZEIZChdfb3V0Y29tZV9yZXBvcnRpbmdfeWVhciJtChRQcm90ZWN0ZWRBcmVhT3ZlcmxhcBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2lnbmF0aW9uGAMgASgJEhUKDWl1Y25fY2F0ZWdvcnkYBCABKAkSDwoHYXJlYV9tMhgFIAEoASKJAQoLVW5lcE92ZXJsYXASDwoHZGF0YXNldBgBIAEoCRIQCghvdmVybGFwcxgCIAEoCBIPCgdhcmVhX20yGAMgASgBEhAKCGZyYWN0aW9uGAQgASgBEjQKBWFyZWFzGAUgAygLMiUuc291cmNlbGVkZ2VyLnYyLlByb3RlY3RlZEFyZWFPdmVybGFwIvkFCgZTb3VyY2USCgoCaWQYASABKAkSDgoGYWx0X2lkGAIgASgJEhgKC21ldGhvZG9sb2d5GAMgASgJSACIAQESDAoEdGFncxgEIAMoCRIXCgpzdGV3YXJkX2lkGAUgASgJSAGIAQESFwoKcHJvamVjdF9pZBgGIAEoCUgCiAEBEiMKFm91dGNvbWVfcmVwb3J0aW5nX3llYXIYByABKAVIA4gBARIwCgtzb3VyY2VfdHlwZRgIIAEoDjIbLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VUeXBlEjYKDmF0dHJpYnV0ZV90eXBlGAkgAygOMh4uc291cmNlbGVkZ2VyLnYyLkF0dHJpYnV0ZVR5cGUSOAoPZ2VvbWV0cnlfc291cmNlGAogASgOMh8uc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5U291cmNlEisKCGdlb21ldHJ5GAsgASgLMhkuc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5EiwKCHN0YXJ0X2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgZlbmRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmFjY291bnRfaWQYDiABKAkSEgoKY3JlYXRlZF9ieRgPIAEoCRISCgp1cGRhdGVkX2J5GBAgASgJEi4KCmNyZWF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGNvbmZsaWN0GBMgASgIEjIKDHVuZXBfb3ZlcmxhcBgUIAEoCzIcLnNvdXJjZWxlZGdlci52Mi5VbmVwT3ZlcmxhcEIOCgxfbWV0aG9kb2xvZ3lCDQoLX3N0ZXdhcmRfaWRCDQoLX3Byb2plY3RfaWRCGQoXX291dGNvbWVfcmVwb3J0aW5nX3llYXIibQoUQ3JlYXRlU291cmNlc1JlcXVlc3QSLQoHc291cmNlcxgBIAMoCzIcLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VJbnB1dBIXCgphY2NvdW50X2lkGAIgASgJSACIAQFCDQoLX2FjY291bnRfaWQiQQoVQ3JlYXRlU291cmNlc1Jlc3BvbnNlEigKB3NvdXJjZXMYASADKAsyFy5zb3VyY2VsZWRnZXIudjIuU291cmNlIqMFChJMaXN0U291cmNlc1JlcXVlc3QSGAoLbWV0aG9kb2xvZ3kYASABKAlIAIgBARIXCgpzdGV3YXJkX2lkGAIgASgJSAGIAQESFwoKcHJvamVjdF9pZBgDIAEoCUgCiAEBEiMKFm91dGNvbWVfcmVwb3J0aW5nX3llYXIYBCABKAVIA4gBARIwCgtzb3VyY2VfdHlwZRgFIAEoDjIbLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VUeXBlEjYKDmF0dHJpYnV0ZV90eXBlGAYgAygOMh4uc291cmNlbGVkZ2VyLnYyLkF0dHJpYnV0ZVR5cGUSOAoPZ2VvbWV0cnlfc291cmNlGAcgASgOMh8uc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5U291cmNlEhIKBWxpbWl0GAggASgFSASIAQESEwoGb2Zmc2V0GAkgASgFSAWIAQESFwoKYWNjb3VudF9pZBgKIAEoCUgGiAEBEg8KAmlkGAsgASgJSAeIAQESEwoGYWx0X2lkGAwgASgJSAiIAQESEgoKcGFnZV90b2tlbhgNIAEoCRIVCghjb25mbGljdBgOIAEoCEgJiAEBEi0KCWFjdGl2ZV9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKgoEYmJveBgQIAEoCzIcLnNvdXJjZWxlZGdlci52Mi5Cb3VuZGluZ0JveEIOCgxfbWV0aG9kb2xvZ3lCDQoLX3N0ZXdhcmRfaWRCDQoLX3Byb2plY3RfaWRCGQoXX291dGNvbWVfcmVwb3J0aW5nX3llYXJCCAoGX2xpbWl0QgkKB19vZmZzZXRCDQoLX2FjY291bnRfaWRCBQoDX2lkQgkKB19hbHRfaWRCCwoJX2NvbmZsaWN0IlgKE0xpc3RTb3VyY2VzUmVzcG9uc2USKAoHc291cmNlcxgBIAMoCzIXLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlEKC0JvdW5kaW5nQm94Eg8KB21pbl9sb24YASABKAESDwoHbWluX2xhdBgCIAEoARIPCgdtYXhfbG9uGAMgASgBEg8KB21heF9sYXQYBCABKAEiIQoFUG9pbnQSCwoDbG9uGAEgASgBEgsKA2xhdBgCIAEoASLdAQoUU2VhcmNoU291cmNlc1JlcXVlc3QSJwoFcG9pbnQYASABKAsyFi5zb3VyY2VsZWRnZXIudjIuUG9pbnRIABIrCgNib3gYAiABKAsyHC5zb3VyY2VsZWRnZXIudjIuQm91bmRpbmdCb3hIABItCghnZW9tZXRyeRgDIAEoCzIZLnNvdXJjZWxlZGdlci52Mi5HZW9tZXRyeUgAEjIKBXF1ZXJ5GAQgASgLMiMuc291cmNlbGVkZ2VyLnYyLkxpc3RTb3VyY2VzUmVxdWVzdEIMCgppbnRlcnNlY3RzIloKFVNlYXJjaFNvdXJjZXNSZXNwb25zZRIoCgdzb3VyY2VzGAEgAygLMhcuc291cmNlbGVkZ2VyLnYyLlNvdXJjZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiHgoQR2V0U291cmNlUmVxdWVzdBIKCgJpZBgBIAEoCSI8ChFHZXRTb3VyY2VSZXNwb25zZRInCgZzb3VyY2UYASABKAsyFy5zb3VyY2VsZWRnZXIudjIuU291cmNlImQKE0RlbGV0ZVNvdXJjZVJlcXVlc3QSDAoCaWQYASABKAlIABIQCgZhbHRfaWQYAiABKAlIABIXCgphY2NvdW50X2lkGAMgASgJSAGIAQFCBQoDa2V5Qg0KC19hY2NvdW50X2lkIhYKFERlbGV0ZVNvdXJjZVJlc3BvbnNlIkUKDkZpZWxkVmlvbGF0aW9uEg0KBWZpZWxkGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEg8KB3BvaW50ZXIYAyABKAkiRwoKQmFkUmVxdWVzdBI5ChBmaWVsZF92aW9sYXRpb25zGAEgAygLMh8uc291cmNlbGVkZ2VyLnYyLkZpZWxkVmlvbGF0aW9uKsEBCgpTb3VyY2VUeXBlEhsKF1NPVVJDRV9UWVBFX1VOU1BFQ0lGSUVEEAASFQoRU09VUkNFX1RZUEVfRklFTEQQARIYChRTT1VSQ0VfVFlQRV9GQUNJTElUWRACEhYKElNPVVJDRV9UWVBFX0RFVklDRRADEhcKE1NPVVJDRV9UWVBFX1BST0dSQU0QBBIeChpTT1VSQ0VfVFlQRV9KVVJJU0RJQ1RJT05BTBAFEhQKEFNPVVJDRV9UWVBFX1NJVEUQBiqfAgoNQXR0cmlidXRlVHlwZRIeChpBVFRSSUJVVEVfVFlQRV9VTlNQRUNJRklFRBAAEiEKHUFUVFJJQlVURV9UWVBFX0NBUkJPTl9SRU1PVkFMEAESIwofQVRUUklCVVRFX1RZUEVfQ0FSQk9OX0FWT0lEQU5DRRACEhsKF0FUVFJJQlVURV9UWVBFX0NJX1NDT1JFEAMSHwobQVRUUklCVVRFX1RZUEVfQklPRElWRVJTSVRZEAQSIwofQVRUUklCVVRFX1RZUEVfUkVORVdBQkxFX0VORVJHWRAFEiAKHEFUVFJJQlVURV9UWVBFX1dBVEVSX1FVQUxJVFkQBhIhCh1BVFRSSUJVVEVfVFlQRV9XQVRFUl9RVUFOVElUWRAHKsEBCg5HZW9tZXRyeVNvdXJjZRIfChtHRU9NRVRSWV9TT1VSQ0VfVU5TUEVDSUZJRUQQABIjCh9HRU9NRVRSWV9TT1VSQ0VfQ1VTVE9ESUFOX0RSQVdOEAESJQohR0VPTUVUUllfU09VUkNFX0FVVEhPUklUQVRJVkVfR0lTEAISJQohR0VPTUVUUllfU09VUkNFX0VYVEVSTkFMX1JFR0lTVFJZEAMSGwoXR0VPTUVUUllfU09VUkNFX0RFUklWRUQQBDLgAwoTU291cmNlTGVkZ2VyU2VydmljZRJeCg1DcmVhdGVTb3VyY2VzEiUuc291cmNlbGVkZ2VyLnYyLkNyZWF0ZVNvdXJjZXNSZXF1ZXN0GiYuc291cmNlbGVkZ2VyLnYyLkNyZWF0ZVNvdXJjZXNSZXNwb25zZRJYCgtMaXN0U291cmNlcxIjLnNvdXJjZWxlZGdlci52Mi5MaXN0U291cmNlc1JlcXVlc3QaJC5zb3VyY2VsZWRnZXIudjIuTGlzdFNvdXJjZXNSZXNwb25zZRJSCglHZXRTb3VyY2USIS5zb3VyY2VsZWRnZXIudjIuR2V0U291cmNlUmVxdWVzdBoiLnNvdXJjZWxlZGdlci52Mi5HZXRTb3VyY2VSZXNwb25zZRJbCgxEZWxldGVTb3VyY2USJC5zb3VyY2VsZWRnZXIudjIuRGVsZXRlU291cmNlUmVxdWVzdBolLnNvdXJjZWxlZGdlci52Mi5EZWxldGVTb3VyY2VSZXNwb25zZRJeCg1TZWFyY2hTb3VyY2VzEiUuc291cmNlbGVkZ2VyLnYyLlNlYXJjaFNvdXJjZXNSZXF1ZXN0GiYuc291cmNlbGVkZ2VyLnYyLlNlYXJjaFNvdXJjZXNSZXNwb25zZTLnAwoaU2FuZGJveFNvdXJjZUxlZGdlclNlcnZpY2USXgoNQ3JlYXRlU291cmNlcxIlLnNvdXJjZWxlZGdlci52Mi5DcmVhdGVTb3VyY2VzUmVxdWVzdBomLnNvdXJjZWxlZGdlci52Mi5DcmVhdGVTb3VyY2VzUmVzcG9uc2USWAoLTGlzdFNvdXJjZXMSIy5zb3VyY2VsZWRnZXIudjIuTGlzdFNvdXJjZXNSZXF1ZXN0GiQuc291cmNlbGVkZ2VyLnYyLkxpc3RTb3VyY2VzUmVzcG9uc2USUgoJR2V0U291cmNlEiEuc291cmNlbGVkZ2VyLnYyLkdldFNvdXJjZVJlcXVlc3QaIi5zb3VyY2VsZWRnZXIudjIuR2V0U291cmNlUmVzcG9uc2USWwoMRGVsZXRlU291cmNlEiQuc291cmNlbGVkZ2VyLnYyLkRlbGV0ZVNvdXJjZVJlcXVlc3QaJS5zb3VyY2VsZWRnZXIudjIuRGVsZXRlU291cmNlUmVzcG9uc2USXgoNU2VhcmNoU291cmNlcxIlLnNvdXJjZWxlZGdlci52Mi5TZWFyY2hTb3VyY2VzUmVxdWVzdBomLnNvdXJjZWxlZGdlci52Mi5TZWFyY2hTb3VyY2VzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * LinearRing holds packed longitude, latitude pairs (WGS 84 degrees):
@@ -461,14 +461,14 @@ export type ListSourcesRequest = Message<"sourceledger.v2.ListSourcesRequest"> &
   geometrySource: GeometrySource;
 
   /**
-   * 1 to 1,000; 100 when unset.
+   * 1 to 1,000; 100 when unset. A gRPC page may hold fewer (see next_page_token).
    *
    * @generated from field: optional int32 limit = 8;
    */
   limit?: number | undefined;
 
   /**
-   * 0 or more; 0 when unset.
+   * 0 or more; 0 when unset. Kept for compatibility: prefer page_token.
    *
    * @generated from field: optional int32 offset = 9;
    */
@@ -489,11 +489,37 @@ export type ListSourcesRequest = Message<"sourceledger.v2.ListSourcesRequest"> &
   id?: string | undefined;
 
   /**
-   * Sandbox only.
-   *
    * @generated from field: optional string alt_id = 12;
    */
   altId?: string | undefined;
+
+  /**
+   * The next_page_token of the previous page, with the same filters (AIP-158).
+   *
+   * @generated from field: string page_token = 13;
+   */
+  pageToken: string;
+
+  /**
+   * Whether the source conflicts with at least one other live source.
+   *
+   * @generated from field: optional bool conflict = 14;
+   */
+  conflict?: boolean | undefined;
+
+  /**
+   * Sources whose [start_at, end_at) period contains this instant.
+   *
+   * @generated from field: google.protobuf.Timestamp active_at = 15;
+   */
+  activeAt?: Timestamp | undefined;
+
+  /**
+   * Sources whose geometry intersects this box (touching counts).
+   *
+   * @generated from field: sourceledger.v2.BoundingBox bbox = 16;
+   */
+  bbox?: BoundingBox | undefined;
 };
 
 /**
@@ -511,6 +537,15 @@ export type ListSourcesResponse = Message<"sourceledger.v2.ListSourcesResponse">
    * @generated from field: repeated sourceledger.v2.Source sources = 1;
    */
   sources: Source[];
+
+  /**
+   * Empty on the last page; otherwise the page_token of the next page. A page
+   * may hold fewer sources than the limit: an answer stops early to stay
+   * under 4 MiB encoded (the default receive limit of gRPC clients).
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
 };
 
 /**
@@ -519,6 +554,146 @@ export type ListSourcesResponse = Message<"sourceledger.v2.ListSourcesResponse">
  */
 export const ListSourcesResponseSchema: GenMessage<ListSourcesResponse> = /*@__PURE__*/
   messageDesc(file_sourceledger_v2_source_ledger, 11);
+
+/**
+ * BoundingBox is a box in WGS 84 degrees, its edges included.
+ *
+ * @generated from message sourceledger.v2.BoundingBox
+ */
+export type BoundingBox = Message<"sourceledger.v2.BoundingBox"> & {
+  /**
+   * -180 to 180, at most max_lon.
+   *
+   * @generated from field: double min_lon = 1;
+   */
+  minLon: number;
+
+  /**
+   * -90 to 90, at most max_lat.
+   *
+   * @generated from field: double min_lat = 2;
+   */
+  minLat: number;
+
+  /**
+   * -180 to 180.
+   *
+   * @generated from field: double max_lon = 3;
+   */
+  maxLon: number;
+
+  /**
+   * -90 to 90.
+   *
+   * @generated from field: double max_lat = 4;
+   */
+  maxLat: number;
+};
+
+/**
+ * Describes the message sourceledger.v2.BoundingBox.
+ * Use `create(BoundingBoxSchema)` to create a new message.
+ */
+export const BoundingBoxSchema: GenMessage<BoundingBox> = /*@__PURE__*/
+  messageDesc(file_sourceledger_v2_source_ledger, 12);
+
+/**
+ * Point is a position in WGS 84 degrees.
+ *
+ * @generated from message sourceledger.v2.Point
+ */
+export type Point = Message<"sourceledger.v2.Point"> & {
+  /**
+   * -180 to 180.
+   *
+   * @generated from field: double lon = 1;
+   */
+  lon: number;
+
+  /**
+   * -90 to 90.
+   *
+   * @generated from field: double lat = 2;
+   */
+  lat: number;
+};
+
+/**
+ * Describes the message sourceledger.v2.Point.
+ * Use `create(PointSchema)` to create a new message.
+ */
+export const PointSchema: GenMessage<Point> = /*@__PURE__*/
+  messageDesc(file_sourceledger_v2_source_ledger, 13);
+
+/**
+ * @generated from message sourceledger.v2.SearchSourcesRequest
+ */
+export type SearchSourcesRequest = Message<"sourceledger.v2.SearchSourcesRequest"> & {
+  /**
+   * The area a source's exact geometry must intersect (touching counts).
+   *
+   * @generated from oneof sourceledger.v2.SearchSourcesRequest.intersects
+   */
+  intersects: {
+    /**
+     * @generated from field: sourceledger.v2.Point point = 1;
+     */
+    value: Point;
+    case: "point";
+  } | {
+    /**
+     * @generated from field: sourceledger.v2.BoundingBox box = 2;
+     */
+    value: BoundingBox;
+    case: "box";
+  } | {
+    /**
+     * A Polygon or a MultiPolygon, valid as for a create.
+     *
+     * @generated from field: sourceledger.v2.Geometry geometry = 3;
+     */
+    value: Geometry;
+    case: "geometry";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * The filters, limit, page_token and account_id, as for ListSources.
+   *
+   * @generated from field: sourceledger.v2.ListSourcesRequest query = 4;
+   */
+  query?: ListSourcesRequest | undefined;
+};
+
+/**
+ * Describes the message sourceledger.v2.SearchSourcesRequest.
+ * Use `create(SearchSourcesRequestSchema)` to create a new message.
+ */
+export const SearchSourcesRequestSchema: GenMessage<SearchSourcesRequest> = /*@__PURE__*/
+  messageDesc(file_sourceledger_v2_source_ledger, 14);
+
+/**
+ * @generated from message sourceledger.v2.SearchSourcesResponse
+ */
+export type SearchSourcesResponse = Message<"sourceledger.v2.SearchSourcesResponse"> & {
+  /**
+   * @generated from field: repeated sourceledger.v2.Source sources = 1;
+   */
+  sources: Source[];
+
+  /**
+   * As ListSourcesResponse.next_page_token.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message sourceledger.v2.SearchSourcesResponse.
+ * Use `create(SearchSourcesResponseSchema)` to create a new message.
+ */
+export const SearchSourcesResponseSchema: GenMessage<SearchSourcesResponse> = /*@__PURE__*/
+  messageDesc(file_sourceledger_v2_source_ledger, 15);
 
 /**
  * @generated from message sourceledger.v2.GetSourceRequest
@@ -535,7 +710,7 @@ export type GetSourceRequest = Message<"sourceledger.v2.GetSourceRequest"> & {
  * Use `create(GetSourceRequestSchema)` to create a new message.
  */
 export const GetSourceRequestSchema: GenMessage<GetSourceRequest> = /*@__PURE__*/
-  messageDesc(file_sourceledger_v2_source_ledger, 12);
+  messageDesc(file_sourceledger_v2_source_ledger, 16);
 
 /**
  * @generated from message sourceledger.v2.GetSourceResponse
@@ -552,7 +727,7 @@ export type GetSourceResponse = Message<"sourceledger.v2.GetSourceResponse"> & {
  * Use `create(GetSourceResponseSchema)` to create a new message.
  */
 export const GetSourceResponseSchema: GenMessage<GetSourceResponse> = /*@__PURE__*/
-  messageDesc(file_sourceledger_v2_source_ledger, 13);
+  messageDesc(file_sourceledger_v2_source_ledger, 17);
 
 /**
  * @generated from message sourceledger.v2.DeleteSourceRequest
@@ -589,7 +764,7 @@ export type DeleteSourceRequest = Message<"sourceledger.v2.DeleteSourceRequest">
  * Use `create(DeleteSourceRequestSchema)` to create a new message.
  */
 export const DeleteSourceRequestSchema: GenMessage<DeleteSourceRequest> = /*@__PURE__*/
-  messageDesc(file_sourceledger_v2_source_ledger, 14);
+  messageDesc(file_sourceledger_v2_source_ledger, 18);
 
 /**
  * @generated from message sourceledger.v2.DeleteSourceResponse
@@ -602,7 +777,7 @@ export type DeleteSourceResponse = Message<"sourceledger.v2.DeleteSourceResponse
  * Use `create(DeleteSourceResponseSchema)` to create a new message.
  */
 export const DeleteSourceResponseSchema: GenMessage<DeleteSourceResponse> = /*@__PURE__*/
-  messageDesc(file_sourceledger_v2_source_ledger, 15);
+  messageDesc(file_sourceledger_v2_source_ledger, 19);
 
 /**
  * FieldViolation names one invalid request field. Its wire form is that of
@@ -637,7 +812,7 @@ export type FieldViolation = Message<"sourceledger.v2.FieldViolation"> & {
  * Use `create(FieldViolationSchema)` to create a new message.
  */
 export const FieldViolationSchema: GenMessage<FieldViolation> = /*@__PURE__*/
-  messageDesc(file_sourceledger_v2_source_ledger, 16);
+  messageDesc(file_sourceledger_v2_source_ledger, 20);
 
 /**
  * BadRequest is attached to INVALID_ARGUMENT errors as an error detail. Its
@@ -657,7 +832,7 @@ export type BadRequest = Message<"sourceledger.v2.BadRequest"> & {
  * Use `create(BadRequestSchema)` to create a new message.
  */
 export const BadRequestSchema: GenMessage<BadRequest> = /*@__PURE__*/
-  messageDesc(file_sourceledger_v2_source_ledger, 17);
+  messageDesc(file_sourceledger_v2_source_ledger, 21);
 
 /**
  * SourceType is the physical or organisational nature of a source.
@@ -845,6 +1020,17 @@ export const SourceLedgerService: GenService<{
     input: typeof DeleteSourceRequestSchema;
     output: typeof DeleteSourceResponseSchema;
   },
+  /**
+   * SearchSources lists the caller's sources whose geometry intersects a
+   * point, a box or a geometry, with the filters and paging of ListSources.
+   *
+   * @generated from rpc sourceledger.v2.SourceLedgerService.SearchSources
+   */
+  searchSources: {
+    methodKind: "unary";
+    input: typeof SearchSourcesRequestSchema;
+    output: typeof SearchSourcesResponseSchema;
+  },
 }> = /*@__PURE__*/
   serviceDesc(file_sourceledger_v2_source_ledger, 0);
 
@@ -894,6 +1080,16 @@ export const SandboxSourceLedgerService: GenService<{
     methodKind: "unary";
     input: typeof DeleteSourceRequestSchema;
     output: typeof DeleteSourceResponseSchema;
+  },
+  /**
+   * SearchSources lists the caller's sandbox sources intersecting an area.
+   *
+   * @generated from rpc sourceledger.v2.SandboxSourceLedgerService.SearchSources
+   */
+  searchSources: {
+    methodKind: "unary";
+    input: typeof SearchSourcesRequestSchema;
+    output: typeof SearchSourcesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sourceledger_v2_source_ledger, 1);

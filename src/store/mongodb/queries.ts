@@ -17,16 +17,10 @@ import {
   type UpdateOptions,
   WriteConcern,
 } from "mongodb";
-import { boxIntersection } from "../../geo/bbox.js";
-import { type PreparedSearchArea, prepareSearchArea } from "../../geo/intersects.js";
+import type { PreparedSearchArea } from "../../geo/intersects.js";
 import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
-import {
-  LIST_FILTERS,
-  type ListFilterKind,
-  type ListQuery,
-  listFiltersOf,
-  spatialAreasOf,
-} from "../../model/list-query.js";
+import { LIST_FILTERS, type ListFilterKind, type ListQuery, listFiltersOf } from "../../model/list-query.js";
+import { spatialFilterOf } from "../spatial-filter.js";
 import { type CoverGeometry, coverOf } from "./cover.js";
 import type {
   GeometryChunkDocument,
@@ -300,31 +294,6 @@ export function listOptions(query: ListQuery): FindOptions {
  */
 export const SPATIAL_LIST_OPTIONS: FindOptions = { projection: RECORD_PROJECTION, sort: LIST_SORT, allowDiskUse: true };
 
-function planarArea(box: BoundingBox): number {
-  return (box.maxX - box.minX) * (box.maxY - box.minY);
-}
-
-/**
- * The planar box the index narrows by, for areas with these envelopes: their common box when they
- * have one, else the smallest envelope.
- *
- * Why that never loses a match: a match's geometry G meets every area, so its planar bounding box
- * holds a point p_i of each envelope E_i. Per axis, the box's interval holds every p_i, and if the
- * common interval [max lo_i, min hi_i] is not empty it cannot lie wholly beyond either end of it
- * (the p_i of the envelope with the smallest hi is at most that hi; likewise for the largest lo),
- * so the box meets the common box on both axes, which for axis-aligned boxes means it meets it.
- * When the envelopes have no common box, a source can still meet them all (a long field reaching
- * from one to the other), so the list is not empty: any single envelope is then a sound, if
- * looser, narrowing, and the smallest is the most selective.
- */
-export function narrowingBox(envelopes: readonly BoundingBox[]): BoundingBox {
-  if (envelopes.length === 0) throw new RangeError("narrowingBox needs at least one envelope");
-  let common: BoundingBox | null = envelopes[0];
-  for (const envelope of envelopes.slice(1)) common = common === null ? null : boxIntersection(common, envelope);
-  if (common !== null) return common;
-  return envelopes.reduce((smallest, envelope) => (planarArea(envelope) < planarArea(smallest) ? envelope : smallest));
-}
-
 /**
  * The 2dsphere candidates for a planar box: sources whose cover meets the cover of the box.
  *
@@ -353,7 +322,7 @@ export interface ListPlan {
 /**
  * The plan of a list. Without `bbox` or `intersects`, listFilter and listOptions: the server does
  * everything. With them, listFilter plus the cover candidates of the narrowing box of the areas'
- * envelopes (narrowingBox, coverCandidatesFilter), sorted in list order, and the prepared areas.
+ * envelopes (spatial-filter.ts, coverCandidatesFilter), sorted in list order, and the prepared areas.
  *
  * Query plans: the planner tries, in a short trial run, (a) the 2dsphere index on `cover`, whose
  * candidates are fetched and then sorted in memory (a blocking SORT: nothing comes out before
@@ -368,14 +337,12 @@ export interface ListPlan {
  * it was cached.
  */
 export function listPlan(query: ListQuery): ListPlan {
-  const areas = spatialAreasOf(query);
-  if (areas.length === 0) return { filter: listFilter(query), options: listOptions(query), exact: [] };
-  const exact = areas.map(prepareSearchArea);
-  const box = narrowingBox(exact.map((area) => area.envelope));
+  const spatial = spatialFilterOf(query);
+  if (spatial === null) return { filter: listFilter(query), options: listOptions(query), exact: [] };
   return {
-    filter: { ...listFilter(query), ...coverCandidatesFilter(box) } as Filter<SourceDocument>,
+    filter: { ...listFilter(query), ...coverCandidatesFilter(spatial.envelope) } as Filter<SourceDocument>,
     options: SPATIAL_LIST_OPTIONS,
-    exact,
+    exact: spatial.areas,
   };
 }
 

@@ -1,32 +1,35 @@
 import { LIST_FILTERS, type ListQuery } from "../../model/list-query.js";
 import type { SourceRecord } from "../../model/records.js";
 
-const EQUALITY_FILTERS = LIST_FILTERS.filter((filter) => filter.kind !== "anyOf");
+/** The filters matched by equality on the record's own field. */
+const EQUALITY_FILTERS = LIST_FILTERS.filter((filter) => ["text", "year", "enum", "bool"].includes(filter.kind));
 
 /** What the filters and the order read: a record's plain fields (a stored source has them too). */
 export type Listable = Omit<SourceRecord, "geometry" | "geometryJson" | "tags" | "attributeType"> & {
   readonly attributeType: readonly string[];
 };
 
-/** A predicate for every filter of `query` except the account, which picks sessions instead. */
+/**
+ * A predicate for every plain filter of `query` and its keyset cursor; not the account, which picks
+ * sessions instead, nor the spatial ones, which the session's index and the exact test apply.
+ */
 export function matcher(query: ListQuery): (record: Listable) => boolean {
   const equalities = EQUALITY_FILTERS.filter((f) => query[f.queryKey] !== undefined).map((f) => f.queryKey);
   const wanted = new Set(query.attributeTypes);
+  const { activeAt, after } = query;
   return (record) =>
     equalities.every((key) => record[key as keyof Listable] === query[key]) &&
-    (wanted.size === 0 || record.attributeType.some((t) => wanted.has(t)));
+    (wanted.size === 0 || record.attributeType.some((t) => wanted.has(t))) &&
+    (activeAt === undefined || (record.startAt <= activeAt && activeAt < record.endAt)) &&
+    (after === undefined || byCreatedThenId(record, after) > 0);
 }
 
 /**
  * The list order: createdAt, then id. Ids are compared as UTF-16 code units, which agrees with
  * SQLite's byte-wise BINARY collation for the ASCII ids the service generates.
  */
-export function byCreatedThenId(a: Listable, b: Listable): number {
+export function byCreatedThenId(a: Pick<Listable, "createdAt" | "id">, b: Pick<Listable, "createdAt" | "id">): number {
   if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
   if (a.id === b.id) return 0;
   return a.id < b.id ? -1 : 1;
-}
-
-export function page<T>(items: T[], { limit, offset }: Pick<ListQuery, "limit" | "offset">): T[] {
-  return items.slice(offset, offset + limit);
 }

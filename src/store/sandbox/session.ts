@@ -1,5 +1,12 @@
+import RBush from "rbush";
+import type { BoundingBox } from "../../geo/types.js";
 import { packedPositions } from "./packed-geometry.js";
 import type { StoredSource } from "./stored-source.js";
+
+/** A source's entry in its session's spatial index: its bounding box, and the source. */
+interface IndexedSource extends BoundingBox {
+  readonly source: StoredSource;
+}
 
 /** The bytes every session of one store holds together, kept up to date by each session. */
 export interface ByteTotal {
@@ -16,6 +23,9 @@ export const SESSION_OVERHEAD_BYTES = 2048;
 export class Session {
   readonly sources = new Map<string, StoredSource>();
   private readonly idByAltId = new Map<string, string>();
+  /** The sources' boxes, so a spatial list reads the few near its area, not the whole session. */
+  private readonly index = new RBush<IndexedSource>();
+  private readonly entries = new Map<string, IndexedSource>();
   /** Geometry positions held: the per-session bound counts these, not only sources. */
   positions = 0;
   /** The budget's estimate of what this session holds (stored-source.ts), its own overhead included. */
@@ -41,9 +51,17 @@ export class Session {
     return this.idByAltId.has(altId);
   }
 
-  add(source: StoredSource): void {
+  /** The sources whose bounding box meets `envelope` (edges included). */
+  near(envelope: BoundingBox): StoredSource[] {
+    return this.index.search(envelope).map((entry) => entry.source);
+  }
+
+  add(source: StoredSource, box: BoundingBox): void {
     this.sources.set(source.id, source);
     this.idByAltId.set(source.altId, source.id);
+    const entry = { minX: box.minX, minY: box.minY, maxX: box.maxX, maxY: box.maxY, source };
+    this.index.insert(entry);
+    this.entries.set(source.id, entry);
     this.positions += packedPositions(source.packed);
     this.bytes += source.bytes;
     this.total.bytes += source.bytes;
@@ -54,6 +72,9 @@ export class Session {
     if (source === undefined) return false;
     this.sources.delete(id);
     this.idByAltId.delete(source.altId);
+    const entry = this.entries.get(id);
+    if (entry !== undefined) this.index.remove(entry);
+    this.entries.delete(id);
     this.positions -= packedPositions(source.packed);
     this.bytes -= source.bytes;
     this.total.bytes -= source.bytes;

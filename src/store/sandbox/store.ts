@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { setImmediate } from "node:timers";
 import { SANDBOX_DEFAULTS } from "../../config.js";
 import type { ListQuery } from "../../model/list-query.js";
@@ -9,8 +10,9 @@ import {
   type SourceStore,
   StoreUnavailableError,
 } from "../port.js";
-import { packedPositions } from "./packed-geometry.js";
-import { byCreatedThenId, matcher, page } from "./query.js";
+import { spatialFilterOf } from "../spatial-filter.js";
+import { packedPositions, unpackGeometry } from "./packed-geometry.js";
+import { byCreatedThenId, matcher } from "./query.js";
 import { SESSION_OVERHEAD_BYTES, type Session } from "./session.js";
 import { SessionRegistry } from "./sessions.js";
 import { type StoredSource, toRecord, toStoredSource } from "./stored-source.js";
@@ -80,6 +82,8 @@ export class SandboxSourceStore implements SourceStore {
   /** Sessions held by this turn's store calls, released together at the next turn. */
   private readonly held: Session[] = [];
   private evictions = 0;
+  /** Like the sandbox's data, it lives as long as the process. */
+  private readonly secret = new Uint8Array(randomBytes(32));
 
   constructor(options: SandboxStoreOptions) {
     if (!(options.ttlMs > 0)) throw new RangeError(`ttlMs must be positive, got ${options.ttlMs}`);
@@ -121,9 +125,10 @@ export class SandboxSourceStore implements SourceStore {
       this.assertInsertable(accountId, group, byAccount.get(accountId) ?? []);
     }
     this.makeRoom(byAccount);
+    const boxes = new Map(records.map((record) => [record.id, record.bbox]));
     for (const [accountId, group] of byAccount) {
       const session = this.sessions.useOrCreate(accountId);
-      for (const source of group) session.add(source);
+      for (const source of group) session.add(source, boxes.get(source.id) as NewSourceRecord["bbox"]);
       this.hold(session);
     }
     return stored.map(toRecord);
@@ -131,15 +136,31 @@ export class SandboxSourceStore implements SourceStore {
 
   async list(query: ListQuery): Promise<SourceRecord[]> {
     this.assertOpen("list");
+    const spatial = spatialFilterOf(query);
     const matches = matcher(query);
     const found: StoredSource[] = [];
     for (const session of this.sessionsFor(query.accountId)) {
-      for (const source of session.sources.values()) if (matches(source)) found.push(source);
+      const candidates = spatial === null ? session.sources.values() : session.near(spatial.envelope);
+      for (const source of candidates) if (matches(source)) found.push(source);
     }
-    const shown = page(found.sort(byCreatedThenId), query);
+    found.sort(byCreatedThenId);
+    // The exact geometry is unpacked and tested only until the page is full.
+    const shown: StoredSource[] = [];
+    let skip = query.offset;
+    for (const source of found) {
+      if (shown.length === query.limit) break;
+      if (spatial !== null && !spatial.matches(unpackGeometry(source.packed))) continue;
+      if (skip > 0) skip -= 1;
+      else shown.push(source);
+    }
     // Across accounts (an admin), only the sessions the answer comes from are read.
     if (query.accountId === null) this.holdAccountsOf(shown);
     return shown.map(toRecord);
+  }
+
+  async ledgerSecret(): Promise<Uint8Array> {
+    this.assertOpen("secret");
+    return this.secret;
   }
 
   async get(id: string, accountId: string | null): Promise<SourceRecord | null> {

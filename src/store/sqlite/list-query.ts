@@ -1,8 +1,16 @@
+import type { BoundingBox } from "../../geo/types.js";
 import { LIST_FILTERS, type ListQuery } from "../../model/list-query.js";
 import { selectList } from "./rows.js";
 
-/** The equality filters, each on its own column; the ANY filter reads the attribute side table. */
-const EQUALITY_FILTERS = LIST_FILTERS.filter((filter) => filter.kind !== "anyOf");
+/** The filters matched by equality on their own column (conflict as 0 or 1). */
+const EQUALITY_FILTERS = LIST_FILTERS.filter((filter) => ["text", "year", "enum", "bool"].includes(filter.kind));
+
+/**
+ * How the R*Tree takes part in a spatial list: `driving` reads the few sources whose box meets the
+ * envelope and sorts them; `probing` walks the list order and looks each row's box up by its key,
+ * for an envelope that meets so many sources that sorting them all would cost more than a page.
+ */
+export type SpatialPlan = "driving" | "probing";
 
 export interface ListStatement {
   /** Identifies the SQL text: equal keys mean equal SQL, so the prepared statement can be reused. */
@@ -11,12 +19,36 @@ export interface ListStatement {
   params: (string | number)[];
 }
 
+/** The R*Tree's condition for a box meeting `envelope` (edges included), with its parameters. */
+function envelopeCondition(alias: string, envelope: BoundingBox) {
+  return {
+    sql: `${alias}.min_x <= ? AND ${alias}.max_x >= ? AND ${alias}.min_y <= ? AND ${alias}.max_y >= ?`,
+    params: [envelope.maxX, envelope.minX, envelope.maxY, envelope.minY],
+  };
+}
+
+/** Counts the sources whose box meets an envelope, stopping past `cap`: picks the SpatialPlan. */
+export function envelopeCountStatement(envelope: BoundingBox, cap: number): ListStatement {
+  const condition = envelopeCondition("b", envelope);
+  return {
+    key: "envelope-count",
+    sql: `SELECT count(*) FROM (SELECT 1 FROM source_bbox b WHERE ${condition.sql} LIMIT ?)`,
+    params: [...condition.params, cap + 1],
+  };
+}
+
 /**
  * The SQL depends only on which filters are present, never on their values (those are bound), so
  * at most one statement exists per filter combination. The attribute ANY filter binds its values
  * as one JSON array, so the number of values does not multiply the combinations either.
+ *
+ * With a spatial `envelope`, the statement has no LIMIT: the store reads it in order and keeps the
+ * rows whose exact geometry matches until the page is full (spatial-filter.ts).
  */
-export function buildListStatement(query: ListQuery): ListStatement {
+export function buildListStatement(
+  query: ListQuery,
+  spatial: { envelope: BoundingBox; plan: SpatialPlan } | null = null,
+): ListStatement {
   const conditions: string[] = [];
   const params: (string | number)[] = [];
   const keyParts: string[] = [];
@@ -27,10 +59,10 @@ export function buildListStatement(query: ListQuery): ListStatement {
     keyParts.push("account");
   }
   for (const filter of EQUALITY_FILTERS) {
-    const value = query[filter.queryKey] as string | number | undefined;
+    const value = query[filter.queryKey] as string | number | boolean | undefined;
     if (value === undefined) continue;
     conditions.push(`s.${filter.column} = ?`);
-    params.push(value);
+    params.push(typeof value === "boolean" ? Number(value) : value);
     keyParts.push(filter.queryKey);
   }
   if (query.attributeTypes !== undefined && query.attributeTypes.length > 0) {
@@ -44,12 +76,34 @@ export function buildListStatement(query: ListQuery): ListStatement {
     params.push(JSON.stringify(query.attributeTypes));
     keyParts.push("attributeTypes");
   }
-  params.push(query.limit, query.offset);
-
+  if (query.activeAt !== undefined) {
+    // Half-open period: active from start_at, no longer at end_at (docs/api.md §11).
+    conditions.push("s.start_at <= ? AND s.end_at > ?");
+    params.push(query.activeAt, query.activeAt);
+    keyParts.push("activeAt");
+  }
+  if (query.after !== undefined) {
+    // Keyset paging (docs/api.md §10): a row value compared against the list order's index
+    // columns, which SQLite turns into a range on that index: the page starts where the last
+    // ended, however deep it is.
+    conditions.push("(s.created_at, s.id) > (?, ?)");
+    params.push(query.after.createdAt, query.after.id);
+    keyParts.push("after");
+  }
+  if (spatial !== null) {
+    const condition = envelopeCondition("b", spatial.envelope);
+    conditions.push(
+      spatial.plan === "driving"
+        ? `s.seq IN (SELECT b.seq FROM source_bbox b WHERE ${condition.sql})`
+        : // The unary + keeps the planner on the list order; each row's box is found by its key.
+          `EXISTS (SELECT 1 FROM source_bbox b WHERE b.seq = +s.seq AND ${condition.sql})`,
+    );
+    params.push(...condition.params);
+    keyParts.push(`spatial-${spatial.plan}`);
+  }
   const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
-  return {
-    key: keyParts.join(","),
-    sql: `SELECT ${selectList("s")} FROM sources s ${where} ORDER BY s.created_at, s.id LIMIT ? OFFSET ?`,
-    params,
-  };
+  const order = `SELECT ${selectList("s")} FROM sources s ${where} ORDER BY s.created_at, s.id`;
+  if (spatial !== null) return { key: keyParts.join(","), sql: order, params };
+  params.push(query.limit, query.offset);
+  return { key: keyParts.join(","), sql: `${order} LIMIT ? OFFSET ?`, params };
 }

@@ -118,4 +118,20 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 3,
+    name: "conflict list filter indexes, ledger settings",
+    sql: `
+      -- The conflict filter (docs/api.md §11) like every equality filter: then the list order.
+      CREATE INDEX sources_account_conflict ON sources (account_id, conflict, created_at, id);
+      CREATE INDEX sources_conflict ON sources (conflict, created_at, id);
+
+      -- Values the ledger keeps for itself: its secret (page tokens are keyed by it, so they
+      -- survive a restart and hold for every process on this file).
+      CREATE TABLE ledger_settings (
+        name  TEXT PRIMARY KEY,
+        value BLOB NOT NULL
+      ) STRICT;
+    `,
+  },
 ];

@@ -1,13 +1,15 @@
+import { randomBytes } from "node:crypto";
 import type Database from "better-sqlite3";
 import type { BoundingBox } from "../../geo/types.js";
 import type { ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
 import type { ConflictPolicy, ProtectedAreaPolicy } from "../../model/spatial.js";
 import { altIdClash, altIdsByAccount, type SourceStore, StoreUnavailableError } from "../port.js";
+import { type SpatialFilter, spatialFilterOf } from "../spatial-filter.js";
 import { openMigrated } from "./connection.js";
 import { toStoreError } from "./errors.js";
 import { GroupCommitter } from "./group-commit.js";
-import { buildListStatement } from "./list-query.js";
+import { buildListStatement, envelopeCountStatement, type ListStatement, type SpatialPlan } from "./list-query.js";
 import { SqliteProtectedAreaReader } from "./protected-areas.js";
 import { COLUMNS, fromColumns, fromRow, type SourceRow, selectList, toRow } from "./rows.js";
 import { ConflictScanner } from "./spatial.js";
@@ -29,6 +31,12 @@ export interface SqliteStoreOptions {
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
+/**
+ * A spatial list drives from the R*Tree while the envelope meets at most this many sources: reading
+ * and sorting them costs a few milliseconds; past it, walking the list order costs less.
+ */
+const DRIVING_CANDIDATES = 5_000;
+const SECRET_BYTES = 32;
 /**
  * Sources per group commit. Single-source creates gain the most from sharing a commit; a request
  * of 1,000 already amortises its own, and holding several of them for one group would only raise
@@ -58,6 +66,8 @@ export class SqliteSourceStore implements SourceStore {
     deleteBySeq: Statement<[number]>;
     bboxCandidates: Statement<[number, number, number, number], SourceRow>;
     ping: Statement<[], unknown>;
+    keepSecret: Statement<[Buffer]>;
+    secret: Statement<[], { value: Buffer }>;
   };
 
   constructor(
@@ -94,6 +104,8 @@ export class SqliteSourceStore implements SourceStore {
          ORDER BY s.created_at, s.id`,
       ),
       ping: db.prepare("SELECT 1"),
+      keepSecret: db.prepare("INSERT OR IGNORE INTO ledger_settings (name, value) VALUES ('ledger_secret', ?)"),
+      secret: db.prepare("SELECT value FROM ledger_settings WHERE name = 'ledger_secret'"),
     };
     this.conflicts = conflictPolicy ? new ConflictScanner(db, conflictPolicy) : null;
     this.protectedAreas = protectedAreaPolicy ? new SqliteProtectedAreaReader(db, protectedAreaPolicy) : null;
@@ -133,13 +145,55 @@ export class SqliteSourceStore implements SourceStore {
 
   async list(query: ListQuery): Promise<SourceRecord[]> {
     return this.runSync("list", () => {
-      const { key, sql, params } = buildListStatement(query);
-      let statement = this.listStatements.get(key);
-      if (statement === undefined) {
-        statement = this.db.prepare<(string | number)[], unknown[]>(sql).raw(true);
-        this.listStatements.set(key, statement);
+      const spatial = spatialFilterOf(query);
+      if (spatial === null) {
+        const statement = buildListStatement(query);
+        return this.listStatement(statement)
+          .all(...statement.params)
+          .map(fromColumns);
       }
-      return statement.all(...params).map(fromColumns);
+      return this.spatialList(query, spatial);
+    });
+  }
+
+  /**
+   * A page of a spatial list: the rows whose box meets the envelope, in list order, kept while
+   * their exact geometry matches, until `offset` are skipped and `limit` kept.
+   */
+  private spatialList(query: ListQuery, spatial: SpatialFilter): SourceRecord[] {
+    const count = envelopeCountStatement(spatial.envelope, DRIVING_CANDIDATES);
+    const candidates = this.listStatement(count).get(...count.params) as unknown[];
+    const plan: SpatialPlan = (candidates[0] as number) <= DRIVING_CANDIDATES ? "driving" : "probing";
+    const statement = buildListStatement(query, { envelope: spatial.envelope, plan });
+    const records: SourceRecord[] = [];
+    let skip = query.offset;
+    for (const row of this.listStatement(statement).iterate(...statement.params)) {
+      const record = fromColumns(row);
+      if (!spatial.matches(record.geometry)) continue;
+      if (skip > 0) {
+        skip -= 1;
+        continue;
+      }
+      records.push(record);
+      if (records.length === query.limit) break;
+    }
+    return records;
+  }
+
+  private listStatement({ key, sql }: ListStatement): Statement<(string | number)[], unknown[]> {
+    let statement = this.listStatements.get(key);
+    if (statement === undefined) {
+      statement = this.db.prepare<(string | number)[], unknown[]>(sql).raw(true);
+      this.listStatements.set(key, statement);
+    }
+    return statement;
+  }
+
+  async ledgerSecret(): Promise<Uint8Array> {
+    return this.runSync("secret", () => {
+      // INSERT OR IGNORE: the first process to ask makes the secret; every later one reads it.
+      this.statements.keepSecret.run(randomBytes(SECRET_BYTES));
+      return new Uint8Array(this.statements.secret.get()?.value ?? []);
     });
   }
 
