@@ -311,8 +311,7 @@ export function createLedger(options: LedgerOptions): Ledger {
       return storeFailure(error);
     }
     const records = found.slice(0, limit);
-    const tokenAfter = (record: SourceRecord) =>
-      keys.mint({ createdAt: record.createdAt, id: record.id }, binding);
+    const tokenAfter = (record: SourceRecord) => keys.mint({ createdAt: record.createdAt, id: record.id }, binding);
     const last = records.at(-1);
     return { records, nextPageToken: found.length > limit && last ? tokenAfter(last) : null, tokenAfter };
   }
