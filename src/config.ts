@@ -38,7 +38,7 @@ export interface Config {
   rateLimitReadsPerS: number | null;
   rateLimitWritesPerS: number | null;
   /**
-   * LEDGER_SECRET: at least 32 bytes, base64 (page tokens are keyed by it, docs/api.md §10); null
+   * LEDGER_SECRET: at least 32 bytes, base64 (page tokens are keyed by it, docs/api.md §12); null
    * uses the secret the store keeps, which every process on the same store shares.
    */
   ledgerSecret: Uint8Array | null;

@@ -36,7 +36,7 @@ export interface GeometryIssue {
 }
 
 /**
- * An area a search asks about (docs/api.md §11): a point, a box (edges included) or a Polygon or
+ * An area a search asks about (docs/api.md §13): a point, a box (edges included) or a Polygon or
  * MultiPolygon. A source matches when its exact geometry intersects it; touching counts.
  */
 export type SearchArea = { type: "Point"; coordinates: Position } | { type: "Box"; box: BoundingBox } | SourceGeometry;

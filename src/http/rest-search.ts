@@ -30,7 +30,7 @@ const isObject = (value: unknown): value is Json =>
 const AREA_MEMBER = "intersects";
 
 /**
- * The listing's fields as members of a search body (docs/api.md §11): the same names as the list
+ * The listing's fields as members of a search body (docs/api.md §13): the same names as the list
  * query, in their JSON types. Every problem points at its member.
  */
 class BodyReader implements ListFieldReader {
@@ -175,7 +175,7 @@ export interface DecodedSearch {
 }
 
 /**
- * A search body (docs/api.md §11) → the SearchSourcesRequest it names: the area, and the listing's
+ * A search body (docs/api.md §13) → the SearchSourcesRequest it names: the area, and the listing's
  * fields as members. An unknown member is refused (a misspelt filter would silently widen the
  * answer), as an unknown query parameter is.
  */

@@ -67,7 +67,7 @@ function pointerOf(v: Violation, body: CreateBodyMap | null, requestField: Reque
 }
 
 /**
- * The RFC 8288 `Link` to the next page (docs/api.md §10): the request's own path and query with
+ * The RFC 8288 `Link` to the next page (docs/api.md §12): the request's own path and query with
  * `page_token` (and no `offset`), as a reference relative to the request, so it holds behind any
  * proxy that keeps paths.
  */
@@ -216,7 +216,7 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
   });
 
   // A search's next page is the same body posted to the Link's URL, whose page_token stands for
-  // the body's (docs/api.md §11).
+  // the body's (docs/api.md §13).
   app.post(`${base}/search`, { config: { rpcMethod: methods.searchSources.name } }, async (request, reply) => {
     const query = new QueryReader(request.query as Record<string, string>, ["page_token"]);
     const queryToken = query.text("page_token");

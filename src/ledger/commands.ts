@@ -49,7 +49,7 @@ export interface ListCommand extends Unread {
   pageToken?: string;
 }
 
-/** A list whose sources must also intersect an area (docs/api.md §11). */
+/** A list whose sources must also intersect an area (docs/api.md §13). */
 export interface SearchCommand extends ListCommand {
   /** null when the request named no area (a violation of the field `intersects`). */
   area: SearchArea | null;

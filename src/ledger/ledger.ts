@@ -40,7 +40,7 @@ export interface LedgerOptions {
   now?: () => number;
 }
 
-/** One page of a listing (docs/api.md §10). */
+/** One page of a listing (docs/api.md §12). */
 export interface ListPage {
   records: SourceRecord[];
   /** The token of the page after `records`, or null when no record follows them. */
@@ -61,7 +61,7 @@ export interface Ledger {
   readonly environment: Environment;
   create(principal: Principal, command: CreateCommand): Promise<SourceRecord[]>;
   list(principal: Principal, command: ListCommand): Promise<ListPage>;
-  /** A list of the sources whose exact geometry intersects an area (docs/api.md §11). */
+  /** A list of the sources whose exact geometry intersects an area (docs/api.md §13). */
   search(principal: Principal, command: SearchCommand): Promise<ListPage>;
   get(principal: Principal, command: GetCommand): Promise<SourceRecord>;
   delete(principal: Principal, command: DeleteCommand): Promise<void>;
@@ -157,11 +157,11 @@ function areaViolations(area: SearchArea | null): Violation[] {
     return [{ field, detail: "intersects is required: a Point, a Polygon or a MultiPolygon (or a box over gRPC)" }];
   }
   if (area.type === "Point") {
-    const problem = positionProblem(area.coordinates[0], area.coordinates[1], field);
+    const problem = positionProblem(area.coordinates[0], area.coordinates[1], "the point");
     return problem ? [{ field, detail: problem }] : [];
   }
   if (area.type === "Box") {
-    const problem = boxProblem(area.box, field);
+    const problem = boxProblem(area.box, "the box");
     return problem ? [{ field, detail: problem }] : [];
   }
   const geometryKind = area.type === "Polygon" ? "polygon" : "multi_polygon";
@@ -169,7 +169,7 @@ function areaViolations(area: SearchArea | null): Violation[] {
 }
 
 /**
- * What a page token is bound to (docs/api.md §10), as one canonical text: the environment, who
+ * What a page token is bound to (docs/api.md §12), as one canonical text: the environment, who
  * asks, the account scope, every filter and the search area. Sets are sorted, so equal listings
  * bind equally however their filters were spelled.
  */

@@ -2,7 +2,7 @@ import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
 import type { ListCursor } from "../model/list-query.js";
 
 /**
- * Page tokens (docs/api.md §10): where the next page starts, authenticated for the listing that
+ * Page tokens (docs/api.md §12): where the next page starts, authenticated for the listing that
  * made it. A token is base64url of
  *
  *   [version 1][created_at: 8-byte big-endian integer][id: UTF-8][MAC: 16 bytes]

@@ -77,7 +77,7 @@ export function positionProblem(lon: number, lat: number, name: string): string 
 
 /**
  * A box: its corners are positions and min is at most max on each axis. A box across the
- * antimeridian (west > east) is refused like every geometry crossing it (docs/api.md §13).
+ * antimeridian (west > east) is refused like every geometry crossing it (docs/api.md §5.4).
  */
 export function boxProblem(box: { minX: number; minY: number; maxX: number; maxY: number }, name: string) {
   const corner =

@@ -29,7 +29,7 @@ export interface ListFilterValues {
   bbox?: BoundingBox;
 }
 
-/** Where a page starts: after the record with this (createdAt, id), in list order (docs/api.md §10). */
+/** Where a page starts: after the record with this (createdAt, id), in list order (docs/api.md §12). */
 export interface ListCursor {
   createdAt: number;
   id: string;
@@ -42,7 +42,7 @@ export interface ListQuery extends ListFilterValues {
   offset: number;
   /** Keyset paging: only records after this one in list order. */
   after?: ListCursor;
-  /** A search's area (docs/api.md §11): the exact geometry must intersect it, and the bbox if any. */
+  /** A search's area (docs/api.md §13): the exact geometry must intersect it, and the bbox if any. */
   intersects?: SearchArea;
 }
 

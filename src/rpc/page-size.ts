@@ -4,7 +4,7 @@ import type { SourceRecord } from "../model/records.js";
 import { geometrySize } from "./geometry-wire.js";
 
 /**
- * The most bytes of sources one list or search answer carries (docs/api.md §10): under 4 MiB, the
+ * The most bytes of sources one list or search answer carries (docs/api.md §12): under 4 MiB, the
  * default receive limit of common gRPC clients (grpc-js, grpc-go, grpcio), with room left for the
  * next_page_token and the message's framing.
  */

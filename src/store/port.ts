@@ -110,7 +110,7 @@ export interface SourceStore {
   deleteByAltId(altId: string, accountId: string): Promise<boolean>;
   /**
    * The ledger's secret: 32 random bytes made when first asked for and kept in the store, so every
-   * process serving the same store derives the same keys (page tokens, docs/api.md §10) and they
+   * process serving the same store derives the same keys (page tokens, docs/api.md §12) and they
    * survive a restart. The sandbox's lives as long as the process, like its data.
    */
   ledgerSecret(): Promise<Uint8Array>;

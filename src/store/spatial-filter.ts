@@ -6,7 +6,7 @@ import { type ListQuery, spatialAreasOf } from "../model/list-query.js";
 /**
  * A query's spatial conditions (the `bbox` filter, a search's area) as a store applies them: an
  * index narrows the candidates to those whose box meets `envelope`, then `matches` decides on the
- * exact geometry (docs/api.md §11).
+ * exact geometry (docs/api.md §13).
  */
 export interface SpatialFilter {
   envelope: BoundingBox;

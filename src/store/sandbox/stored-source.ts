@@ -35,10 +35,11 @@ export interface StoredSource {
  * What the budget counts for one stored source besides its strings and coordinates, in bytes, on a
  * 64-bit V8 without pointer compression (Node's default): the StoredSource object (~200), the
  * Float64Array's JS objects and off-heap backing-store bookkeeping (~350), its entries in the
- * session's two Maps (~110, with the tables' growth slack), the two string arrays (~64). The
- * per-session measurement in docs/benchmarks.md checks the total against `process.memoryUsage()`.
+ * session's three Maps (~160, with the tables' growth slack), the two string arrays (~64), its
+ * entry in the session's R-tree (the box object and its node slot, ~80). The per-session
+ * measurement in docs/benchmarks.md checks the total against `process.memoryUsage()`.
  */
-export const SOURCE_OVERHEAD_BYTES = 768;
+export const SOURCE_OVERHEAD_BYTES = 896;
 
 function oneByte(value: string): boolean {
   for (let i = 0; i < value.length; i++) if (value.charCodeAt(i) > 0xff) return false;

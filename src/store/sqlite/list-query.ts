@@ -77,13 +77,13 @@ export function buildListStatement(
     keyParts.push("attributeTypes");
   }
   if (query.activeAt !== undefined) {
-    // Half-open period: active from start_at, no longer at end_at (docs/api.md §11).
+    // Half-open period: active from start_at, no longer at end_at (docs/api.md §13).
     conditions.push("s.start_at <= ? AND s.end_at > ?");
     params.push(query.activeAt, query.activeAt);
     keyParts.push("activeAt");
   }
   if (query.after !== undefined) {
-    // Keyset paging (docs/api.md §10): a row value compared against the list order's index
+    // Keyset paging (docs/api.md §12): a row value compared against the list order's index
     // columns, which SQLite turns into a range on that index: the page starts where the last
     // ended, however deep it is.
     conditions.push("(s.created_at, s.id) > (?, ?)");

@@ -122,7 +122,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     name: "conflict list filter indexes, ledger settings",
     sql: `
-      -- The conflict filter (docs/api.md §11) like every equality filter: then the list order.
+      -- The conflict filter (docs/api.md §13) like every equality filter: then the list order.
       CREATE INDEX sources_account_conflict ON sources (account_id, conflict, created_at, id);
       CREATE INDEX sources_conflict ON sources (conflict, created_at, id);
 
