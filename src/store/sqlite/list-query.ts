@@ -52,16 +52,20 @@ export function buildListStatement(
   const conditions: string[] = [];
   const params: (string | number)[] = [];
   const keyParts: string[] = [];
+  // Driving from the R*Tree, no other index may drive: a unary + makes a column unindexable, so
+  // the planner reads the candidates by their key and sorts them, instead of walking a whole
+  // account in list order and looking each row up in the candidate list.
+  const column = (name: string) => (spatial?.plan === "driving" ? `+s.${name}` : `s.${name}`);
 
   if (query.accountId !== null) {
-    conditions.push("s.account_id = ?");
+    conditions.push(`${column("account_id")} = ?`);
     params.push(query.accountId);
     keyParts.push("account");
   }
   for (const filter of EQUALITY_FILTERS) {
     const value = query[filter.queryKey] as string | number | boolean | undefined;
     if (value === undefined) continue;
-    conditions.push(`s.${filter.column} = ?`);
+    conditions.push(`${column(filter.column)} = ?`);
     params.push(typeof value === "boolean" ? Number(value) : value);
     keyParts.push(filter.queryKey);
   }
@@ -78,7 +82,7 @@ export function buildListStatement(
   }
   if (query.activeAt !== undefined) {
     // Half-open period: active from start_at, no longer at end_at (docs/api.md §13).
-    conditions.push("s.start_at <= ? AND s.end_at > ?");
+    conditions.push(`${column("start_at")} <= ? AND ${column("end_at")} > ?`);
     params.push(query.activeAt, query.activeAt);
     keyParts.push("activeAt");
   }
@@ -86,7 +90,7 @@ export function buildListStatement(
     // Keyset paging (docs/api.md §12): a row value compared against the list order's index
     // columns, which SQLite turns into a range on that index: the page starts where the last
     // ended, however deep it is.
-    conditions.push("(s.created_at, s.id) > (?, ?)");
+    conditions.push(`(${column("created_at")}, ${column("id")}) > (?, ?)`);
     params.push(query.after.createdAt, query.after.id);
     keyParts.push("after");
   }
