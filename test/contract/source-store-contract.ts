@@ -3,6 +3,7 @@ import type { ListQuery } from "../../src/model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../src/model/records.js";
 import { AltIdTakenError, type SourceStore, StoreUnavailableError } from "../../src/store/port.js";
 import { BASE_TIME, listQuery, makeFullRecord, makeRecord, square, stored } from "./fixtures.js";
+import { describeListingContract } from "./listing-contract.js";
 
 export interface StoreUnderTest {
   store: SourceStore;
@@ -294,6 +295,8 @@ export function describeSourceStoreContract(name: string, makeStore: () => Promi
       });
     });
 
+    describeListingContract(() => store, makeStore);
+
     describe("alt_id uniqueness", () => {
       it("rejects a batch reusing stored alt_ids, naming exactly those, and stores nothing", async () => {
         const existing = [makeRecord({ altId: "taken-1" }), makeRecord({ altId: "taken-2" })];
@@ -389,6 +392,7 @@ export function describeSourceStoreContract(name: string, makeStore: () => Promi
         await expect(store.insertMany([makeRecord()])).rejects.toBeInstanceOf(StoreUnavailableError);
         await expect(store.deleteById("src_x", null)).rejects.toBeInstanceOf(StoreUnavailableError);
         await expect(store.deleteByAltId("x", A)).rejects.toBeInstanceOf(StoreUnavailableError);
+        await expect(store.ledgerSecret()).rejects.toBeInstanceOf(StoreUnavailableError);
       });
     });
   });
