@@ -547,22 +547,22 @@ describe.each(STORES)("paging and search over the $name", ({ open }) => {
       [
         "a point's longitude",
         point(181, 0),
-        [{ field: "intersects", detail: "the point: longitude must be from -180 to 180, got 181" }],
+        [{ field: "intersects", coordinates: [], detail: "the point: longitude must be from -180 to 180, got 181" }],
       ],
       [
         "a point's latitude",
         point(0, -91),
-        [{ field: "intersects", detail: "the point: latitude must be from -90 to 90, got -91" }],
+        [{ field: "intersects", coordinates: [], detail: "the point: latitude must be from -90 to 90, got -91" }],
       ],
       [
         "a point that is not finite",
         point(Number.NaN, 0),
-        [{ field: "intersects", detail: "the point must be finite numbers, got NaN, 0" }],
+        [{ field: "intersects", coordinates: [], detail: "the point must be finite numbers, got NaN, 0" }],
       ],
       [
         "a point at infinity",
         point(0, Number.NEGATIVE_INFINITY),
-        [{ field: "intersects", detail: "the point must be finite numbers, got 0, -Infinity" }],
+        [{ field: "intersects", coordinates: [], detail: "the point must be finite numbers, got 0, -Infinity" }],
       ],
       [
         "a box's corner",
@@ -779,7 +779,7 @@ describe.each(STORES)("paging and search over the $name", ({ open }) => {
       await expectInvalid(
         production.search(userA, search(point(200, 0), { bbox: box(-181, 0, 0, 0) }, { limit: 1001 })),
         [
-          { field: "intersects", detail: "the point: longitude must be from -180 to 180, got 200" },
+          { field: "intersects", coordinates: [], detail: "the point: longitude must be from -180 to 180, got 200" },
           { field: "bbox", detail: "bbox (min corner): longitude must be from -180 to 180, got -181" },
           { field: "limit", detail: "limit must be from 1 to 1000, got 1001" },
         ],
