@@ -4,6 +4,9 @@
  * sources, in production and in the sandbox; page tokens refused when replayed with other filters,
  * by another account, in the other environment, tampered with, or with offset; the Link URL.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prng } from "../support/geometry-fixtures.js";
@@ -530,4 +533,154 @@ describe("the Link URL repeats the caller's filters and limit", () => {
       expect(await expectJson<SourceRecord[]>(single, 200)).toHaveLength(4);
     });
   }
+});
+
+// ---- the cursor's own record, admins, restarts ---------------------------------------------------
+
+describe("keyset edges", () => {
+  for (const env of ["production", "sandbox"] as const) {
+    it(`${env}, REST and gRPC: the next page starts right after a cursor whose record was deleted`, async () => {
+      const token = await server.userToken(`acct-cursor-${env}`);
+      await createAll(
+        server,
+        token,
+        Array.from({ length: 8 }, (_, i) => featureOf(`c-${i}`, freshGeometry())),
+        env,
+      );
+      const all = await expectJson<SourceRecord[]>(await server.request("GET", pathOf(env), { token }), 200);
+      expect(all).toHaveLength(8);
+
+      // REST: page 1 holds 0..2; delete 2 (the cursor) and 3; page 2 is 4..6.
+      const res = await server.request("GET", pathOf(env, "?limit=3"), { token });
+      const link = nextLink(res);
+      expect((await expectJson<SourceRecord[]>(res, 200)).map((r) => r.id)).toEqual(all.slice(0, 3).map((r) => r.id));
+      // gRPC: the same first page, its token taken before the deletes.
+      const first = await rpcOk<{ sources: RpcSource[]; next_page_token: string }>(
+        client,
+        serviceOf(env),
+        "ListSources",
+        { limit: 3 },
+        token,
+      );
+      expect(first.sources.map((s) => s.id)).toEqual(all.slice(0, 3).map((r) => r.id));
+      for (const doomed of [all[2], all[3]]) {
+        expect((await server.request("DELETE", pathOf(env, `/${doomed.id}`), { token })).status).toBe(204);
+      }
+      const second = await walkRest(server, token, link as string);
+      expect(second.records.map((r) => r.id)).toEqual(all.slice(4).map((r) => r.id));
+      expect(second.pageSizes).toEqual([3, 1]);
+
+      const rpcSecond = await rpcOk<{ sources: RpcSource[]; next_page_token: string }>(
+        client,
+        serviceOf(env),
+        "ListSources",
+        { limit: 3, page_token: first.next_page_token },
+        token,
+      );
+      expect(rpcSecond.sources.map((s) => s.id)).toEqual(all.slice(4, 7).map((r) => r.id));
+
+      // Every record after the cursor deleted: the token still works and gives an empty last page.
+      for (const doomed of all.slice(4)) {
+        expect((await server.request("DELETE", pathOf(env, `/${doomed.id}`), { token })).status).toBe(204);
+      }
+      const empty = await server.request("GET", link as string, { token });
+      expect(empty.headers.get("link")).toBeNull();
+      expect(await expectJson(empty, 200)).toEqual([]);
+    });
+  }
+
+  it("an admin walks every account's sources once; its token is not a user's", async () => {
+    const admin = await server.adminToken();
+    for (const account of ["acct-admin-1", "acct-admin-2"]) {
+      const features = Array.from({ length: 5 }, (_, i) => featureOf(`adm-${i}`, freshGeometry()));
+      await createAll(server, await server.userToken(account), features);
+    }
+    const everything = await walkRest(server, admin, "/sources?limit=1000");
+    // About 20 pages, whatever the other tests of this file left.
+    const pageSize = Math.max(3, Math.ceil(everything.records.length / 20));
+    const walk = await walkRest(server, admin, `/sources?limit=${pageSize}`);
+    expect(walk.records.map((r) => r.id)).toEqual(everything.records.map((r) => r.id));
+    expect(new Set(walk.records.map((r) => r.account_id)).size).toBeGreaterThan(1);
+    expect(walk.pageSizes.length).toBeGreaterThanOrEqual(4);
+    // The admin's token, replayed by a user of one of the accounts.
+    const user = await server.userToken(walk.records[0].account_id);
+    await expectViolation(
+      await server.request("GET", walk.links[0], { token: user }),
+      "/query/page_token",
+      NOT_THIS_LISTING,
+    );
+    // account_id is one of the filters a token is bound to.
+    const scoped = nextLink(
+      await server.request("GET", "/sources?account_id=acct-admin-1&limit=2", { token: admin }),
+    ) as string;
+    expect(new URL(scoped, server.baseUrl).searchParams.get("account_id")).toBe("acct-admin-1");
+    const swapped = scoped.replace("account_id=acct-admin-1", "account_id=acct-admin-2");
+    await expectViolation(
+      await server.request("GET", swapped, { token: admin }),
+      "/query/page_token",
+      NOT_THIS_LISTING,
+    );
+  });
+});
+
+describe("a production page token outlives a restart (docs/api.md §10: tokens do not expire)", () => {
+  it("REST and gRPC tokens minted before a restart resume the listing after it", { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ledger-paging-restart-"));
+    const env = { SQLITE_PATH: join(dir, "ledger.sqlite") };
+    try {
+      const before = await startTestServer(env);
+      let all: SourceRecord[];
+      let link: string;
+      let rpcToken: string;
+      try {
+        const token = await before.userToken("acct-restart");
+        await createAll(
+          before,
+          token,
+          Array.from({ length: 5 }, (_, i) => featureOf(`r-${i}`, freshGeometry(), { methodology: "R" })),
+        );
+        all = await expectJson<SourceRecord[]>(await before.request("GET", "/sources?methodology=R", { token }), 200);
+        link = nextLink(await before.request("GET", "/sources?methodology=R&limit=2", { token })) as string;
+        const rpcClient = new LedgerGrpc(before.port);
+        try {
+          const first = await rpcOk<{ next_page_token: string }>(
+            rpcClient,
+            "SourceLedgerService",
+            "ListSources",
+            { methodology: "R", limit: 2 },
+            token,
+          );
+          rpcToken = first.next_page_token;
+        } finally {
+          rpcClient.close();
+        }
+      } finally {
+        await before.close();
+      }
+
+      const after = await startTestServer(env);
+      try {
+        const token = await after.userToken("acct-restart");
+        const rest = await walkRest(after, token, link);
+        expect(rest.records.map((r) => r.id)).toEqual(all.slice(2).map((r) => r.id));
+        const rpcClient = new LedgerGrpc(after.port);
+        try {
+          const second = await rpcOk<{ sources: RpcSource[] }>(
+            rpcClient,
+            "SourceLedgerService",
+            "ListSources",
+            { methodology: "R", limit: 2, page_token: rpcToken },
+            token,
+          );
+          expect(second.sources.map((s) => s.id)).toEqual(all.slice(2, 4).map((r) => r.id));
+        } finally {
+          rpcClient.close();
+        }
+      } finally {
+        await after.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

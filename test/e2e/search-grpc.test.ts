@@ -321,6 +321,35 @@ describe.each(["production", "sandbox"] as const)("%s", (env) => {
     });
   });
 
+  describe("noise at the range limits (contract §13)", () => {
+    const EAST = 180.00000000000006;
+    let russia: RpcSource;
+
+    beforeAll(async () => {
+      const geometry = { polygon: { rings: [{ coordinates: [179, 60, EAST, 60, EAST, 61, 179, 61, 179, 60] }] } };
+      const input = { alt_id: "russia", geometry, start_at: ts(START), end_at: ts(END) };
+      const created = await rpcOk<{ sources: RpcSource[] }>(
+        client,
+        service,
+        "CreateSources",
+        { sources: [input] },
+        tokenA,
+      );
+      russia = created.sources[0];
+    });
+
+    it("a search geometry with the source's own vertices finds it", async () => {
+      const walk = await search({ geometry: russia.geometry });
+      expect(walk.sources.map((s) => s.id)).toEqual([russia.id]);
+    });
+
+    // As over REST (search-rest.test.ts): refused with "longitude must be from -180 to 180".
+    it.fails("a point on the source's east edge, or its bounding box, finds it", async () => {
+      expect((await search({ point: { lon: EAST, lat: 60.5 } })).sources.map((s) => s.id)).toEqual([russia.id]);
+      expect((await search({ box: protoBox([179, 60, EAST, 61]) })).sources.map((s) => s.id)).toEqual([russia.id]);
+    });
+  });
+
   it("every source a search answered equals what GetSource returns", async () => {
     expect(answered[env].size).toBe(FIXTURE_ALT_IDS.length);
     for (const [id, source] of answered[env]) {

@@ -388,23 +388,17 @@ describe.each(["production", "sandbox"] as const)("%s", (env) => {
       expect(await problemPointers(res)).toEqual([""]);
     });
 
-    // Every other problem with a position points at it (a Polygon's at /intersects/coordinates/0/1,
-    // a create's at /geometry/coordinates/…); an out-of-range Point's is reported at /intersects,
-    // the whole area, not at its coordinates.
-    it.fails("a point out of range → 422 at /intersects/coordinates", async () => {
-      const res = await search({ intersects: { type: "Point", coordinates: [200, 0] } });
+    // Every problem with a position points at it (a Polygon's at /intersects/coordinates/0/1, a
+    // create's at /geometry/coordinates/…), so an out-of-range Point's is at its coordinates, not
+    // at /intersects (the whole area), where 15c16ad put it.
+    it.each([
+      [200, 0],
+      [-180.5, 0],
+      [0, -90.5],
+      [0, 91],
+    ])("a point out of range (%d, %d) → 422 at /intersects/coordinates", async (lon, lat) => {
+      const res = await search({ intersects: { type: "Point", coordinates: [lon, lat] } });
       expect(await problemPointers(res)).toEqual(["/intersects/coordinates"]);
-    });
-
-    it("a point out of range → 422 (at the area)", async () => {
-      for (const coordinates of [
-        [200, 0],
-        [0, -90.5],
-      ]) {
-        const pointers = await problemPointers(await search({ intersects: { type: "Point", coordinates } }));
-        expect(pointers).toHaveLength(1);
-        expect(pointers[0].startsWith("/intersects")).toBe(true);
-      }
     });
 
     const queries: [string, string][] = [
@@ -443,6 +437,53 @@ describe.each(["production", "sandbox"] as const)("%s", (env) => {
         "/query/bbox",
         "/query/conflict",
       ]);
+    });
+  });
+
+  describe("noise at the range limits (contract §13: within 1e-9° beyond ±180/±90 lies on the limit)", () => {
+    // As in Natural Earth's Russia: a longitude of 180.00000000000006, accepted on create.
+    const EAST = 180.00000000000006;
+    let russia: SourceRecord;
+
+    beforeAll(async () => {
+      const geometry = {
+        type: "Polygon",
+        coordinates: [
+          [
+            [179, 60],
+            [EAST, 60],
+            [EAST, 61],
+            [179, 61],
+            [179, 60],
+          ],
+        ],
+      };
+      const [record] = await expectJson<SourceRecord[]>(
+        await server.request("POST", pathOf(env), { token: tokenA, json: featureOf("russia", geometry as never) }),
+        201,
+      );
+      russia = record;
+    });
+
+    it("a search Polygon with the source's own vertices finds it", async () => {
+      const res = await search({ intersects: russia.geometry });
+      expect((await expectJson<SourceRecord[]>(res, 200)).map((r) => r.id)).toEqual([russia.id]);
+    });
+
+    // A GeoJSON Point is GeoJSON input like a Polygon's positions, and a box "as for create"
+    // (contract §11), yet both refuse what a create and a search Polygon accept: 422 "longitude
+    // must be from -180 to 180, got 180.00000000000006". A client cannot search with a vertex of
+    // a stored source, nor with that source's own bounding box.
+    it.fails("a search Point on the source's east edge finds it", async () => {
+      const res = await search({ intersects: { type: "Point", coordinates: [EAST, 60.5] } });
+      expect((await expectJson<SourceRecord[]>(res, 200)).map((r) => r.id)).toEqual([russia.id]);
+    });
+
+    it.fails("the source's own bounding box as bbox finds it (GET and search body)", async () => {
+      const listed = await server.request("GET", pathOf(env, `?bbox=179,60,${EAST},61`), { token: tokenA });
+      expect((await expectJson<SourceRecord[]>(listed, 200)).map((r) => r.id)).toEqual([russia.id]);
+      const found = await search({ intersects: russia.geometry, bbox: [179, 60, EAST, 61] });
+      expect((await expectJson<SourceRecord[]>(found, 200)).map((r) => r.id)).toEqual([russia.id]);
     });
   });
 
