@@ -158,7 +158,8 @@ function areaViolations(area: SearchArea | null): Violation[] {
   }
   if (area.type === "Point") {
     const problem = positionProblem(area.coordinates[0], area.coordinates[1], "the point");
-    return problem ? [{ field, detail: problem }] : [];
+    // At the point's coordinates (REST: /intersects/coordinates); over RPC the field is `point`.
+    return problem ? [{ field, coordinates: [], detail: problem }] : [];
   }
   if (area.type === "Box") {
     const problem = boxProblem(area.box, "the box");

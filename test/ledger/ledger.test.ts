@@ -494,7 +494,7 @@ describe.each(STORES)("ledger over the $name", ({ open }) => {
       ]);
     });
 
-    it("refuses the id filter in production, and applies alt_id there (docs/api.md §11)", async () => {
+    it("refuses the id filter in production, and applies alt_id there (docs/api.md §13)", async () => {
       const [record] = await seed();
       await expectRefused(
         production.list(userA, { filters: { id: record.id, altId: "s0" } }),

@@ -160,7 +160,8 @@ export class SandboxSourceStore implements SourceStore {
 
   async ledgerSecret(): Promise<Uint8Array> {
     this.assertOpen("secret");
-    return this.secret;
+    // A copy: a caller that writes into it must not change the key of later calls.
+    return new Uint8Array(this.secret);
   }
 
   async get(id: string, accountId: string | null): Promise<SourceRecord | null> {

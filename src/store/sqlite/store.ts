@@ -167,6 +167,7 @@ export class SqliteSourceStore implements SourceStore {
     const statement = buildListStatement(query, { envelope: spatial.envelope, plan });
     const records: SourceRecord[] = [];
     let skip = query.offset;
+    if (query.limit <= 0) return records;
     for (const row of this.listStatement(statement).iterate(...statement.params)) {
       const record = fromColumns(row);
       if (!spatial.matches(record.geometry)) continue;
