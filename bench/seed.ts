@@ -8,9 +8,14 @@
  *
  * `replicateLedger` (the 1,000,000-record ledger): copies a seeded ledger and repeats its rows in
  * SQL (INSERT … SELECT on the same connection settings the store uses, but with the journal off
- * while loading), giving every copy a new id, alt_id and created_at; geometry text, bounding box
- * and attribute rows are shared with the original record. The store's tables are the only ones
- * it knows: if the schema grows a table it does not know, it falls back to `seedLedger`.
+ * while loading), giving every copy a new id, alt_id and created_at, and the geometry, bounding
+ * box, area and tags `seedRecord` gives that alt_id's cell: copy c of a base of B records is the
+ * grid's rows c·B/1000 … (c+1)·B/1000 − 1, so the replicated ledger covers the grid exactly as a
+ * seeded one of that size would (a spatial search meets one source per cell, not ten copies of
+ * one). The geometry text and area come from JavaScript functions registered on the connection,
+ * the R*Tree rows from a prepared INSERT; only the attribute rows are copied as they are. The
+ * store's tables are the only ones it knows: if the schema grows a table it does not know, it
+ * falls back to `seedLedger`.
  *
  * Run as a child process by bench/scenarios/ledgers.ts (so two ledgers load in parallel):
  *   node --import tsx bench/seed.ts <sqlite path> <count> [<base sqlite path> <base count>]
@@ -20,10 +25,11 @@ import { copyFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import Database from "better-sqlite3";
 import { geodesicAreaM2 } from "../src/geo/area.js";
 import { boundingBox } from "../src/geo/bbox.js";
+import type { BoundingBox } from "../src/geo/types.js";
 import { productionIds } from "../src/ledger/ids.js";
 import type { NewSourceRecord } from "../src/model/records.js";
 import { openSqliteStore } from "../src/store/sqlite/index.js";
-import { COLUMNS } from "../src/store/sqlite/rows.js";
+import { COLUMNS, type SourceRow, toRow } from "../src/store/sqlite/rows.js";
 import { cellPolygon, SEED_REGION } from "./geometry.js";
 
 export const BENCH_ACCOUNT = "acct-bench";
@@ -81,7 +87,7 @@ export function seedRecord(k: number, id: string): NewSourceRecord {
 
 export async function seedLedger(path: string, count: number): Promise<DatasetInfo> {
   const started = performance.now();
-  rmSync(path, { force: true });
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
   const store = openSqliteStore({ path });
   const newId = productionIds();
   const every = Math.max(1, Math.floor(count / ID_SAMPLE));
@@ -150,7 +156,8 @@ function replicationBlockers(db: Database.Database): string[] {
 export async function replicateLedger(base: DatasetInfo, path: string, count: number): Promise<DatasetInfo> {
   const started = performance.now();
   if (count % base.count !== 0) throw new Error(`${count} is not a multiple of the base ledger's ${base.count}`);
-  rmSync(path, { force: true });
+  // A stale -wal of an earlier, failed build would be replayed into the copy.
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
   copyFileSync(base.path, path);
   const db = new Database(path);
   const blockers = replicationBlockers(db);
@@ -167,38 +174,92 @@ export async function replicateLedger(base: DatasetInfo, path: string, count: nu
   db.pragma("cache_size = -262144");
   db.pragma("foreign_keys = ON");
   const B = base.count;
+  const maxSeq = db.prepare<[], { n: number }>("SELECT max(seq) AS n, count(*) AS c FROM sources").get();
+  if (maxSeq?.n !== B) throw new Error(`the base ledger's seq is not 1..${B} (max ${maxSeq?.n})`);
+  // The base's record k (alt_id seed-k) has seq k + 1: the copies' rows are found by it.
+  const misplaced = db
+    .prepare<[], { n: number }>("SELECT count(*) AS n FROM sources WHERE alt_id != 'seed-' || (seq - 1)")
+    .get();
+  if (misplaced?.n !== 0) throw new Error(`${misplaced?.n} base records' alt_id is not seed-(seq - 1)`);
+
+  // Every column but the id is what seedRecord makes for k = the base's k + shift (the cell's
+  // geometry, area and box, and the alt_id, tags and k-cycled fields), so a replicated ledger
+  // equals a seeded one but for its ids. Computed for a whole copy in JavaScript before its
+  // INSERT … SELECT reads them through a function registered on the connection.
+  const fromJs = COLUMNS.filter((c) => c !== "id");
+  const cells = new Map<string, unknown[]>(fromJs.map((c) => [c, new Array<unknown>(B)]));
+  const boxes = new Array<BoundingBox>(B);
+  const prepareCells = (shift: number) => {
+    for (let k = 0; k < B; k++) {
+      const record = seedRecord(k + shift, "");
+      const row = toRow(record);
+      for (const c of fromJs) (cells.get(c) as unknown[])[k] = row[c];
+      boxes[k] = record.bbox;
+    }
+  };
+  db.function("bench_cell", { deterministic: true }, (column, k) => {
+    const value = (cells.get(column as string) as unknown[])[Number(k)];
+    return typeof value === "boolean" ? Number(value) : (value as string | number | null);
+  });
   const changed: Record<string, string> = {
     // `src_` + the ULID's 10 time characters + 16 digits (valid Crockford base32), unique by seq.
     id: "'src_' || substr(id, 5, 10) || printf('%016d', seq + @shift)",
-    alt_id: "'seed-' || (CAST(substr(alt_id, 6) AS INTEGER) + @shift)",
-    created_at: "created_at + @shift * 1000",
-    updated_at: "updated_at + @shift * 1000",
+    ...Object.fromEntries(fromJs.map((c) => [c, `bench_cell('${c}', seq - 1)`])),
   };
   const insertSources = db.prepare(
     `INSERT INTO sources (seq, ${COLUMNS.join(", ")})
      SELECT seq + @shift, ${COLUMNS.map((c) => changed[c] ?? c).join(", ")} FROM sources WHERE seq <= ${B} ORDER BY seq`,
   );
-  const insertBoxes = db.prepare(
-    `INSERT INTO source_bbox (seq, min_x, max_x, min_y, max_y)
-     SELECT seq + @shift, min_x, max_x, min_y, max_y FROM source_bbox WHERE seq <= ${B}`,
+  const insertBox = db.prepare<[number, number, number, number, number]>(
+    "INSERT INTO source_bbox (seq, min_x, max_x, min_y, max_y) VALUES (?, ?, ?, ?, ?)",
   );
   const insertAttributes = db.prepare(
     `INSERT INTO source_attribute_types (source_seq, attribute_type)
      SELECT source_seq + @shift, attribute_type FROM source_attribute_types WHERE source_seq <= ${B}`,
   );
-  const maxSeq = db.prepare<[], { n: number }>("SELECT max(seq) AS n, count(*) AS c FROM sources").get();
-  if (maxSeq?.n !== B) throw new Error(`the base ledger's seq is not 1..${B} (max ${maxSeq?.n})`);
   const block = db.transaction((shift: number) => {
     insertSources.run({ shift });
-    insertBoxes.run({ shift });
+    for (let k = 0; k < B; k++) {
+      const { minX, maxX, minY, maxY } = boxes[k];
+      insertBox.run(k + 1 + shift, minX, maxX, minY, maxY);
+    }
     insertAttributes.run({ shift });
   });
-  for (let shift = B; shift < count; shift += B) block(shift);
+  for (let shift = B; shift < count; shift += B) {
+    prepareCells(shift);
+    block(shift);
+  }
   const ids = db
     .prepare<[number], { id: string }>("SELECT id FROM sources WHERE seq % ? = 0 ORDER BY seq")
     .all(Math.max(1, Math.floor(count / ID_SAMPLE)))
     .map((r) => r.id)
     .slice(0, ID_SAMPLE);
+  // Every column but the id is what seedLedger would have stored for that alt_id, and so is the box.
+  const rowAt = db.prepare<[number], SourceRow>(`SELECT ${COLUMNS.join(", ")} FROM sources WHERE seq = ?`);
+  const boxAt = db.prepare<[number], BoundingBox>(
+    "SELECT min_x AS minX, min_y AS minY, max_x AS maxX, max_y AS maxY FROM source_bbox WHERE seq = ?",
+  );
+  const attributesAt = db.prepare<[number], { attribute_type: string }>(
+    "SELECT attribute_type FROM source_attribute_types WHERE source_seq = ? ORDER BY attribute_type",
+  );
+  for (const seq of [B + 1, B + 2, B + 3, Math.floor(count / 2) + 7, count]) {
+    const row = rowAt.get(seq) as SourceRow;
+    const k = Number(row.alt_id.slice("seed-".length));
+    const record = seedRecord(k, row.id);
+    const want = toRow(record);
+    const differing = COLUMNS.filter((c) => row[c] !== want[c]);
+    if (k !== seq - 1 || differing.length > 0) {
+      throw new Error(`replicated row ${seq} (${row.alt_id}) differs from its seeded form in ${differing.join(", ")}`);
+    }
+    const attributes = attributesAt.all(seq).map((a) => a.attribute_type);
+    if (JSON.stringify(attributes) !== JSON.stringify([...record.attributeType].sort())) {
+      throw new Error(`replicated row ${seq}'s attribute rows are ${attributes.join(", ")}, not its attribute_type`);
+    }
+    const box = boxAt.get(seq) as BoundingBox;
+    const off = Math.max(...(["minX", "minY", "maxX", "maxY"] as const).map((e) => Math.abs(box[e] - record.bbox[e])));
+    // The R*Tree keeps 32-bit floats rounded outwards by a relative 2^-23 or so: ~1e-5° here.
+    if (!(off < 1e-4)) throw new Error(`replicated row ${seq}'s R*Tree box is ${off}° off its geometry's`);
+  }
   db.pragma("journal_mode = WAL");
   db.close();
 
@@ -207,6 +268,14 @@ export async function replicateLedger(base: DatasetInfo, path: string, count: nu
   try {
     const last = await store.get(ids[ids.length - 1], BENCH_ACCOUNT);
     if (last === null) throw new Error("a replicated record is not readable through the store");
+    const k = Number(last.altId.slice("seed-".length));
+    const expected = seedRecord(k, last.id);
+    const boxes = await store.list({ accountId: BENCH_ACCOUNT, limit: 10, offset: 0, bbox: expected.bbox });
+    if (boxes.length !== 1 || boxes[0].id !== last.id) {
+      throw new Error(
+        `the bbox of ${last.altId} finds ${boxes.map((r) => r.altId).join(", ") || "nothing"}, not it alone`,
+      );
+    }
   } finally {
     await store.close();
   }
@@ -215,7 +284,7 @@ export async function replicateLedger(base: DatasetInfo, path: string, count: nu
     count,
     account: BENCH_ACCOUNT,
     ids,
-    method: `replicated from ${B.toLocaleString("en-US")} distinct records`,
+    method: `replicated from ${B.toLocaleString("en-US")} records, each copy in its own cells`,
     seconds: (performance.now() - started) / 1000,
     bytes: statSync(path).size,
   };
