@@ -11,8 +11,8 @@ import type { MultiPolygonGeometry, PolygonCoordinates, PolygonGeometry, Positio
 
 export const RING_POSITIONS = 100;
 export const GRID_COLUMNS = 1000;
-const CELL_DEG = 0.01;
-const RADIUS_DEG = 0.004;
+export const CELL_DEG = 0.01;
+export const RADIUS_DEG = 0.004;
 
 export interface Region {
   west: number;

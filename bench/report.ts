@@ -57,6 +57,8 @@ export interface Report {
   bodies: object;
   datasets: object[];
   profiles: Record<string, ProfileSummary>;
+  /** Figures of the scenarios measured outside the interleaved loads (S9–S11). */
+  details?: Record<string, unknown>;
   writeDocs: boolean;
   alg: string;
   cpuCount: number;
@@ -221,7 +223,7 @@ function docs(report: Report, host: Record<string, string>): string {
     "npm run bench -- --quick   # under a minute: ledgers of 1,000 / 10,000 / 100,000, one run, no profiles, leaves this file alone",
     "```",
     "",
-    "Both print one table and write `bench/results/latest.json` (and `full.json` or `quick.json`). Options: `--runs N`, `--duration S`, `--batch-connections N`, `--no-profile`, `--profile-all` (`--profile` in quick mode), `--fresh` (rebuild the cached ledgers), `--no-docs`, `--alg ES256`. `node --import tsx bench/cpuprofile.ts <file.cpuprofile>` summarises any profile; `node --import tsx bench/report.ts` rewrites this file from `bench/results/full.json`. The quick mode's sizes: S2 over 10,000 records, S3 at 1,000 and 100,000, S4 at 1,000 and 10,000.",
+    "Both print one table and write `bench/results/latest.json` (and `full.json` or `quick.json`). Options: `--runs N`, `--duration S`, `--batch-connections N`, `--no-profile`, `--profile-all` (`--profile` in quick mode), `--fresh` (rebuild the cached ledgers), `--no-docs`, `--alg ES256`. `node --import tsx bench/cpuprofile.ts <file.cpuprofile>` summarises any profile; `node --import tsx bench/report.ts` rewrites this file from `bench/results/full.json`. The quick mode's sizes: S2 over 10,000 records, S3 at 1,000 and 100,000, S4 at 1,000 and 10,000, S9–S11 at 100,000 (one counted walk; 300 boxes and 100 polygons at one connection).",
     "",
     "## How it measures",
     "",
@@ -229,12 +231,13 @@ function docs(report: Report, host: Record<string, string>): string {
     "",
     "- **S1 baselines**: a bare Fastify 5 server (`bench/baseline-server.ts`, a separate process, compiled the same way) with JSON routes on the same paths returning the service's real answers as constant values (serialised by Fastify per request): " +
       `one record ${bodies.baselineRecordBytes?.toLocaleString("en-US")} B (service: ${bodies.recordBytes?.toLocaleString("en-US")} B) and a page of 100 records ${bodies.baselinePageBytes?.toLocaleString("en-US")} B (service: ${bodies.pageBytes?.toLocaleString("en-US")} B).`,
-    "- **Ledgers** are loaded through the store before the servers start (`bench/seed.ts`): records built like the service builds them (production ids, bounding box and geodesic area from `src/geo`), one account, each a 100-position circle (0.004° radius, ~50 ha) in its own 0.01° cell of a grid, so no two overlap; half are `FIELD`. Ledgers up to 100,000 go through `insertMany`; the 1,000,000 one repeats the 10,000 one in SQL (new ids, alt_ids and creation times; geometry text shared), because `insertMany` loads ~9,000 records/s. Ledgers are cached in `$TMPDIR/source-ledger-bench/<hash of the store's and the seeder's source>/` (about 5.6 GB for the full set; safe to delete, `--fresh` rebuilds), so only the first run after a store change pays for them.",
+    "- **Ledgers** are loaded through the store before the servers start (`bench/seed.ts`): records built like the service builds them (production ids, bounding box and geodesic area from `src/geo`), one account, each a 100-position circle (0.004° radius, ~50 ha) in its own 0.01° cell of a grid, so no two overlap; half are `FIELD`. Ledgers up to 100,000 go through `insertMany`; the 1,000,000 one repeats the 10,000 one in SQL, because `insertMany` loads ~9,000 records/s: each copy gets new ids, alt_ids and creation times and the geometry, box, area and tags of its own cells (copy c is the grid's rows 10c…10c + 9), so it equals a seeded ledger but for its ids and a spatial search meets one source per cell. Ledgers are cached in `$TMPDIR/source-ledger-bench/<hash of the store's and the seeder's source>/` (about 5.6 GB for the full set; safe to delete, `--fresh` rebuilds), so only the first run after a store change pays for them.",
     ...datasets.map(
       (d) =>
         `  - ${d.count.toLocaleString("en-US")} records: ${(d.bytes / 1024 / 1024).toFixed(0)} MB, ${d.method}, built in ${d.seconds.toFixed(1)} s`,
     ),
     "- **S2** asks for ids spread over the whole ledger in random order; **S3** always asks for the first page (the query the issue names); **S4** posts GeoJSON FeatureCollections of 1 or 100 new 100-position features (unique alt_ids, cells in a region away from the seeded one, so the conflict check finds no candidates) into a copy of the ledger, and deletes what it created after every load, so each run starts at the planned size; **S5** calls `GetSource` on a second server process over the S2 ledger; **S6** times `checkGeometry` in the bench process (median of several runs after a warm-up); **S7** reads `VmHWM` from `/proc/<pid>/status` of each server after the runs.",
+    `- **S9–S11** (issue 11) run on a server process of their own over the largest ledger (\`search\`). **S9** walks the first 100,000 records in pages of 1,000 on one connection (\`GET /sources?limit=1000\`, then each answer's \`Link: rel="next"\`), checking every page is full and every record comes once, then reads offset pages at the same depths (\`offset=0…4000\` and \`95000…99000\`); a warm-up round, then ${plan.runs} counted; the first 5 pages are compared with the last 5, p50 of all counted walks pooled. **S10** asks \`GET /sources?bbox=<box>&limit=100\` with a different random 0.09° box per request, anywhere in the seeded region (81–100 sources each; the counts are in the rows): one connection, one request at a time, timed to the last byte with \`performance.now()\` (a warm-up round, then ${plan.runs} rounds; medians of the rounds' p50 and p99), and autocannon at ${plan.connections} connections against \`GET /sources?limit=N\`, N the median count of 200 preflight boxes; a last, informational row asks for the first page of 100 in random 1° boxes (~10,000 matches, past the store's 5,000 candidates where it walks the list order instead of sorting them). **S11** posts a different random star-shaped 1,000-vertex polygon (~0.045° radius, ~25 KB of JSON) per request to \`POST /sources/search\` with \`limit: 100\`, measured the same two ways.`,
     "",
     "## Results",
     "",

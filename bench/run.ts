@@ -24,7 +24,7 @@ import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import type { ProfileSummary } from "./cpuprofile.js";
-import { compileServers } from "./proc.js";
+import { compileServers, type ServerProcess } from "./proc.js";
 import { type Row, writeReport } from "./report.js";
 import { startFleet } from "./scenarios/fleet.js";
 import { runInterleaved } from "./scenarios/interleave.js";
@@ -41,6 +41,10 @@ import * as s4 from "./scenarios/s4-create.js";
 import * as s5 from "./scenarios/s5-grpc.js";
 import * as s6 from "./scenarios/s6-validate.js";
 import * as s7 from "./scenarios/s7-memory.js";
+import * as s9 from "./scenarios/s9-paging.js";
+import * as s10 from "./scenarios/s10-bbox.js";
+import * as s11 from "./scenarios/s11-polygon.js";
+import type { Rounds } from "./scenarios/sequential.js";
 import type { Measured, Scenario } from "./scenarios/types.js";
 import { BENCH_ACCOUNT, BENCH_ACTOR, type DatasetInfo } from "./seed.js";
 import { startIssuer } from "./tokens.js";
@@ -89,6 +93,10 @@ async function main(): Promise<void> {
   const ids = shuffled((ledgers.get(plan.get) as DatasetInfo).ids);
   const baseline = await s1.startBaseline(fleet.servers, ids[0], token, runDir);
   fleet.servers.set("baseline", baseline.server);
+  // S10's reference page is as large as its boxes' typical answer: a preflight finds it.
+  const search = fleet.servers.get("search") as ServerProcess;
+  const bbox = await s10.prepare(plan, search, token);
+  const polygons = s11.prepare(plan);
 
   // The order of every run: each reference just before the scenarios compared with it.
   const scenarios: Scenario[] = [
@@ -98,21 +106,53 @@ async function main(): Promise<void> {
     s1.pageBaseline(),
     ...s3.scenarios(plan),
     ...s4.scenarios(plan, fleet.files),
+    ...s10.scenarios(bbox),
+    ...s11.scenarios(polygons),
   ];
   const results = await runInterleaved(plan, scenarios, fleet.servers, token);
+  // One connection, one request at a time, on the search server alone (the others are idle now).
+  const issue11: Issue11 = {
+    paging: await s9.measure(plan, search, token),
+    bbox,
+    bboxOne: await s10.measureOneConnection(plan, search, token, bbox),
+    bboxLarge: await s10.measureLargeBoxes(plan, search, token),
+    polygons,
+    polygonOne: await s11.measureOneConnection(plan, search, token, polygons),
+  };
   const memory = s7.measure(fleet.servers);
   log(`jwks fetched ${issuer.jwksRequests} time(s) by ${fleet.services} service processes`);
   await fleet.stopAll();
 
-  const rows = reportRows(scenarios, results, validation, memory);
+  const rows = reportRows(scenarios, results, validation, memory, issue11);
   // CPU profiles of the scenarios behind missed targets.
+  const profiled = [...scenarios, s9.profileScenario(issue11.paging)];
   const profiles = profiling
-    ? await profileScenarios({ plan, rows, scenarios, fleet, token, all: flag("--profile-all") })
+    ? await profileScenarios({ plan, rows, scenarios: profiled, fleet, token, all: flag("--profile-all") })
     : {};
   await issuer.close();
 
-  await writeResults({ scenarios, results, rows, memory, validation, bodies: baseline.bodies, ledgers, profiles });
+  await writeResults({
+    scenarios,
+    results,
+    rows,
+    memory,
+    validation,
+    bodies: baseline.bodies,
+    ledgers,
+    profiles,
+    issue11,
+  });
   log(`done in ${elapsed()}`);
+}
+
+/** What S9–S11 measured outside the interleaved loads (one connection, one request at a time). */
+interface Issue11 {
+  paging: s9.Paging;
+  bbox: s10.BboxSetup;
+  bboxOne: Rounds;
+  bboxLarge: Rounds;
+  polygons: s11.PolygonSetup;
+  polygonOne: Rounds;
 }
 
 /** The report's rows, scenario by scenario, judged against their targets. */
@@ -121,6 +161,7 @@ function reportRows(
   results: Map<string, Measured[]>,
   validation: ValidationResult[],
   memory: s7.Memory,
+  issue11: Issue11,
 ): Row[] {
   const m = measurements(scenarios, results);
   return judged([
@@ -131,6 +172,9 @@ function reportRows(
     ...s5.rows(m),
     ...s6.rows(validation),
     ...s7.rows(plan, memory),
+    ...s9.rows(issue11.paging),
+    ...s10.rows(plan, m, issue11.bbox, issue11.bboxOne, issue11.bboxLarge),
+    ...s11.rows(plan, m, issue11.polygons, issue11.polygonOne),
   ]);
 }
 
@@ -143,6 +187,7 @@ interface Outcome {
   bodies: s1.Bodies;
   ledgers: Map<number, DatasetInfo>;
   profiles: Record<string, ProfileSummary>;
+  issue11: Issue11;
 }
 
 /** The table on stdout, bench/results/*.json and (full mode, unless --no-docs) docs/benchmarks.md. */
@@ -162,12 +207,36 @@ async function writeResults(outcome: Outcome): Promise<void> {
     bodies: outcome.bodies,
     datasets,
     profiles: outcome.profiles,
+    details: issue11Details(outcome.issue11),
     writeDocs: !quick && !flag("--no-docs"),
     alg,
     cpuCount: cpus().length,
     totalMemory: totalmem(),
     ledgerBytes: Object.fromEntries(datasets.map((d) => [d.count, statSync(d.path).size])),
   });
+}
+
+/** S9–S11's raw figures for bench/results/*.json (the large lists of paths and bodies left out). */
+function issue11Details(issue11: Issue11): Record<string, unknown> {
+  const { loadPaths: _l, onePaths: _o, ...bbox } = issue11.bbox;
+  const { loadBodies: _lb, oneBodies: _ob, ...polygons } = issue11.polygons;
+  return {
+    paging: issue11.paging,
+    bbox: {
+      ...bbox,
+      preflightCounts: countsOf(bbox.preflightCounts),
+      oneConnection: { ...issue11.bboxOne, counts: countsOf(issue11.bboxOne.counts) },
+      largeBoxes: { ...issue11.bboxLarge, counts: countsOf(issue11.bboxLarge.counts) },
+    },
+    polygons: { ...polygons, oneConnection: { ...issue11.polygonOne, counts: countsOf(issue11.polygonOne.counts) } },
+  };
+}
+
+/** How many answers had each record count. */
+function countsOf(counts: number[]): Record<number, number> {
+  const out: Record<number, number> = {};
+  for (const n of counts) out[n] = (out[n] ?? 0) + 1;
+  return out;
 }
 
 main()

@@ -60,6 +60,34 @@ export async function runLoad(
         headers,
         requests: [{ method: "GET", path: LIST_PATH }],
       });
+    case "paths": {
+      let i = 0;
+      const { paths } = load;
+      return runHttpLoad({
+        port,
+        duration,
+        connections: load.connections ?? plan.connections,
+        headers,
+        requests: [{ method: "GET", setupRequest: (r) => ({ ...r, path: paths[i++ % paths.length] }) }],
+      });
+    }
+    case "search": {
+      let i = 0;
+      const { bodies } = load;
+      return runHttpLoad({
+        port,
+        duration,
+        connections: load.connections ?? plan.connections,
+        headers: { ...headers, "content-type": "application/json" },
+        requests: [
+          {
+            method: "POST",
+            path: "/sources/search",
+            setupRequest: (r) => ({ ...r, body: bodies[i++ % bodies.length] }),
+          },
+        ],
+      });
+    }
     case "create": {
       const { features } = load;
       return runHttpLoad({

@@ -24,6 +24,10 @@ export interface Plan {
   batchConnections: number;
   grpcConcurrency: number;
   grpcConnections: number;
+  /** S9: each walk reads `pages` pages of `pageSize` from the start; the first and last `sample` pages are compared. */
+  paging: { pageSize: number; pages: number; sample: number };
+  /** S10 and S11: requests per run at one connection (`largeBox`: in one round, S10's 1° boxes). */
+  oneConnection: { bbox: number; polygon: number; largeBox: number };
 }
 
 /** The plan of either mode, before `--runs`, `--duration` and `--batch-connections` adjust it. */
@@ -48,6 +52,8 @@ export function planFor(quick: boolean): Plan {
         batchConnections: 10,
         grpcConcurrency: 50,
         grpcConnections: 1,
+        paging: { pageSize: 1_000, pages: 100, sample: 5 },
+        oneConnection: { bbox: 300, polygon: 100, largeBox: 10 },
       }
     : {
         mode: "full",
@@ -68,5 +74,7 @@ export function planFor(quick: boolean): Plan {
         batchConnections: 10,
         grpcConcurrency: 50,
         grpcConnections: 1,
+        paging: { pageSize: 1_000, pages: 100, sample: 5 },
+        oneConnection: { bbox: 1_000, polygon: 300, largeBox: 30 },
       };
 }

@@ -17,7 +17,17 @@ import type { Scenario } from "./types.js";
 export const PROFILE_DIR = join(REPO_ROOT, "bench", "results", "profiles");
 
 /** The scenarios `--profile-all` profiles, in this order (then S6). */
-const PROFILED = ["S2", "S3-small", "S3-large", "S4-batch-large", "S4-single-large", "S5"];
+const PROFILED = [
+  "S2",
+  "S3-small",
+  "S3-large",
+  "S4-batch-large",
+  "S4-single-large",
+  "S5",
+  "S9-late",
+  "S10-bbox",
+  "S11-polygon",
+];
 
 export interface ProfileRequest {
   plan: Plan;

@@ -41,5 +41,12 @@ export function rows(plan: Plan, memory: Memory): Row[] {
       unit: "MB",
       target: { on: "value", op: "<", threshold: 300 },
     },
+    {
+      id: "S7.search",
+      scenario: `S7 peak RSS of the S9–S11 server (${fmt(plan.listLarge)} stored; pages of 1,000, searches; not in the target)`,
+      metric: "VmHWM",
+      value: memory.search.peakMb,
+      unit: "MB",
+    },
   ];
 }

@@ -5,7 +5,11 @@ export type LoadKind =
   | { kind: "get"; ids: string[] }
   | { kind: "list" }
   | { kind: "create"; features: number }
-  | { kind: "grpc"; ids: string[]; client: "h2" | "connect"; acceptCompression: boolean };
+  | { kind: "grpc"; ids: string[]; client: "h2" | "connect"; acceptCompression: boolean }
+  /** GET each path in turn (S9's late page, S10's boxes and its reference page); `connections` overrides the plan's. */
+  | { kind: "paths"; paths: string[]; connections?: number }
+  /** POST /sources/search with each body in turn (S11). */
+  | { kind: "search"; bodies: string[]; connections?: number };
 
 export interface Scenario {
   key: string;
