@@ -334,6 +334,18 @@ describe("REST: a page token is bound to its listing", () => {
       expect(page.map((r) => r.id)).toEqual(all.slice(2, 4).map((r) => r.id));
     });
 
+    it(`${env}: the limit is not bound to the token: it may change from page to page (docs/api.md §12)`, async () => {
+      const all = await expectJson<SourceRecord[]>(
+        await server.request("GET", pathOf(env, "?methodology=M1"), { token: tokenA }),
+        200,
+      );
+      const res = await server.request("GET", pathOf(env, `?methodology=M1&limit=3&page_token=${T[env]}`), {
+        token: tokenA,
+      });
+      expect(res.headers.get("link")).toBeNull();
+      expect((await expectJson<SourceRecord[]>(res, 200)).map((r) => r.id)).toEqual(all.slice(2).map((r) => r.id));
+    });
+
     const replays: [string, () => string, () => string][] = [
       ["other filters", () => pathOf(env, `?methodology=M2&limit=2&page_token=${T[env]}`), () => tokenA],
       [
@@ -431,6 +443,18 @@ describe("gRPC: a page token is bound to its listing", () => {
       );
       expect(third.sources).toHaveLength(1);
       expect(third.next_page_token).toBe("");
+    });
+
+    it(`${env}: the limit may change from page to page`, async () => {
+      const rest = await rpcOk<{ sources: RpcSource[]; next_page_token: string }>(
+        client,
+        service,
+        "ListSources",
+        { methodology: "M1", limit: 1000, page_token: T[env] },
+        tokenA,
+      );
+      expect(rest.sources).toHaveLength(3);
+      expect(rest.next_page_token).toBe("");
     });
 
     it(`${env}: replayed with other filters, by another account, in the other environment → INVALID_ARGUMENT on page_token`, async () => {

@@ -190,6 +190,12 @@ interface ModelSource {
   geometry: Geometry;
   jsts: JstsGeometry;
   box: [number, number, number, number];
+  /** Deleted through the API (in both environments): no longer in the model. */
+  deleted: boolean;
+}
+
+function modelSource(geometry: Geometry): ModelSource {
+  return { altId: `m-${sources.length}`, geometry, jsts: toJsts(geometry), box: envelope(geometry), deleted: false };
 }
 
 const sources: ModelSource[] = [];
@@ -251,8 +257,10 @@ const meets = (a: number[], b: number[]) => a[0] <= b[2] && b[0] <= a[2] && a[1]
 function model(areas: SearchArea[]): string[] {
   const prepared = areas.map((area) => ({ env: areaEnvelope(area), geometry: areaJsts(area) }));
   return sources
-    .filter((s) =>
-      prepared.every((a) => meets(s.box, a.env) && (s.jsts as unknown as Intersecting).intersects(a.geometry)),
+    .filter(
+      (s) =>
+        !s.deleted &&
+        prepared.every((a) => meets(s.box, a.env) && (s.jsts as unknown as Intersecting).intersects(a.geometry)),
     )
     .map((s) => s.altId);
 }
@@ -348,23 +356,13 @@ const idOf: Record<Environment, Map<string, string>> = { production: new Map(), 
 /** Creation order is list order in production (one request at a time, monotonic ids); the sandbox's is worked out. */
 const listIndex: Record<Environment, Map<string, number>> = { production: new Map(), sandbox: new Map() };
 
-beforeAll(async () => {
-  while (sources.length < DIVERSE) {
-    for (const geometry of shapes()) {
-      if (sources.length === DIVERSE) break;
-      sources.push({ altId: `m-${sources.length}`, geometry, jsts: toJsts(geometry), box: envelope(geometry) });
-    }
-  }
-  for (let i = 0; i < FILLERS; i++) {
-    const geometry = gridRect(int(0, SPAN - 1), int(0, SPAN - 1), 1, 1);
-    sources.push({ altId: `m-${sources.length}`, geometry, jsts: toJsts(geometry), box: envelope(geometry) });
-  }
-  server = await startTestServer();
-  client = new LedgerGrpc(server.port);
-  token = await server.userToken("acct-model");
-  const features = sources.map((s, i) => {
-    // One hour each, none overlapping: production's conflict analysis never compares geometries.
-    const start = Date.UTC(2000, 0, 1) + i * 3_600_000;
+/**
+ * Creates `added` (already in `sources`) in both environments; each gets an hour of its own, so
+ * production's conflict analysis never compares geometries. New records list after every earlier one.
+ */
+async function createInBoth(added: ModelSource[]): Promise<void> {
+  const features = added.map((s) => {
+    const start = Date.UTC(2000, 0, 1) + sources.indexOf(s) * 3_600_000;
     return {
       type: "Feature",
       id: s.altId,
@@ -377,11 +375,26 @@ beforeAll(async () => {
     const ordered = [...records].sort(
       (a, b) => a.created_at.localeCompare(b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
     );
+    const base = listIndex[env].size;
     ordered.forEach((r, i) => {
       idOf[env].set(r.alt_id, r.id);
-      listIndex[env].set(r.alt_id, i);
+      listIndex[env].set(r.alt_id, base + i);
     });
   }
+}
+
+beforeAll(async () => {
+  while (sources.length < DIVERSE) {
+    for (const geometry of shapes()) {
+      if (sources.length === DIVERSE) break;
+      sources.push(modelSource(geometry));
+    }
+  }
+  for (let i = 0; i < FILLERS; i++) sources.push(modelSource(gridRect(int(0, SPAN - 1), int(0, SPAN - 1), 1, 1)));
+  server = await startTestServer();
+  client = new LedgerGrpc(server.port);
+  token = await server.userToken("acct-model");
+  await createInBoth(sources);
 }, 120_000);
 
 afterAll(async () => {
@@ -565,6 +578,116 @@ describe("sandbox over REST", () => {
         walk.records.map((r) => r.id),
         [area],
         `sandbox search #${q}`,
+      );
+    }
+  });
+});
+
+describe("offset paging over a spatial list (the store skips matches, not candidates)", () => {
+  it("GET /sources?bbox=…&offset=k&limit=l is the model's slice, in both environments", {
+    timeout: 60_000,
+  }, async () => {
+    for (let q = 0; q < 30; q++) {
+      const area = randomBox();
+      if (area.kind !== "box") continue;
+      const env: Environment = q % 2 === 0 ? "production" : "sandbox";
+      const want = expectedIds(env, [area]);
+      const offset = int(0, want.length + 2);
+      const pageLimit = int(1, 50);
+      const res = await server.request(
+        "GET",
+        `${env === "sandbox" ? "/sandbox" : ""}/sources?${queryString({ bbox: area.box })}&limit=${pageLimit}&offset=${offset}`,
+        { token },
+      );
+      const page = (await res.json()) as { id: string }[];
+      expect(res.status).toBe(200);
+      const alt = altOf(env);
+      expect(
+        page.map((r) => alt(r.id)),
+        `offset ${offset} limit ${pageLimit} of ${JSON.stringify(area)}`,
+      ).toEqual(want.slice(offset, offset + pageLimit).map(alt));
+    }
+  });
+});
+
+describe("after deleting 500 sources and creating 300 more (the spatial indexes kept up to date)", () => {
+  beforeAll(async () => {
+    const live = sources.filter((s) => !s.deleted);
+    const doomed = new Set<ModelSource>();
+    while (doomed.size < 500) doomed.add(live[int(0, live.length - 1)]);
+    const queue = [...doomed];
+    for (const env of ["production", "sandbox"] as const) {
+      const prefix = env === "sandbox" ? "/sandbox" : "";
+      // Ten at a time.
+      for (let i = 0; i < queue.length; i += 10) {
+        await Promise.all(
+          queue.slice(i, i + 10).map(async (s) => {
+            const res = await server.request("DELETE", `${prefix}/sources/${idOf[env].get(s.altId)}`, { token });
+            expect(res.status).toBe(204);
+          }),
+        );
+      }
+    }
+    for (const s of doomed) s.deleted = true;
+    const added: ModelSource[] = [];
+    while (added.length < 300) {
+      for (const geometry of shapes()) {
+        const s = modelSource(geometry);
+        sources.push(s);
+        added.push(s);
+      }
+    }
+    await createInBoth(added);
+  }, 120_000);
+
+  it("REST boxes and searches equal the model, in both environments", { timeout: 120_000 }, async () => {
+    for (const env of ["production", "sandbox"] as const) {
+      const prefix = env === "sandbox" ? "/sandbox" : "";
+      for (let q = 0; q < 50; q++) {
+        const area = randomBox();
+        if (area.kind !== "box") continue;
+        const walk = await walkRest(
+          server,
+          token,
+          `${prefix}/sources?${queryString({ bbox: area.box })}&limit=${limit()}`,
+        );
+        expectSame(
+          env,
+          walk.records.map((r) => r.id),
+          [area],
+          `${env} bbox after deletes #${q}`,
+        );
+      }
+      for (let q = 0; q < 30; q++) {
+        const area = randomPointOrPolygon();
+        const walk = await walkRest(server, token, `${prefix}/sources/search`, {
+          body: { intersects: geojsonArea(area), limit: limit() },
+        });
+        expectSame(
+          env,
+          walk.records.map((r) => r.id),
+          [area],
+          `${env} search after deletes #${q}`,
+        );
+      }
+    }
+  });
+
+  it("SearchSources over gRPC equals the model", { timeout: 60_000 }, async () => {
+    for (let q = 0; q < 30; q++) {
+      const area = q % 2 === 0 ? randomBox() : randomPointOrPolygon();
+      const walk = await walkRpc(
+        client,
+        "SourceLedgerService",
+        "SearchSources",
+        { ...protoArea(area), query: { limit: limit() } },
+        token,
+      );
+      expectSame(
+        "production",
+        walk.sources.map((s) => s.id),
+        [area],
+        `SearchSources after deletes #${q}`,
       );
     }
   });

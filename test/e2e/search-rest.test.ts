@@ -152,6 +152,17 @@ describe.each(["production", "sandbox"] as const)("%s", (env) => {
     expect(new Set(boxed.map((r) => r.id))).toEqual(otherIds[env]);
   });
 
+  it("an admin searches every account, or the one its account_id names", async () => {
+    const admin = await server.adminToken();
+    const both = await expectJson<SourceRecord[]>(await search({ intersects: EVERYTHING }, admin), 200);
+    expect(new Set(both.map((r) => r.id))).toEqual(new Set([...ids[env].values(), ...otherIds[env]]));
+    const scoped = await expectJson<SourceRecord[]>(
+      await search({ intersects: EVERYTHING, account_id: "acct-search-b" }, admin),
+      200,
+    );
+    expect(new Set(scoped.map((r) => r.id))).toEqual(otherIds[env]);
+  });
+
   describe("paging through search results", () => {
     const body = { intersects: EVERYTHING, limit: 3 };
     let pages: SourceRecord[][];
