@@ -1,3 +1,5 @@
+import { RANGE_TOLERANCE_DEG } from "../geo/validity-structure.js";
+
 /**
  * The field rules of docs/api.md §5, each written once and read by create and list alike.
  * Each returns why a value breaks the rule, or null.
@@ -67,11 +69,14 @@ export function offsetProblem(offset: number): string | null {
   return Number.isInteger(offset) && offset >= 0 ? null : `offset must be 0 or more, got ${offset}`;
 }
 
-/** A longitude and a latitude in WGS 84 degrees, as every position of the service. */
+/**
+ * A longitude and a latitude in WGS 84 degrees, as every position of the service: the same
+ * floating-point noise past the limits is accepted as in a geometry (docs/api.md §5.4).
+ */
 export function positionProblem(lon: number, lat: number, name: string): string | null {
   if (!Number.isFinite(lon) || !Number.isFinite(lat)) return `${name} must be finite numbers, got ${lon}, ${lat}`;
-  if (lon < -180 || lon > 180) return `${name}: longitude must be from -180 to 180, got ${lon}`;
-  if (lat < -90 || lat > 90) return `${name}: latitude must be from -90 to 90, got ${lat}`;
+  if (Math.abs(lon) > 180 + RANGE_TOLERANCE_DEG) return `${name}: longitude must be from -180 to 180, got ${lon}`;
+  if (Math.abs(lat) > 90 + RANGE_TOLERANCE_DEG) return `${name}: latitude must be from -90 to 90, got ${lat}`;
   return null;
 }
 

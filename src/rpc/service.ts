@@ -18,7 +18,7 @@ import { deleteKeyOf, draftOf, listFiltersOf, searchAreaOf } from "./decode.js";
 import { asConnect } from "./errors.js";
 import { decodeViolationsKey, recordSinkKey } from "./in-process.js";
 import { toProtoSource } from "./messages.js";
-import { cappedPage } from "./page-size.js";
+import { type AnswerCodec, cappedPage } from "./page-size.js";
 
 function principalOf(context: HandlerContext): Principal {
   const principal = context.values.get(principalKey);
@@ -41,6 +41,11 @@ function present(context: HandlerContext, records: SourceRecord[]): Source[] {
   return [];
 }
 
+/** Connect JSON, gRPC and gRPC-Web with the JSON codec (`…json`) answer in JSON; the rest in binary. */
+function codecOf(context: HandlerContext): AnswerCodec {
+  return /json/i.test(context.requestHeader.get("content-type") ?? "") ? "json" : "binary";
+}
+
 /**
  * A page as the answer's sources and next_page_token. An in-process caller's sink takes every
  * record (REST streams its JSON, with no message size limit); a message answer stops early to stay
@@ -48,7 +53,7 @@ function present(context: HandlerContext, records: SourceRecord[]): Source[] {
  */
 function presentPage(context: HandlerContext, page: ListPage): { sources: Source[]; nextPageToken: string } {
   const sink = context.values.get(recordSinkKey);
-  if (sink === null) return cappedPage(page, toProtoSource);
+  if (sink === null) return cappedPage(page, toProtoSource, codecOf(context));
   sink.push(...page.records);
   return { sources: [], nextPageToken: page.nextPageToken ?? "" };
 }

@@ -5,7 +5,7 @@
  * MAX_PAGE_BYTES, never sends zero sources, resumes after the last one sent, and passes the
  * ledger's token on when it does not cut.
  */
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
 import { TimestampSchema, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 import {
@@ -20,7 +20,7 @@ import type { ListPage } from "../../src/ledger/ledger.js";
 import type { SourceRecord } from "../../src/model/records.js";
 import { attributeTypes } from "../../src/model/vocabulary.js";
 import { toProtoSource } from "../../src/rpc/messages.js";
-import { cappedPage, MAX_PAGE_BYTES, sourceSizeBound } from "../../src/rpc/page-size.js";
+import { cappedPage, MAX_PAGE_BYTES, sourceJsonSizeBound, sourceSizeBound } from "../../src/rpc/page-size.js";
 import { prng } from "../support/geometry-fixtures.js";
 
 const FOUR_MIB = 4 * 1024 * 1024;
@@ -200,6 +200,12 @@ describe("sourceSizeBound", () => {
     expect(sourceSizeBound(source)).toBeGreaterThanOrEqual(framedSize(source));
   });
 
+  it.each(cases)("sourceJsonSizeBound is at least the JSON mapping's bytes and a comma: %s", (_label, make) => {
+    const source = make();
+    const json = Buffer.byteLength(toJsonString(SourceSchema, source)) + 1;
+    expect(sourceJsonSizeBound(source)).toBeGreaterThanOrEqual(json);
+  });
+
   const large: [string, () => SourceGeometry][] = [
     ["a ring of 100,000 positions", () => polygonOf(100_000)],
     ["a ring of 20,000 positions", () => polygonOf(20_000)],
@@ -211,13 +217,19 @@ describe("sourceSizeBound", () => {
     ["a ring of 8,000 positions (a 128 KB geometry)", () => polygonOf(8_000)],
   ];
 
-  it.each(large)("is at least the framed encoding and less than 1.2× + 1 KiB of it: %s", (_label, make) => {
+  it.each(large)("is at least the framed encoding and less than 1.2× + 1 KiB of it: %s", (label, make) => {
     const geometry = make();
     for (const source of [toProtoSource(record({ geometry })), toProtoSource(fullRecord(geometry, "x"))]) {
       const real = framedSize(source);
       const bound = sourceSizeBound(source);
       expect(bound).toBeGreaterThanOrEqual(real);
       if (source.tags.length === 0) expect(bound).toBeLessThan(1.2 * real + 1024);
+      const json = Buffer.byteLength(toJsonString(SourceSchema, source)) + 1;
+      expect(sourceJsonSizeBound(source)).toBeGreaterThanOrEqual(json);
+      // Full-precision doubles take ~18–20 characters, the bound counts 25 (short ones are looser).
+      if (source.tags.length === 0 && label.startsWith("a ring")) {
+        expect(sourceJsonSizeBound(source)).toBeLessThan(1.5 * json + 4096);
+      }
     }
   });
 
