@@ -10,81 +10,78 @@ import { geometrySize } from "./geometry-wire.js";
  */
 export const MAX_PAGE_BYTES = 4 * 1024 * 1024 - 4 * 1024;
 
-/** Tag, length (at most 5 bytes) and up to 3 UTF-8 bytes a UTF-16 unit: never less than the encoding. */
-const textBound = (text: string | undefined) => (text === undefined ? 0 : 6 + 3 * text.length);
-/** Every fixed-size field of a Source (times, enums, numbers, the flag) and the framing, with room to spare. */
-const FIXED_BOUND = 256;
-/** An enum value of a repeated field, and a double or a bool of the overlap, with their tags. */
-const SCALAR_BOUND = 11;
-
 /**
- * An upper bound of the bytes `source` adds to an answer: its geometry exactly (it is nearly all
- * of a large source), every other field generously. Cheap: no encoding.
+ * What each part of a Source costs at most in one codec. Generous everywhere but the geometry,
+ * which is nearly all of a large source and is counted closely.
  */
-export function sourceSizeBound(source: Source): number {
-  let size = FIXED_BOUND + (source.geometry ? geometrySize(source.geometry) : 0);
-  for (const text of [source.id, source.altId, source.methodology, source.stewardId, source.projectId]) {
-    size += textBound(text);
-  }
-  for (const text of [source.accountId, source.createdBy, source.updatedBy, ...source.tags]) size += textBound(text);
-  size += SCALAR_BOUND * source.attributeType.length;
+interface SizeWeights {
+  /** Every fixed-size field (times, enums, numbers, the flag), member names and framing. */
+  fixed: number;
+  text(text: string | undefined): number;
+  /** One value of the repeated attribute_type. */
+  attributeType: number;
+  /** One protected area of the overlap, besides its texts. */
+  area: number;
+  geometry(geometry: Geometry | undefined): number;
+}
+
+const BINARY: SizeWeights = {
+  fixed: 256,
+  // Tag, length (at most 5 bytes) and up to 3 UTF-8 bytes a UTF-16 unit: never less than the encoding.
+  text: (text) => (text === undefined ? 0 : 6 + 3 * text.length),
+  attributeType: 11,
+  area: 17,
+  geometry: (geometry) => (geometry ? geometrySize(geometry) : 0),
+};
+
+/** A double as JSON writes it: at most 24 characters (`-1.7976931348623157e+308`) and a comma. */
+const JSON_NUMBER = 25;
+
+const JSON_MAPPING: SizeWeights = {
+  fixed: 1024,
+  // Quotes, a comma, and up to 6 bytes a UTF-16 unit (`\u0001`).
+  text: (text) => (text === undefined ? 0 : 4 + 6 * text.length),
+  attributeType: 48,
+  area: 128 + JSON_NUMBER,
+  geometry(geometry) {
+    if (geometry === undefined) return 0;
+    const { kind } = geometry;
+    const polygons = kind.case === "polygon" ? [kind.value] : kind.case === "multiPolygon" ? kind.value.polygons : [];
+    let size = 64;
+    for (const polygon of polygons) {
+      size += 16;
+      for (const ring of polygon.rings) size += 32 + JSON_NUMBER * ring.coordinates.length;
+    }
+    return size;
+  },
+};
+
+function sizeBound(source: Source, w: SizeWeights): number {
+  let size = w.fixed + w.geometry(source.geometry);
+  const texts = [source.id, source.altId, source.methodology, source.stewardId, source.projectId, source.accountId];
+  for (const text of [...texts, source.createdBy, source.updatedBy, ...source.tags]) size += w.text(text);
+  size += w.attributeType * source.attributeType.length;
   const overlap = source.unepOverlap;
   if (overlap) {
-    size += FIXED_BOUND + textBound(overlap.dataset);
+    size += w.fixed + w.text(overlap.dataset);
     for (const area of overlap.areas) {
-      size += 6 + SCALAR_BOUND + textBound(area.id) + textBound(area.name);
-      size += textBound(area.designation) + textBound(area.iucnCategory);
+      size += w.area + w.text(area.id) + w.text(area.name) + w.text(area.designation) + w.text(area.iucnCategory);
     }
   }
   return size;
 }
+
+/**
+ * An upper bound of the bytes `source` adds to a protobuf answer: its geometry exactly, every other
+ * field generously. Cheap: no encoding.
+ */
+export const sourceSizeBound = (source: Source): number => sizeBound(source, BINARY);
+
+/** An upper bound of the bytes `source` adds to an answer in protobuf's JSON mapping. */
+export const sourceJsonSizeBound = (source: Source): number => sizeBound(source, JSON_MAPPING);
 
 /** The codec an answer is written in: protobuf binary, or protobuf's JSON mapping. */
 export type AnswerCodec = "binary" | "json";
-
-/** A string in JSON: quotes, a comma, and up to 6 bytes a UTF-16 unit (`\u0001`). */
-const jsonTextBound = (text: string | undefined) => (text === undefined ? 0 : 4 + 6 * text.length);
-/** Every member name, the four times, the enum names and the braces of a Source, with room to spare. */
-const JSON_FIXED_BOUND = 1024;
-/** A double as JSON writes it: at most 24 characters (`-1.7976931348623157e+308`) and a comma. */
-const JSON_NUMBER_BOUND = 25;
-
-function geometryJsonBound(geometry: Geometry | undefined): number {
-  if (geometry === undefined) return 0;
-  const polygons =
-    geometry.kind.case === "polygon"
-      ? [geometry.kind.value]
-      : geometry.kind.case === "multiPolygon"
-        ? geometry.kind.value.polygons
-        : [];
-  let size = 64;
-  for (const polygon of polygons) {
-    size += 16;
-    for (const ring of polygon.rings) size += 32 + JSON_NUMBER_BOUND * ring.coordinates.length;
-  }
-  return size;
-}
-
-/** An upper bound of the bytes `source` adds to an answer in protobuf's JSON mapping. */
-export function sourceJsonSizeBound(source: Source): number {
-  let size = JSON_FIXED_BOUND + geometryJsonBound(source.geometry);
-  for (const text of [source.id, source.altId, source.methodology, source.stewardId, source.projectId]) {
-    size += jsonTextBound(text);
-  }
-  for (const text of [source.accountId, source.createdBy, source.updatedBy, ...source.tags]) {
-    size += jsonTextBound(text);
-  }
-  size += 48 * source.attributeType.length;
-  const overlap = source.unepOverlap;
-  if (overlap) {
-    size += JSON_FIXED_BOUND + jsonTextBound(overlap.dataset);
-    for (const area of overlap.areas) {
-      size += 128 + JSON_NUMBER_BOUND + jsonTextBound(area.id) + jsonTextBound(area.name);
-      size += jsonTextBound(area.designation) + jsonTextBound(area.iucnCategory);
-    }
-  }
-  return size;
-}
 
 /**
  * A page as Source messages, cut where the next source would take the answer past
