@@ -1,7 +1,7 @@
 /**
- * `npm run bench` (full: median of 3 runs, about 4 minutes; a minute more the first time, while
- * the 1,000,000-record ledger is built) and `npm run bench -- --quick` (smaller ledgers, one
- * run, under a minute).
+ * `npm run bench` (full: median of 3 runs, about 5 minutes; two minutes more the first time,
+ * while the 1,000,000-record ledger is built) and `npm run bench -- --quick` (smaller ledgers,
+ * one run, about a minute and a half).
  *
  * Every scenario runs against a real server process: bench/server.ts, compiled with tsc as the
  * container image runs the service, builds the app exactly like src/main.ts (one port, HTTP/1.1 + h2c) over an embedded store file loaded beforehand through

@@ -24,8 +24,11 @@ export interface Plan {
   batchConnections: number;
   grpcConcurrency: number;
   grpcConnections: number;
-  /** S9: each walk reads `pages` pages of `pageSize` from the start; the first and last `sample` pages are compared. */
-  paging: { pageSize: number; pages: number; sample: number };
+  /**
+   * S9: each round walks `pages` pages of `pageSize` from the start (its first and last `sample`
+   * pages reported), then reads the compared pages `cycles` times, alternating.
+   */
+  paging: { pageSize: number; pages: number; sample: number; cycles: number };
   /** S10 and S11: requests per run at one connection (`largeBox`: in one round, S10's 1° boxes). */
   oneConnection: { bbox: number; polygon: number; largeBox: number };
 }
@@ -52,7 +55,7 @@ export function planFor(quick: boolean): Plan {
         batchConnections: 10,
         grpcConcurrency: 50,
         grpcConnections: 1,
-        paging: { pageSize: 1_000, pages: 100, sample: 5 },
+        paging: { pageSize: 1_000, pages: 100, sample: 5, cycles: 6 },
         oneConnection: { bbox: 300, polygon: 100, largeBox: 10 },
       }
     : {
@@ -74,7 +77,7 @@ export function planFor(quick: boolean): Plan {
         batchConnections: 10,
         grpcConcurrency: 50,
         grpcConnections: 1,
-        paging: { pageSize: 1_000, pages: 100, sample: 5 },
+        paging: { pageSize: 1_000, pages: 100, sample: 5, cycles: 10 },
         oneConnection: { bbox: 1_000, polygon: 300, largeBox: 30 },
       };
 }
