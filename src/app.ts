@@ -29,7 +29,7 @@ import { type DeadlineCounts, installRequestDeadline } from "./http/request-dead
 import { installRequestIdEcho, requestIdOf } from "./http/request-id.js";
 import { MAX_BODY_BYTES, restRoutes } from "./http/rest.js";
 import { recordOutcome, rpcOutcomeKey, rpcOutcomeOf } from "./http/rpc-outcome.js";
-import { type OverlapArea, sourcesConflict } from "./ledger/conflict.js";
+import { type OverlapArea, conflictMeasure } from "./ledger/conflict.js";
 import { productionIds, sandboxIds } from "./ledger/ids.js";
 import { createLedger } from "./ledger/ledger.js";
 import type { ConflictPolicy } from "./model/spatial.js";
@@ -99,13 +99,12 @@ function countedConflictPolicy(metrics: ServiceMetrics): ConflictPolicy {
   const overlapArea: OverlapArea = (a, b) => intersectionAreaM2(a, b, engines);
   const conflict = metrics.conflictChecks.labels({ result: "conflict" });
   const clear = metrics.conflictChecks.labels({ result: "clear" });
-  return {
-    conflicts: (a, b) => {
-      const found = sourcesConflict(a, b, overlapArea);
-      (found ? conflict : clear).inc();
-      return found;
-    },
+  const measure: ConflictPolicy["measure"] = (a, b) => {
+    const found = conflictMeasure(a, b, overlapArea);
+    (found ? conflict : clear).inc();
+    return found;
   };
+  return { conflicts: (a, b) => measure(a, b) !== null, measure };
 }
 
 /** Composes stores, the one service implementation, interceptors and the Fastify plugins. */

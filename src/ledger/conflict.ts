@@ -1,5 +1,6 @@
 import { boxesIntersect } from "../geo/bbox.js";
 import { intersectionAreaM2, OverlayFailedError } from "../geo/overlap.js";
+import type { ConflictMeasure } from "../model/history.js";
 import type { ConflictPolicy, SpatialSubject } from "../model/spatial.js";
 
 /** docs/api.md §8: an overlap counts from 1% of the smaller source's area. */
@@ -32,18 +33,43 @@ export function sourcesConflict(
   b: SpatialSubject,
   overlapArea: OverlapArea = intersectionAreaM2,
 ): boolean {
-  if (!periodsOverlap(a, b) || !attributesCompatible(a, b) || !boxesIntersect(a.bbox, b.bbox)) return false;
+  return conflictMeasure(a, b, overlapArea) !== null;
+}
+
+/**
+ * The conflict of `a` with `b` as docs/api.md §14 explains it, from `a`'s side, or null when they
+ * do not conflict (§8). When every overlay engine fails on a pair that is otherwise a candidate,
+ * the pair conflicts (see above) and its overlap is taken as the smaller source's whole area: an
+ * upper bound, so the explanation never understates a double claim.
+ */
+export function conflictMeasure(
+  a: SpatialSubject,
+  b: SpatialSubject,
+  overlapArea: OverlapArea = intersectionAreaM2,
+): ConflictMeasure | null {
+  if (!periodsOverlap(a, b) || !attributesCompatible(a, b) || !boxesIntersect(a.bbox, b.bbox)) return null;
   const smaller = Math.min(a.areaM2, b.areaM2);
-  if (!(smaller > 0)) return false;
+  if (!(smaller > 0)) return null;
   let overlap: number;
   try {
     overlap = overlapArea(a.geometry, b.geometry);
   } catch (error) {
-    if (error instanceof OverlayFailedError) return true;
-    throw error;
+    if (!(error instanceof OverlayFailedError)) throw error;
+    overlap = smaller;
   }
-  return overlap > 0 && overlap >= MIN_OVERLAP_FRACTION * smaller;
+  if (!(overlap > 0 && overlap >= MIN_OVERLAP_FRACTION * smaller)) return null;
+  return {
+    overlapAreaM2: overlap,
+    // An overlay measured on slightly different terms than the area may exceed it by a rounding.
+    overlapFraction: Math.min(1, overlap / a.areaM2),
+    counterpartOverlapFraction: Math.min(1, overlap / b.areaM2),
+    overlapPeriod: { startAt: Math.max(a.startAt, b.startAt), endAt: Math.min(a.endAt, b.endAt) },
+    sharedAttributeTypes: a.attributeType.filter((type) => b.attributeType.includes(type)),
+  };
 }
 
 /** The policy the production stores apply. */
-export const conflictPolicy: ConflictPolicy = { conflicts: (a, b) => sourcesConflict(a, b) };
+export const conflictPolicy: ConflictPolicy = {
+  conflicts: (a, b) => sourcesConflict(a, b),
+  measure: (a, b) => conflictMeasure(a, b),
+};

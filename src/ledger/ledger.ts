@@ -394,10 +394,13 @@ export function createLedger(options: LedgerOptions): Ledger {
       rejectIfInvalid(command.readViolations, violations);
       const scope = principal.isAdmin ? (named ?? null) : accountScope(principal);
       const { by, value } = key as NonNullable<DeleteCommand["key"]>;
+      const change = { by: principal.actor, at: now() };
       let deleted: boolean;
       try {
         deleted =
-          by === "alt_id" ? await store.deleteByAltId(value, scope as string) : await store.deleteById(value, scope);
+          by === "alt_id"
+            ? await store.deleteByAltId(value, scope as string, change)
+            : await store.deleteById(value, scope, change);
       } catch (error) {
         return storeFailure(error);
       }

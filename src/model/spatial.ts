@@ -1,4 +1,5 @@
 import type { BoundingBox, SourceGeometry } from "../geo/types.js";
+import type { ConflictMeasure } from "./history.js";
 import type { UnepOverlapRecord } from "./records.js";
 
 /** What a conflict decision needs to know of a source (docs/api.md §8). */
@@ -18,6 +19,8 @@ export interface SpatialSubject {
  */
 export interface ConflictPolicy {
   conflicts(a: SpatialSubject, b: SpatialSubject): boolean;
+  /** What the conflict of `a` with `b` measures, from `a`'s side; null when they do not conflict. */
+  measure(a: SpatialSubject, b: SpatialSubject): ConflictMeasure | null;
 }
 
 /** A protected area of a loaded layer (docs/api.md §8), as a store's spatial index hands it over. */

@@ -1,3 +1,4 @@
+import type { Change, SourceConflict, SourceEvent } from "../model/history.js";
 import type { ListQuery } from "../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../model/records.js";
 
@@ -95,7 +96,11 @@ export class StoreUnavailableError extends Error {
  * Account scoping: `accountId: string` restricts to that account; `null` means any account.
  */
 export interface SourceStore {
-  /** Inserts all records in one transaction, or none (AltIdTakenError, CapacityExceededError). */
+  /**
+   * Inserts all records in one transaction, or none (AltIdTakenError, CapacityExceededError):
+   * with each record's `created` event, and in production every conflict pair it makes, stored
+   * with its measures, and the `conflict_set` events of both sides (docs/api.md §14).
+   */
   insertMany(records: NewSourceRecord[]): Promise<SourceRecord[]>;
   /**
    * At most `query.limit` records matching every filter of the query, ordered by createdAt then
@@ -105,9 +110,20 @@ export interface SourceStore {
    */
   list(query: ListQuery): Promise<SourceRecord[]>;
   get(id: string, accountId: string | null): Promise<SourceRecord | null>;
-  /** True when a record was deleted. */
-  deleteById(id: string, accountId: string | null): Promise<boolean>;
-  deleteByAltId(altId: string, accountId: string): Promise<boolean>;
+  /**
+   * True when a record was deleted. With its `deleted` event, and in production the
+   * `conflict_cleared` events of both sides of every pair it was in (docs/api.md §14), all in the
+   * delete's transaction.
+   */
+  deleteById(id: string, accountId: string | null, change: Change): Promise<boolean>;
+  deleteByAltId(altId: string, accountId: string, change: Change): Promise<boolean>;
+  /**
+   * The events of a source in `seq` order, also after it was deleted; null when no source of that
+   * id was ever in scope (docs/api.md §14).
+   */
+  history(id: string, accountId: string | null): Promise<SourceEvent[] | null>;
+  /** The live conflicts of a live source, oldest pair first; null when no such live source is in scope. */
+  conflictsOf(id: string, accountId: string | null): Promise<SourceConflict[] | null>;
   /**
    * The ledger's secret: 32 random bytes made when first asked for and kept in the store, so every
    * process serving the same store derives the same keys (page tokens, docs/api.md §12) and they

@@ -1,7 +1,7 @@
 import type { SourceStore } from "./port.js";
 
 /** What a store call is reported as: deletes by id and by alt_id are both "delete". */
-export type StoreOperation = "insert" | "list" | "get" | "delete";
+export type StoreOperation = "insert" | "list" | "get" | "delete" | "history" | "conflicts";
 
 /** Told each call's operation, its duration in seconds and whether it resolved. */
 export type StoreObserver = (operation: StoreOperation, seconds: number, ok: boolean) => void;
@@ -26,8 +26,10 @@ export function timedStore(store: SourceStore, observe: StoreObserver): SourceSt
     insertMany: (records) => timed("insert", () => store.insertMany(records)),
     list: (query) => timed("list", () => store.list(query)),
     get: (id, accountId) => timed("get", () => store.get(id, accountId)),
-    deleteById: (id, accountId) => timed("delete", () => store.deleteById(id, accountId)),
-    deleteByAltId: (altId, accountId) => timed("delete", () => store.deleteByAltId(altId, accountId)),
+    deleteById: (id, accountId, change) => timed("delete", () => store.deleteById(id, accountId, change)),
+    deleteByAltId: (altId, accountId, change) => timed("delete", () => store.deleteByAltId(altId, accountId, change)),
+    history: (id, accountId) => timed("history", () => store.history(id, accountId)),
+    conflictsOf: (id, accountId) => timed("conflicts", () => store.conflictsOf(id, accountId)),
     ledgerSecret: () => store.ledgerSecret(),
     ping: () => store.ping(),
     close: () => store.close(),

@@ -1,7 +1,27 @@
 import RBush from "rbush";
 import type { BoundingBox } from "../../geo/types.js";
+import type { Change, SourceEvent } from "../../model/history.js";
 import { packedPositions } from "./packed-geometry.js";
-import type { StoredSource } from "./stored-source.js";
+import { type StoredSource, toRecord } from "./stored-source.js";
+
+/**
+ * What the memory budget counts for one event of a session's history: the event object and its
+ * slot. A deleted source's events stay until the session goes, so a create-and-delete loop still
+ * fills the budget instead of growing without bound.
+ */
+export const EVENT_BYTES = 96;
+
+/**
+ * An event of the sandbox's history (docs/api.md §14): the sandbox has no conflicts, so only
+ * `created` and `deleted`. `source` is the created record while the source lives; a deleted
+ * source's record is let go with it (the sandbox's memory is its budget), its events remain.
+ */
+interface SandboxEvent {
+  type: "created" | "deleted";
+  at: number;
+  by: string;
+  source: StoredSource | null;
+}
 
 /** A source's entry in its session's spatial index: its bounding box, and the source. */
 interface IndexedSource extends BoundingBox {
@@ -26,6 +46,8 @@ export class Session {
   /** The sources' boxes, so a spatial list reads the few near its area, not the whole session. */
   private readonly index = new RBush<IndexedSource>();
   private readonly entries = new Map<string, IndexedSource>();
+  /** Every source's events, deleted sources' too, until the session goes. */
+  private readonly events = new Map<string, SandboxEvent[]>();
   /** Geometry positions held: the per-session bound counts these, not only sources. */
   positions = 0;
   /** The budget's estimate of what this session holds (stored-source.ts), its own overhead included. */
@@ -62,14 +84,20 @@ export class Session {
     const entry = { minX: box.minX, minY: box.minY, maxX: box.maxX, maxY: box.maxY, source };
     this.index.insert(entry);
     this.entries.set(source.id, entry);
+    this.events.set(source.id, [{ type: "created", at: source.createdAt, by: source.createdBy, source }]);
+    this.count(EVENT_BYTES);
     this.positions += packedPositions(source.packed);
     this.bytes += source.bytes;
     this.total.bytes += source.bytes;
   }
 
-  delete(id: string): boolean {
+  delete(id: string, change: Change): boolean {
     const source = this.sources.get(id);
     if (source === undefined) return false;
+    const events = this.events.get(id) ?? [];
+    for (const event of events) event.source = null;
+    events.push({ type: "deleted", at: change.at, by: change.by, source: null });
+    this.count(EVENT_BYTES);
     this.sources.delete(id);
     this.idByAltId.delete(source.altId);
     const entry = this.entries.get(id);
@@ -81,9 +109,33 @@ export class Session {
     return true;
   }
 
-  deleteByAltId(altId: string): boolean {
+  deleteByAltId(altId: string, change: Change): boolean {
     const id = this.idByAltId.get(altId);
-    return id !== undefined && this.delete(id);
+    return id !== undefined && this.delete(id, change);
+  }
+
+  /** A source's events, also after it was deleted; null when the session never held it. */
+  eventsOf(id: string, accountId: string): SourceEvent[] | null {
+    const events = this.events.get(id);
+    if (events === undefined) return null;
+    return events.map((event, i) => ({
+      sourceId: id,
+      accountId,
+      seq: i + 1,
+      type: event.type,
+      at: event.at,
+      by: event.by,
+      ...(event.source === null ? {} : { record: toRecord(event.source) }),
+    }));
+  }
+
+  hasEventsOf(id: string): boolean {
+    return this.events.has(id);
+  }
+
+  private count(bytes: number): void {
+    this.bytes += bytes;
+    this.total.bytes += bytes;
   }
 
   /** Called once the registry has let go of the session: its bytes leave the total. */

@@ -63,6 +63,12 @@ export class SessionRegistry {
     return [...this.sessions.values()];
   }
 
+  /** Every live session with its account, like `all`. */
+  entries(): [string, Session][] {
+    this.sweep();
+    return [...this.sessions.entries()];
+  }
+
   /**
    * The sessions to evict so that `bytes` more bytes and `sessions` more sessions fit: idle ones
    * only (no store call in flight, store.ts), least recently used first, never one of `keep` (the

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { setImmediate } from "node:timers";
 import { SANDBOX_DEFAULTS } from "../../config.js";
+import type { Change, SourceConflict, SourceEvent } from "../../model/history.js";
 import type { ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
 import {
@@ -170,14 +171,29 @@ export class SandboxSourceStore implements SourceStore {
     return source === undefined ? null : toRecord(source);
   }
 
-  async deleteById(id: string, accountId: string | null): Promise<boolean> {
+  async deleteById(id: string, accountId: string | null, change: Change): Promise<boolean> {
     this.assertOpen("delete");
-    return this.sessionHolding(id, accountId)?.delete(id) ?? false;
+    return this.sessionHolding(id, accountId)?.delete(id, change) ?? false;
   }
 
-  async deleteByAltId(altId: string, accountId: string): Promise<boolean> {
+  async deleteByAltId(altId: string, accountId: string, change: Change): Promise<boolean> {
     this.assertOpen("delete");
-    return this.sessionsFor(accountId)[0]?.deleteByAltId(altId) ?? false;
+    return this.sessionsFor(accountId)[0]?.deleteByAltId(altId, change) ?? false;
+  }
+
+  async history(id: string, accountId: string | null): Promise<SourceEvent[] | null> {
+    this.assertOpen("history");
+    for (const [owner, session] of this.sessionsWithAccounts(accountId)) {
+      const events = session.eventsOf(id, owner);
+      if (events !== null) return events;
+    }
+    return null;
+  }
+
+  /** The sandbox finds no conflicts (docs/api.md §7): a live source's list is always empty. */
+  async conflictsOf(id: string, accountId: string | null): Promise<SourceConflict[] | null> {
+    this.assertOpen("conflicts");
+    return this.sessionHolding(id, accountId) === undefined ? null : [];
   }
 
   async ping(): Promise<void> {
@@ -280,6 +296,12 @@ export class SandboxSourceStore implements SourceStore {
     if (session === undefined) return [];
     this.hold(session);
     return [session];
+  }
+
+  /** The sessions of the scope with their accounts, like sessionsFor. */
+  private sessionsWithAccounts(accountId: string | null): [string, Session][] {
+    if (accountId !== null) return this.sessionsFor(accountId).map((session) => [accountId, session]);
+    return this.sessions.entries();
   }
 
   /** The session holding `id` within the scope, held in flight. */

@@ -134,4 +134,43 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 4,
+    name: "source events and conflict pairs",
+    sql: `
+      -- Every change to a source, in order (docs/api.md §14). Kept after the source is deleted:
+      -- its history outlives it. Append-only: the triggers below refuse any update or delete.
+      CREATE TABLE source_events (
+        source_id  TEXT    NOT NULL,
+        seq        INTEGER NOT NULL,
+        account_id TEXT    NOT NULL,
+        type       TEXT    NOT NULL
+          CHECK (type IN ('created', 'conflict_set', 'conflict_cleared', 'deleted')),
+        at         INTEGER NOT NULL,
+        by         TEXT    NOT NULL,
+        -- created: the record as stored; conflict_*: the counterpart (and the measure on set).
+        data       TEXT,
+        PRIMARY KEY (source_id, seq)
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TRIGGER source_events_no_update BEFORE UPDATE ON source_events
+      BEGIN
+        SELECT RAISE(ABORT, 'source_events is append-only');
+      END;
+      CREATE TRIGGER source_events_no_delete BEFORE DELETE ON source_events
+      BEGIN
+        SELECT RAISE(ABORT, 'source_events is append-only');
+      END;
+
+      -- One row per live conflict, the measure from a's side; a pair goes with either source.
+      CREATE TABLE conflict_pairs (
+        a_seq       INTEGER NOT NULL REFERENCES sources (seq) ON DELETE CASCADE,
+        b_seq       INTEGER NOT NULL REFERENCES sources (seq) ON DELETE CASCADE,
+        measure     TEXT    NOT NULL,
+        detected_at INTEGER NOT NULL,
+        PRIMARY KEY (a_seq, b_seq)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX conflict_pairs_by_b ON conflict_pairs (b_seq, a_seq);
+    `,
+  },
 ];

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type { SourceGeometry } from "../../geo/types.js";
+import type { ConflictMeasure } from "../../model/history.js";
 import type { NewSourceRecord } from "../../model/records.js";
 import type { ConflictPolicy, SpatialSubject } from "../../model/spatial.js";
 
@@ -7,12 +8,16 @@ import type { ConflictPolicy, SpatialSubject } from "../../model/spatial.js";
 export interface StoredSubject extends SpatialSubject {
   seq: number;
   id: string;
+  accountId: string;
+  altId: string;
   conflict: boolean;
 }
 
 interface SubjectRow {
   seq: number;
   id: string;
+  account_id: string;
+  alt_id: string;
   geometry: string;
   area_m2: number;
   start_at: number;
@@ -25,7 +30,7 @@ interface SubjectRow {
   max_y: number;
 }
 
-const SUBJECT_COLUMNS = `s.seq, s.id, s.geometry, s.area_m2, s.start_at, s.end_at, s.attribute_type, s.conflict,
+const SUBJECT_COLUMNS = `s.seq, s.id, s.account_id, s.alt_id, s.geometry, s.area_m2, s.start_at, s.end_at, s.attribute_type, s.conflict,
   b.min_x, b.max_x, b.min_y, b.max_y`;
 
 function fromSubjectRow(row: SubjectRow): StoredSubject {
@@ -33,6 +38,8 @@ function fromSubjectRow(row: SubjectRow): StoredSubject {
   return {
     seq: row.seq,
     id: row.id,
+    accountId: row.account_id,
+    altId: row.alt_id,
     // Parsed only when the policy gets past its cheap tests: most candidates never need it.
     get geometry(): SourceGeometry {
       geometry ??= JSON.parse(row.geometry) as SourceGeometry;
@@ -56,7 +63,6 @@ function fromSubjectRow(row: SubjectRow): StoredSubject {
  */
 export class ConflictScanner {
   private readonly candidates: Database.Statement<[number, number, number, number], SubjectRow>;
-  private readonly bySeq: Database.Statement<[number], SubjectRow>;
   private readonly setConflict: Database.Statement<[number, number]>;
 
   constructor(
@@ -67,9 +73,6 @@ export class ConflictScanner {
       `SELECT ${SUBJECT_COLUMNS} FROM source_bbox b JOIN sources s ON s.seq = b.seq
        WHERE b.min_x <= ? AND b.max_x >= ? AND b.min_y <= ? AND b.max_y >= ?`,
     );
-    this.bySeq = db.prepare(
-      `SELECT ${SUBJECT_COLUMNS} FROM sources s JOIN source_bbox b ON b.seq = s.seq WHERE s.seq = ?`,
-    );
     this.setConflict = db.prepare("UPDATE sources SET conflict = ? WHERE seq = ?");
   }
 
@@ -79,49 +82,26 @@ export class ConflictScanner {
   }
 
   /**
-   * Before `record` is inserted: whether it conflicts with any stored source. Every stored source
-   * it conflicts with is flagged now (both sides are kept true); their ids are returned so a
-   * batch can correct records it already returned.
+   * Before `record` is inserted: every stored source it conflicts with, and what each conflict
+   * measures from the record's side (docs/api.md §14). Each of them is flagged now (both sides of
+   * a pair are kept true); their ids are returned so a batch can correct records it already
+   * returned. Every pair is measured: the explanation needs each one's overlap.
    */
-  admit(record: NewSourceRecord): { conflict: boolean; flagged: string[] } {
+  admit(record: NewSourceRecord): { others: StoredSubject[]; measures: ConflictMeasure[]; flagged: string[] } {
+    const others: StoredSubject[] = [];
+    const measures: ConflictMeasure[] = [];
     const flagged: string[] = [];
-    let conflict = false;
     for (const other of this.neighbours(record)) {
-      // Once both sides are known to be flagged, this pair cannot change anything: skip the
-      // overlay (a batch of n mutually overlapping sources would otherwise cost n²/2 of them).
-      if (conflict && other.conflict) continue;
-      if (!this.policy.conflicts(record, other)) continue;
-      conflict = true;
+      const measure = this.policy.measure(record, other);
+      if (measure === null) continue;
+      others.push(other);
+      measures.push(measure);
       if (!other.conflict) {
         this.setConflict.run(1, other.seq);
+        other.conflict = true;
         flagged.push(other.id);
       }
     }
-    return { conflict, flagged };
-  }
-
-  /** The subject of a stored source, read before it is deleted. */
-  subjectOf(seq: number): StoredSubject | null {
-    const row = this.bySeq.get(seq);
-    return row === undefined ? null : fromSubjectRow(row);
-  }
-
-  /**
-   * After `removed` is deleted: every flagged neighbour that conflicted with it is re-evaluated
-   * against what is left, and cleared when nothing else conflicts with it. A neighbour's other
-   * conflicts are usually with sources around the removed one, so those (already read) are tried
-   * before its own neighbourhood is queried.
-   */
-  release(removed: StoredSubject): void {
-    const around = this.neighbours(removed);
-    for (const neighbour of around) {
-      if (!neighbour.conflict || !this.policy.conflicts(neighbour, removed)) continue;
-      // Both sides of a conflict are flagged, so only flagged sources can keep this one flagged.
-      const conflictsWith = (other: StoredSubject) =>
-        other.conflict && other.seq !== neighbour.seq && this.policy.conflicts(neighbour, other);
-      if (around.some(conflictsWith) || this.neighbours(neighbour).some(conflictsWith)) continue;
-      this.setConflict.run(0, neighbour.seq);
-      neighbour.conflict = false;
-    }
+    return { others, measures, flagged };
   }
 }

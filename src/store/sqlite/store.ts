@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type Database from "better-sqlite3";
 import type { BoundingBox } from "../../geo/types.js";
+import type { Change, SourceConflict, SourceEvent } from "../../model/history.js";
 import type { ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
 import type { ConflictPolicy, ProtectedAreaPolicy } from "../../model/spatial.js";
@@ -12,6 +13,7 @@ import { GroupCommitter } from "./group-commit.js";
 import { buildListStatement, envelopeCountStatement, type ListStatement, type SpatialPlan } from "./list-query.js";
 import { SqliteProtectedAreaReader } from "./protected-areas.js";
 import { COLUMNS, fromColumns, fromRow, type SourceRow, selectList, toRow } from "./rows.js";
+import { SqliteHistory } from "./history.js";
 import { ConflictScanner } from "./spatial.js";
 
 export interface SqliteStoreOptions {
@@ -29,6 +31,15 @@ export interface SqliteStoreOptions {
   /** Told each group commit's size (requests, sources), for /metrics (group-commit.ts). */
   onGroupCommit?: (requests: number, sources: number) => void;
 }
+
+/** What a delete reads of the source it removes: its key, and what its events name. */
+interface SubjectKey {
+  seq: number;
+  id: string;
+  account_id: string;
+  alt_id: string;
+}
+const SUBJECT_KEY = "seq, id, account_id, alt_id";
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 /**
@@ -50,7 +61,10 @@ export class SqliteSourceStore implements SourceStore {
   private closed = false;
   private readonly listStatements = new Map<string, Statement<(string | number)[], unknown[]>>();
   private readonly writes: GroupCommitter;
-  private readonly deleteTransaction: Database.Transaction<(lookup: () => { seq: number } | undefined) => boolean>;
+  private readonly deleteTransaction: Database.Transaction<
+    (lookup: () => SubjectKey | undefined, change: Change) => boolean
+  >;
+  private readonly events: SqliteHistory;
   private readonly conflicts: ConflictScanner | null;
   private readonly protectedAreas: SqliteProtectedAreaReader | null;
   private readonly statements: {
@@ -60,9 +74,9 @@ export class SqliteSourceStore implements SourceStore {
     insertAttributeType: Statement<[number | bigint, string]>;
     getInAccount: Statement<[string, string], unknown[]>;
     getAnywhere: Statement<[string], unknown[]>;
-    seqInAccount: Statement<[string, string], { seq: number }>;
-    seqAnywhere: Statement<[string], { seq: number }>;
-    seqByAltId: Statement<[string, string], { seq: number }>;
+    seqInAccount: Statement<[string, string], SubjectKey>;
+    seqAnywhere: Statement<[string], SubjectKey>;
+    seqByAltId: Statement<[string, string], SubjectKey>;
     deleteBySeq: Statement<[number]>;
     bboxCandidates: Statement<[number, number, number, number], SourceRow>;
     ping: Statement<[], unknown>;
@@ -94,9 +108,9 @@ export class SqliteSourceStore implements SourceStore {
         .prepare<[string, string], unknown[]>(`SELECT ${columns} FROM sources s WHERE s.id = ? AND s.account_id = ?`)
         .raw(true),
       getAnywhere: db.prepare<[string], unknown[]>(`SELECT ${columns} FROM sources s WHERE s.id = ?`).raw(true),
-      seqInAccount: db.prepare("SELECT seq FROM sources WHERE id = ? AND account_id = ?"),
-      seqAnywhere: db.prepare("SELECT seq FROM sources WHERE id = ?"),
-      seqByAltId: db.prepare("SELECT seq FROM sources WHERE alt_id = ? AND account_id = ?"),
+      seqInAccount: db.prepare(`SELECT ${SUBJECT_KEY} FROM sources WHERE id = ? AND account_id = ?`),
+      seqAnywhere: db.prepare(`SELECT ${SUBJECT_KEY} FROM sources WHERE id = ?`),
+      seqByAltId: db.prepare(`SELECT ${SUBJECT_KEY} FROM sources WHERE alt_id = ? AND account_id = ?`),
       deleteBySeq: db.prepare("DELETE FROM sources WHERE seq = ?"),
       bboxCandidates: db.prepare(
         `SELECT ${columns} FROM source_bbox b JOIN sources s ON s.seq = b.seq
@@ -115,12 +129,15 @@ export class SqliteSourceStore implements SourceStore {
       abortsGroup: (error) => toStoreError(error, "insert") instanceof StoreUnavailableError,
       onCommit: onGroupCommit,
     });
-    this.deleteTransaction = db.transaction((lookup: () => { seq: number } | undefined) => {
-      const seq = lookup()?.seq;
-      if (seq === undefined) return false;
-      const removed = this.conflicts?.subjectOf(seq) ?? null;
-      this.statements.deleteBySeq.run(seq);
-      if (removed?.conflict) this.conflicts?.release(removed);
+    this.events = new SqliteHistory(db);
+    this.deleteTransaction = db.transaction((lookup: () => SubjectKey | undefined, change: Change) => {
+      const key = lookup();
+      if (key === undefined) return false;
+      const removed = { seq: key.seq, id: key.id, accountId: key.account_id, altId: key.alt_id };
+      const counterparts = this.events.counterpartsOf(removed.seq);
+      this.statements.deleteBySeq.run(removed.seq);
+      this.events.deleted(removed, change);
+      this.events.released(removed, counterparts, change);
       return true;
     });
   }
@@ -190,6 +207,14 @@ export class SqliteSourceStore implements SourceStore {
     return statement;
   }
 
+  async history(id: string, accountId: string | null): Promise<SourceEvent[] | null> {
+    return this.runSync("history", () => this.events.eventsOf(id, accountId));
+  }
+
+  async conflictsOf(id: string, accountId: string | null): Promise<SourceConflict[] | null> {
+    return this.runSync("conflicts", () => this.events.conflictsOf(id, accountId));
+  }
+
   async ledgerSecret(): Promise<Uint8Array> {
     return this.runSync("secret", () => {
       // INSERT OR IGNORE: the first process to ask makes the secret; every later one reads it.
@@ -206,17 +231,19 @@ export class SqliteSourceStore implements SourceStore {
     });
   }
 
-  async deleteById(id: string, accountId: string | null): Promise<boolean> {
+  async deleteById(id: string, accountId: string | null, change: Change): Promise<boolean> {
     return this.runSync("delete", () =>
-      this.deleteTransaction.immediate(() =>
-        accountId === null ? this.statements.seqAnywhere.get(id) : this.statements.seqInAccount.get(id, accountId),
+      this.deleteTransaction.immediate(
+        () =>
+          accountId === null ? this.statements.seqAnywhere.get(id) : this.statements.seqInAccount.get(id, accountId),
+        change,
       ),
     );
   }
 
-  async deleteByAltId(altId: string, accountId: string): Promise<boolean> {
+  async deleteByAltId(altId: string, accountId: string, change: Change): Promise<boolean> {
     return this.runSync("delete", () =>
-      this.deleteTransaction.immediate(() => this.statements.seqByAltId.get(altId, accountId)),
+      this.deleteTransaction.immediate(() => this.statements.seqByAltId.get(altId, accountId), change),
     );
   }
 
@@ -257,37 +284,43 @@ export class SqliteSourceStore implements SourceStore {
     }
   }
 
-  /** Inserts one request's sources; the group committer runs it inside the request's savepoint. */
+  /**
+   * Inserts one request's sources, each with its `created` event and, in production, its conflict
+   * pairs and their `conflict_set` events; the group committer runs it inside the request's savepoint.
+   */
   private insertAll(records: NewSourceRecord[]): SourceRecord[] {
     this.assertAltIdsFree(records);
     const inserted: SourceRecord[] = [];
     const positionOf = new Map<string, number>();
     for (const record of records) {
+      const change = { by: record.createdBy, at: record.createdAt };
+      const admitted = this.conflicts?.admit(record) ?? null;
       // Without a policy the store keeps what it is given (the contract suite relies on it).
-      let conflict = record.conflict;
-      if (this.conflicts) {
-        const admitted = this.conflicts.admit(record);
-        conflict = admitted.conflict;
-        // A later source of the batch may flag an earlier one that is already in `inserted`.
-        for (const id of admitted.flagged) {
-          const position = positionOf.get(id);
-          if (position !== undefined) inserted[position] = { ...inserted[position], conflict: true };
-        }
+      const conflict = admitted === null ? record.conflict : admitted.others.length > 0;
+      // A later source of the batch may flag an earlier one that is already in `inserted`.
+      for (const id of admitted?.flagged ?? []) {
+        const position = positionOf.get(id);
+        if (position !== undefined) inserted[position] = { ...inserted[position], conflict: true };
       }
       positionOf.set(record.id, inserted.length);
-      inserted.push(this.insertOne({ ...record, conflict }));
+      const { seq, row } = this.insertOne({ ...record, conflict });
+      this.events.created(row, change);
+      const subject = { seq, id: record.id, accountId: record.accountId, altId: record.altId };
+      admitted?.others.forEach((other, i) => this.events.conflictFound(subject, other, admitted.measures[i], change));
+      // Read back through the same mapping as get(), so the response equals what a later read returns.
+      inserted.push(fromRow(row));
     }
     return inserted;
   }
 
-  private insertOne(record: NewSourceRecord): SourceRecord {
+  private insertOne(record: NewSourceRecord): { seq: number; row: SourceRow } {
     const row = toRow(record);
-    const { lastInsertRowid: seq } = this.statements.insertSource.run(row);
+    const { lastInsertRowid } = this.statements.insertSource.run(row);
+    const seq = Number(lastInsertRowid);
     const { minX, maxX, minY, maxY } = record.bbox;
     this.statements.insertBbox.run(seq, minX, maxX, minY, maxY);
     for (const attributeType of record.attributeType) this.statements.insertAttributeType.run(seq, attributeType);
-    // Read back through the same mapping as get(), so the response equals what a later read returns.
-    return fromRow(row);
+    return { seq, row };
   }
 
   private runSync<T>(action: string, work: () => T): T {

@@ -1,0 +1,185 @@
+import type Database from "better-sqlite3";
+import {
+  type Change,
+  type ConflictMeasure,
+  type Counterpart,
+  fromOtherSide,
+  type SourceConflict,
+  type SourceEvent,
+  type SourceEventType,
+} from "../../model/history.js";
+import { fromRow, type SourceRow } from "./rows.js";
+
+/** A stored source as its events and pairs name it. */
+export interface EventSubject {
+  seq: number;
+  id: string;
+  accountId: string;
+  altId: string;
+}
+
+interface EventRow {
+  source_id: string;
+  seq: number;
+  account_id: string;
+  type: SourceEventType;
+  at: number;
+  by: string;
+  data: string | null;
+}
+
+/** What an event row's `data` holds, by type. */
+interface EventData {
+  record?: SourceRow;
+  counterpart?: Counterpart;
+  measure?: ConflictMeasure;
+}
+
+interface PairRow {
+  id: string;
+  alt_id: string;
+  account_id: string;
+  measure: string;
+  detected_at: number;
+  /** 1 when the asked-for source is the pair's `a` side (the measure is from its side). */
+  mine: number;
+}
+
+const counterpartOf = (subject: EventSubject): Counterpart => ({
+  id: subject.id,
+  altId: subject.altId,
+  accountId: subject.accountId,
+});
+
+/**
+ * The event log and the conflict pairs of the embedded store (docs/api.md §14). Every write runs
+ * inside the caller's transaction, so a change and its events commit together or not at all.
+ * Events are only ever inserted; triggers in the schema refuse any update or delete of one.
+ */
+export class SqliteHistory {
+  private readonly statements;
+
+  constructor(db: Database.Database) {
+    this.statements = {
+      nextSeq: db.prepare<[string], { next: number }>(
+        "SELECT coalesce(max(seq), 0) + 1 AS next FROM source_events WHERE source_id = ?",
+      ),
+      insertEvent: db.prepare<[string, number, string, string, number, string, string | null]>(
+        "INSERT INTO source_events (source_id, seq, account_id, type, at, by, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      ),
+      insertPair: db.prepare<[number, number, string, number]>(
+        "INSERT INTO conflict_pairs (a_seq, b_seq, measure, detected_at) VALUES (?, ?, ?, ?)",
+      ),
+      pairsOf: db.prepare<[number, number], PairRow>(
+        `SELECT s.id, s.alt_id, s.account_id, p.measure, p.detected_at, 1 AS mine
+           FROM conflict_pairs p JOIN sources s ON s.seq = p.b_seq WHERE p.a_seq = ?
+         UNION ALL
+         SELECT s.id, s.alt_id, s.account_id, p.measure, p.detected_at, 0 AS mine
+           FROM conflict_pairs p JOIN sources s ON s.seq = p.a_seq WHERE p.b_seq = ?
+         ORDER BY detected_at, id`,
+      ),
+      counterpartSeqs: db.prepare<[number, number], { seq: number; id: string; alt_id: string; account_id: string }>(
+        `SELECT s.seq, s.id, s.alt_id, s.account_id FROM conflict_pairs p JOIN sources s ON s.seq = p.b_seq
+           WHERE p.a_seq = ?
+         UNION
+         SELECT s.seq, s.id, s.alt_id, s.account_id FROM conflict_pairs p JOIN sources s ON s.seq = p.a_seq
+           WHERE p.b_seq = ?`,
+      ),
+      hasPairs: db.prepare<[number, number], { found: number }>(
+        `SELECT EXISTS (SELECT 1 FROM conflict_pairs WHERE a_seq = ?)
+             OR EXISTS (SELECT 1 FROM conflict_pairs WHERE b_seq = ?) AS found`,
+      ),
+      clearFlag: db.prepare<[number]>("UPDATE sources SET conflict = 0 WHERE seq = ?"),
+      eventsOf: db.prepare<[string], EventRow>("SELECT * FROM source_events WHERE source_id = ? ORDER BY seq"),
+      liveSeq: db.prepare<[string], { seq: number; account_id: string }>(
+        "SELECT seq, account_id FROM sources WHERE id = ?",
+      ),
+    };
+  }
+
+  private append(
+    subject: Pick<EventSubject, "id" | "accountId">,
+    type: SourceEventType,
+    change: Change,
+    data: EventData | null,
+  ): void {
+    const seq = this.statements.nextSeq.get(subject.id)?.next ?? 1;
+    const json = data === null ? null : JSON.stringify(data);
+    this.statements.insertEvent.run(subject.id, seq, subject.accountId, type, change.at, change.by, json);
+  }
+
+  /** The `created` event of a source just inserted, with the record as stored. */
+  created(row: SourceRow, change: Change): void {
+    this.append({ id: row.id, accountId: row.account_id }, "created", change, { record: row });
+  }
+
+  /**
+   * A conflict found by a create: the pair, stored once with its measure from `subject`'s side, and
+   * a `conflict_set` event on each side naming the other.
+   */
+  conflictFound(subject: EventSubject, other: EventSubject, measure: ConflictMeasure, change: Change): void {
+    this.statements.insertPair.run(subject.seq, other.seq, JSON.stringify(measure), change.at);
+    this.append(subject, "conflict_set", change, { counterpart: counterpartOf(other), measure });
+    this.append(other, "conflict_set", change, { counterpart: counterpartOf(subject), measure: fromOtherSide(measure) });
+  }
+
+  /** The sources `seq` is in a pair with, read before it is deleted (its pairs go with it). */
+  counterpartsOf(seq: number): EventSubject[] {
+    return this.statements.counterpartSeqs
+      .all(seq, seq)
+      .map((r) => ({ seq: r.seq, id: r.id, altId: r.alt_id, accountId: r.account_id }));
+  }
+
+  /**
+   * After `removed` was deleted (its pairs with it): a `conflict_cleared` event on each former
+   * counterpart, whose flag is cleared when that was its last pair.
+   */
+  released(removed: EventSubject, counterparts: readonly EventSubject[], change: Change): void {
+    for (const counterpart of counterparts) {
+      this.append(counterpart, "conflict_cleared", change, { counterpart: counterpartOf(removed) });
+      if (this.statements.hasPairs.get(counterpart.seq, counterpart.seq)?.found !== 1) {
+        this.statements.clearFlag.run(counterpart.seq);
+      }
+    }
+  }
+
+  /** The `deleted` event of a source, written in its delete's transaction. */
+  deleted(subject: Pick<EventSubject, "id" | "accountId">, change: Change): void {
+    this.append(subject, "deleted", change, null);
+  }
+
+  /** A source's events in order; null when it has none in `accountId`'s scope (never existed there). */
+  eventsOf(id: string, accountId: string | null): SourceEvent[] | null {
+    const rows = this.statements.eventsOf.all(id);
+    if (rows.length === 0 || (accountId !== null && rows[0].account_id !== accountId)) return null;
+    return rows.map((row) => {
+      const data = row.data === null ? {} : (JSON.parse(row.data) as EventData);
+      const event: SourceEvent = {
+        sourceId: row.source_id,
+        accountId: row.account_id,
+        seq: row.seq,
+        type: row.type,
+        at: row.at,
+        by: row.by,
+      };
+      if (data.record) event.record = fromRow(data.record);
+      if (data.counterpart) event.counterpart = data.counterpart;
+      if (data.measure) event.measure = data.measure;
+      return event;
+    });
+  }
+
+  /** A live source's conflicts, oldest pair first; null when it is not live in `accountId`'s scope. */
+  conflictsOf(id: string, accountId: string | null): SourceConflict[] | null {
+    const live = this.statements.liveSeq.get(id);
+    if (live === undefined || (accountId !== null && live.account_id !== accountId)) return null;
+    return this.statements.pairsOf.all(live.seq, live.seq).map((row) => {
+      const measure = JSON.parse(row.measure) as ConflictMeasure;
+      return {
+        counterpart: { id: row.id, altId: row.alt_id, accountId: row.account_id },
+        measure: row.mine === 1 ? measure : fromOtherSide(measure),
+        detectedAt: row.detected_at,
+      };
+    });
+  }
+}
