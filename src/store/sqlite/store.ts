@@ -170,7 +170,9 @@ export class SqliteSourceStore implements SourceStore {
     if (query.limit <= 0) return records;
     for (const row of this.listStatement(statement).iterate(...statement.params)) {
       const record = fromColumns(row);
-      if (!spatial.matches(record.geometry)) continue;
+      // The R*Tree's box (rounded outwards) holds the geometry: within every area, it matches.
+      const [minX, maxX, minY, maxY] = row.slice(COLUMNS.length) as number[];
+      if (!spatial.covers({ minX, maxX, minY, maxY }) && !spatial.matches(record.geometry)) continue;
       if (skip > 0) {
         skip -= 1;
         continue;
