@@ -16,6 +16,12 @@ export interface PreparedSearchArea {
   readonly envelope: BoundingBox;
   /** True when `geometry` intersects the area: they share at least one point (touching at an edge or a vertex counts). */
   intersects(geometry: SourceGeometry): boolean;
+  /**
+   * True when the area holds every point of `box` (edges included): then any geometry within the
+   * box intersects the area, and a store that knows a candidate's box (or a box around it) accepts
+   * it without reading its geometry. False when it cannot tell cheaply (only a box area can).
+   */
+  covers(box: BoundingBox): boolean;
 }
 
 /** Does the per-search work once (edge index, box fast path) so a candidate costs about its own size, not its size times the area's. */
@@ -36,9 +42,14 @@ export function prepareSearchArea(area: SearchArea): PreparedSearchArea {
 type SourceTest = (parts: PolygonCoordinates[], sourceBox: BoundingBox) => boolean;
 
 /** Every kind of area rejects by box first: a source whose box misses the envelope cannot meet the area. */
-function prepared(envelope: BoundingBox, meets: SourceTest): PreparedSearchArea {
+function prepared(
+  envelope: BoundingBox,
+  meets: SourceTest,
+  covers: (box: BoundingBox) => boolean = () => false,
+): PreparedSearchArea {
   return {
     envelope,
+    covers,
     intersects(geometry: SourceGeometry): boolean {
       const sourceBox = boundingBox(geometry);
       return boxesIntersect(sourceBox, envelope) && meets(polygonsOf(geometry), sourceBox);
@@ -57,6 +68,7 @@ function prepareBox(box: BoundingBox): PreparedSearchArea {
   return prepared(
     envelope,
     (parts) => someEdgeTouchesBox(parts, envelope) || locateInParts(minX, minY, parts) !== "outside",
+    (inner) => minX <= inner.minX && inner.maxX <= maxX && minY <= inner.minY && inner.maxY <= maxY,
   );
 }
 

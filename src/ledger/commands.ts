@@ -47,6 +47,11 @@ export interface ListCommand extends Unread {
   offset?: number;
   /** The nextPageToken of the previous page of the same listing; absent or "" for the first page. */
   pageToken?: string;
+  /**
+   * The bytes of sources the caller will send of this page at most (a gRPC answer's 4 MiB): the
+   * store may then stop reading early, and the page ends where it stopped.
+   */
+  answerBytes?: number;
 }
 
 /** A list whose sources must also intersect an area (docs/api.md §13). */

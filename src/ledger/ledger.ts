@@ -4,6 +4,7 @@ import type { SearchArea } from "../geo/types.js";
 import { checkGeometry } from "../geo/validity.js";
 import {
   type Environment,
+  geometryCharsOf,
   LIST_FILTERS,
   type ListFilter,
   type ListFilterValues,
@@ -170,6 +171,20 @@ function areaViolations(area: SearchArea | null): Violation[] {
 }
 
 /**
+ * How many of the records read make the page: `limit`, or fewer where the geometry text reached
+ * the budget (the store read one record past it, ListQuery.maxGeometryChars).
+ */
+function pageLength(found: readonly SourceRecord[], limit: number, maxGeometryChars: number | undefined): number {
+  if (maxGeometryChars === undefined) return Math.min(found.length, limit);
+  let chars = 0;
+  for (let i = 0; i < found.length && i < limit; i++) {
+    chars += geometryCharsOf(found[i]);
+    if (chars >= maxGeometryChars) return i + 1;
+  }
+  return Math.min(found.length, limit);
+}
+
+/**
  * What a page token is bound to (docs/api.md §12), as one canonical text: the environment, who
  * asks, the account scope, every filter and the search area. Sets are sorted, so equal listings
  * bind equally however their filters were spelled.
@@ -304,17 +319,21 @@ export function createLedger(options: LedgerOptions): Ledger {
         },
       ]);
     }
+    // A geometry's text takes at most 25 characters a coordinate, its encoding 8 bytes: four
+    // times the answer's bytes in text always holds more than the answer can carry.
+    const maxGeometryChars = command.answerBytes === undefined ? undefined : 4 * command.answerBytes;
     let found: SourceRecord[];
     try {
       // One more than asked for: whether another page follows, without a count.
-      found = await store.list({ ...listing, limit: limit + 1, offset, after });
+      found = await store.list({ ...listing, limit: limit + 1, offset, after, maxGeometryChars });
     } catch (error) {
       return storeFailure(error);
     }
-    const records = found.slice(0, limit);
+    const records = found.slice(0, pageLength(found, limit, maxGeometryChars));
     const tokenAfter = (record: SourceRecord) => keys.mint({ createdAt: record.createdAt, id: record.id }, binding);
     const last = records.at(-1);
-    return { records, nextPageToken: found.length > limit && last ? tokenAfter(last) : null, tokenAfter };
+    const more = found.length > records.length;
+    return { records, nextPageToken: more && last ? tokenAfter(last) : null, tokenAfter };
   }
 
   return {

@@ -44,6 +44,18 @@ export interface ListQuery extends ListFilterValues {
   after?: ListCursor;
   /** A search's area (docs/api.md §13): the exact geometry must intersect it, and the bbox if any. */
   intersects?: SearchArea;
+  /**
+   * Reading may stop early: once the geometry text read (geometryCharsOf) has reached this many
+   * characters, one more record is read (so the caller knows more follow) and the list ends. A
+   * caller that sends only so many bytes of a page need not read a thousand large sources for it.
+   * A store that keeps geometry otherwise may ignore it.
+   */
+  maxGeometryChars?: number;
+}
+
+/** The characters of stored geometry text a record carries (0 when its store keeps none). */
+export function geometryCharsOf(record: { geometryJson?: string }): number {
+  return record.geometryJson?.length ?? 0;
 }
 
 /**

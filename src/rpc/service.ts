@@ -18,7 +18,7 @@ import { deleteKeyOf, draftOf, listFiltersOf, searchAreaOf } from "./decode.js";
 import { asConnect } from "./errors.js";
 import { decodeViolationsKey, recordSinkKey } from "./in-process.js";
 import { toProtoSource } from "./messages.js";
-import { type AnswerCodec, cappedPage } from "./page-size.js";
+import { type AnswerCodec, cappedPage, MAX_PAGE_BYTES } from "./page-size.js";
 
 function principalOf(context: HandlerContext): Principal {
   const principal = context.values.get(principalKey);
@@ -67,6 +67,8 @@ function listCommandOf(req: ListSourcesRequest, context: HandlerContext, found: 
     limit: req.limit,
     offset: req.offset,
     pageToken: req.pageToken,
+    // A message answer carries at most MAX_PAGE_BYTES of sources; REST streams every record.
+    answerBytes: context.values.get(recordSinkKey) === null ? MAX_PAGE_BYTES : undefined,
     readViolations: readViolations(context, found),
   };
 }

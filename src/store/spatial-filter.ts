@@ -13,6 +13,11 @@ export interface SpatialFilter {
   /** Every area the exact geometry must intersect. */
   areas: readonly PreparedSearchArea[];
   matches(geometry: SourceGeometry): boolean;
+  /**
+   * True when every area holds all of `box`: a candidate whose box lies within is a match without
+   * its geometry being read (a box filter's usual case: most candidates lie well inside).
+   */
+  covers(box: BoundingBox): boolean;
 }
 
 function planarArea(box: BoundingBox): number {
@@ -48,5 +53,6 @@ export function spatialFilterOf(query: ListQuery): SpatialFilter | null {
     envelope: narrowingBox(areas.map((area) => area.envelope)),
     areas,
     matches: (geometry) => areas.every((area) => area.intersects(geometry)),
+    covers: (box) => areas.every((area) => area.covers(box)),
   };
 }

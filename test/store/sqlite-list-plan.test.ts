@@ -61,16 +61,19 @@ describe("spatial lists", () => {
   it("driving: the R*Tree's candidates are read by key and sorted, whatever else filters", () => {
     for (const query of [base, { ...base, methodology: "M", after }, { ...base, accountId: null }]) {
       const plan = planOf(query, "driving");
-      expect(plan[0]).toBe("SEARCH s USING INTEGER PRIMARY KEY (rowid=?)");
-      expect(plan.join("\n")).toContain("SCAN b VIRTUAL TABLE INDEX 2:B0D1B2D3");
-      expect(plan.at(-1)).toBe("USE TEMP B-TREE FOR ORDER BY");
+      expect(plan).toEqual([
+        "SCAN b VIRTUAL TABLE INDEX 2:B0D1B2D3",
+        "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)",
+        "USE TEMP B-TREE FOR ORDER BY",
+      ]);
     }
   });
 
   it("probing: the list order's index is walked and each row's box looked up by its key", () => {
     const plan = planOf({ ...base, after }, "probing");
-    expect(plan[0]).toBe("SEARCH s USING INDEX sources_account_created (account_id=? AND (created_at,id)>(?,?))");
-    expect(plan.join("\n")).toContain("SCAN b EXISTS VIRTUAL TABLE INDEX 1:");
-    expect(plan.join("\n")).not.toContain("TEMP B-TREE");
+    expect(plan).toEqual([
+      "SEARCH s USING INDEX sources_account_created (account_id=? AND (created_at,id)>(?,?))",
+      "SCAN b VIRTUAL TABLE INDEX 1:",
+    ]);
   });
 });

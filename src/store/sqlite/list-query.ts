@@ -96,18 +96,33 @@ export function buildListStatement(
   }
   if (spatial !== null) {
     const condition = envelopeCondition("b", spatial.envelope);
-    conditions.push(
-      spatial.plan === "driving"
-        ? `s.seq IN (SELECT b.seq FROM source_bbox b WHERE ${condition.sql})`
-        : // The unary + keeps the planner on the list order; each row's box is found by its key.
-          `EXISTS (SELECT 1 FROM source_bbox b WHERE b.seq = +s.seq AND ${condition.sql})`,
-    );
+    conditions.push(condition.sql);
     params.push(...condition.params);
     keyParts.push(`spatial-${spatial.plan}`);
   }
   const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
-  const order = `SELECT ${selectList("s")} FROM sources s ${where} ORDER BY s.created_at, s.id`;
-  if (spatial !== null) return { key: keyParts.join(","), sql: order, params };
+  if (spatial !== null) {
+    // CROSS JOIN fixes the loop order (SQLite never reorders it): the R*Tree outside when it
+    // drives, the list order's index outside when each row's box is probed by its key. The box
+    // comes along, after the record's columns, so a candidate lying within a box area is accepted
+    // without its geometry being parsed.
+    const from =
+      spatial.plan === "driving"
+        ? "source_bbox b CROSS JOIN sources s ON s.seq = b.seq"
+        : "sources s CROSS JOIN source_bbox b ON b.seq = +s.seq";
+    return {
+      key: keyParts.join(","),
+      sql: `SELECT ${selectList("s")}, ${BOX_COLUMNS} FROM ${from} ${where} ORDER BY s.created_at, s.id`,
+      params,
+    };
+  }
   params.push(query.limit, query.offset);
-  return { key: keyParts.join(","), sql: `${order} LIMIT ? OFFSET ?`, params };
+  return {
+    key: keyParts.join(","),
+    sql: `SELECT ${selectList("s")} FROM sources s ${where} ORDER BY s.created_at, s.id LIMIT ? OFFSET ?`,
+    params,
+  };
 }
+
+/** The R*Tree box a spatial list's rows end with, in this order. */
+export const BOX_COLUMNS = "b.min_x, b.max_x, b.min_y, b.max_y";

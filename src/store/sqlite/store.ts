@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type Database from "better-sqlite3";
 import type { BoundingBox } from "../../geo/types.js";
 import type { Change, SourceConflict, SourceEvent } from "../../model/history.js";
-import type { ListQuery } from "../../model/list-query.js";
+import { geometryCharsOf, type ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
 import type { ConflictPolicy, ProtectedAreaPolicy } from "../../model/spatial.js";
 import { altIdClash, altIdsByAccount, type SourceStore, StoreUnavailableError } from "../port.js";
@@ -165,9 +165,18 @@ export class SqliteSourceStore implements SourceStore {
       const spatial = spatialFilterOf(query);
       if (spatial === null) {
         const statement = buildListStatement(query);
-        return this.listStatement(statement)
-          .all(...statement.params)
-          .map(fromColumns);
+        const rows = this.listStatement(statement);
+        if (query.maxGeometryChars === undefined) return rows.all(...statement.params).map(fromColumns);
+        const records: SourceRecord[] = [];
+        let chars = 0;
+        for (const row of rows.iterate(...statement.params)) {
+          const record = fromColumns(row);
+          records.push(record);
+          // One record past the budget: the caller learns that more follow.
+          if (chars >= query.maxGeometryChars) break;
+          chars += geometryCharsOf(record);
+        }
+        return records;
       }
       return this.spatialList(query, spatial);
     });
@@ -184,16 +193,21 @@ export class SqliteSourceStore implements SourceStore {
     const statement = buildListStatement(query, { envelope: spatial.envelope, plan });
     const records: SourceRecord[] = [];
     let skip = query.offset;
+    let chars = 0;
     if (query.limit <= 0) return records;
     for (const row of this.listStatement(statement).iterate(...statement.params)) {
       const record = fromColumns(row);
-      if (!spatial.matches(record.geometry)) continue;
+      // The R*Tree's box (rounded outwards) holds the geometry: within every area, it matches.
+      const [minX, maxX, minY, maxY] = row.slice(COLUMNS.length) as number[];
+      if (!spatial.covers({ minX, maxX, minY, maxY }) && !spatial.matches(record.geometry)) continue;
       if (skip > 0) {
         skip -= 1;
         continue;
       }
       records.push(record);
-      if (records.length === query.limit) break;
+      // One record past the budget: the caller learns that more follow.
+      if (records.length === query.limit || chars >= (query.maxGeometryChars ?? Number.POSITIVE_INFINITY)) break;
+      chars += geometryCharsOf(record);
     }
     return records;
   }
