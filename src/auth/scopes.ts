@@ -9,6 +9,8 @@ const METHOD_SCOPES: ReadonlyMap<string, Scope> = new Map<string, Scope>([
   ["ListSources", "read:sources"],
   ["GetSource", "read:sources"],
   ["SearchSources", "read:sources"],
+  ["ListSourceEvents", "read:sources"],
+  ["ListConflicts", "read:sources"],
   ["DeleteSource", "delete:sources"],
 ]);
 

@@ -4,18 +4,22 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import {
   DeleteSourceRequestSchema,
   GetSourceRequestSchema,
+  ListConflictsRequestSchema,
+  ListSourceEventsRequestSchema,
   SourceLedgerService,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { principalKey } from "../auth/principal.js";
 import type { Violation } from "../ledger/violation.js";
+import type { VisibleConflict, VisibleEvent } from "../ledger/visibility.js";
 import type { Environment } from "../model/list-query.js";
 import type { SourceRecord } from "../model/records.js";
 import { ledgerErrorOf } from "../rpc/errors.js";
-import { decodeViolationsKey, recordSinkKey } from "../rpc/in-process.js";
+import { conflictSinkKey, decodeViolationsKey, eventSinkKey, recordSinkKey } from "../rpc/in-process.js";
 import type { InProcessCaller } from "../rpc/invoke.js";
 import { type EarlyChecks, earlyChecksHook, requestPrincipal } from "./early-auth.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
 import { type CreateBodyMap, decodeCreateBody } from "./rest-decode.js";
+import { renderConflictsJson, renderEventsJson } from "./rest-history.js";
 import { listParametersOf, QueryReader, readListRequest } from "./rest-query.js";
 import { renderRecordJson, renderRecordsJson } from "./rest-render.js";
 import { decodeSearchBody } from "./rest-search.js";
@@ -265,6 +269,35 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
       const records: SourceRecord[] = [];
       await call(methods.getSource, message, callOptions(request, query.violations, records));
       return reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordJson(records[0]));
+    },
+  );
+
+  // A source's history and conflicts (docs/api.md §14), found like GET /sources/{id}.
+  app.get<{ Params: { id: string } }>(
+    `${base}/:id/history`,
+    { config: { rpcMethod: methods.listSourceEvents.name } },
+    async (request, reply) => {
+      const query = new QueryReader(request.query as Record<string, string>, []);
+      const message = create(ListSourceEventsRequestSchema, { id: request.params.id });
+      const options = callOptions(request, query.violations);
+      const events: VisibleEvent[] = [];
+      options.values.set(eventSinkKey, events);
+      await call(methods.listSourceEvents, message, options);
+      return reply.code(200).type(JSON_CONTENT_TYPE).send(renderEventsJson(events));
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    `${base}/:id/conflicts`,
+    { config: { rpcMethod: methods.listConflicts.name } },
+    async (request, reply) => {
+      const query = new QueryReader(request.query as Record<string, string>, []);
+      const message = create(ListConflictsRequestSchema, { id: request.params.id });
+      const options = callOptions(request, query.violations);
+      const conflicts: VisibleConflict[] = [];
+      options.values.set(conflictSinkKey, conflicts);
+      await call(methods.listConflicts, message, options);
+      return reply.code(200).type(JSON_CONTENT_TYPE).send(renderConflictsJson(conflicts));
     },
   );
 

@@ -2,6 +2,7 @@ import { geodesicAreaM2 } from "../geo/area.js";
 import { boundingBox } from "../geo/bbox.js";
 import type { SearchArea } from "../geo/types.js";
 import { checkGeometry } from "../geo/validity.js";
+import type { SourceConflict, SourceEvent } from "../model/history.js";
 import {
   type Environment,
   geometryCharsOf,
@@ -28,6 +29,7 @@ import {
 } from "./rules.js";
 import { validateSourceDrafts } from "./validate.js";
 import { mergeViolations, type Violation } from "./violation.js";
+import { CounterpartView, type VisibleConflict, type VisibleEvent } from "./visibility.js";
 
 export interface LedgerOptions {
   environment: Environment;
@@ -65,6 +67,10 @@ export interface Ledger {
   /** A list of the sources whose exact geometry intersects an area (docs/api.md §13). */
   search(principal: Principal, command: SearchCommand): Promise<ListPage>;
   get(principal: Principal, command: GetCommand): Promise<SourceRecord>;
+  /** A source's events, oldest first, also after it was deleted (docs/api.md §14). */
+  history(principal: Principal, command: GetCommand): Promise<VisibleEvent[]>;
+  /** A live source's current conflicts, each explained, counterparts as the caller may see them. */
+  conflicts(principal: Principal, command: GetCommand): Promise<VisibleConflict[]>;
   delete(principal: Principal, command: DeleteCommand): Promise<void>;
 }
 
@@ -261,6 +267,18 @@ export function createLedger(options: LedgerOptions): Ledger {
 
   const { secret } = options;
   let pageTokens: Promise<PageTokens> | null = null;
+  let counterparts: Promise<CounterpartView> | null = null;
+  /** The counterpart rule's keys, like the page tokens'. */
+  function counterpartView(): Promise<CounterpartView> {
+    if (counterparts === null) {
+      const key = secret instanceof Uint8Array ? Promise.resolve(secret) : secret();
+      counterparts = key.then((bytes) => new CounterpartView(bytes));
+      counterparts.catch(() => {
+        counterparts = null;
+      });
+    }
+    return counterparts;
+  }
   /** The page tokens' keys, derived once the secret is known; a failure to get it is retried next time. */
   function tokens(): Promise<PageTokens> {
     if (pageTokens === null) {
@@ -381,6 +399,36 @@ export function createLedger(options: LedgerOptions): Ledger {
 
     search(principal, command) {
       return listPage(principal, command, command.area ?? undefined, areaViolations(command.area));
+    },
+
+    async history(principal, command) {
+      rejectIfInvalid(command.readViolations, command.id === "" ? [{ field: "id", detail: "id is required" }] : []);
+      let events: SourceEvent[] | null;
+      let view: CounterpartView;
+      try {
+        [events, view] = await Promise.all([store.history(command.id, accountScope(principal)), counterpartView()]);
+      } catch (error) {
+        return storeFailure(error);
+      }
+      if (!events) throw notFound(`source "${command.id}"`);
+      return events.map((event) => view.event(principal, event));
+    },
+
+    async conflicts(principal, command) {
+      rejectIfInvalid(command.readViolations, command.id === "" ? [{ field: "id", detail: "id is required" }] : []);
+      let found: SourceConflict[] | null;
+      let view: CounterpartView;
+      try {
+        [found, view] = await Promise.all([store.conflictsOf(command.id, accountScope(principal)), counterpartView()]);
+      } catch (error) {
+        return storeFailure(error);
+      }
+      if (!found) throw notFound(`source "${command.id}"`);
+      return found.map((conflict) => ({
+        counterpart: view.counterpart(principal, command.id, conflict.counterpart),
+        measure: conflict.measure,
+        detectedAt: conflict.detectedAt,
+      }));
     },
 
     async get(principal, command) {

@@ -1,5 +1,6 @@
-import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import type { ListCursor } from "../model/list-query.js";
+import { deriveKey } from "./keys.js";
 
 /**
  * Page tokens (docs/api.md §12): where the next page starts, authenticated for the listing that
@@ -21,7 +22,7 @@ const MAX_TOKEN_CHARS = 512;
 
 /** The key of page tokens, derived from the ledger's secret so no other use of it can collide. */
 export function pageTokenKey(secret: Uint8Array): Buffer {
-  return Buffer.from(hkdfSync("sha256", secret, "source-ledger", "page tokens v1", 32));
+  return deriveKey(secret, "page tokens v1");
 }
 
 export class PageTokens {

@@ -1,5 +1,6 @@
 import { createContextKey } from "@connectrpc/connect";
 import type { Violation } from "../ledger/violation.js";
+import type { VisibleConflict, VisibleEvent } from "../ledger/visibility.js";
 import type { SourceRecord } from "../model/records.js";
 
 /**
@@ -22,3 +23,9 @@ export const decodeViolationsKey = createContextKey<readonly Violation[]>([], {
  * (authentication, the ledger, the store) is the same call.
  */
 export const recordSinkKey = createContextKey<SourceRecord[] | null>(null, { description: "record sink" });
+
+/** Like recordSinkKey, for a source's history: the events as the ledger answers them. */
+export const eventSinkKey = createContextKey<VisibleEvent[] | null>(null, { description: "event sink" });
+
+/** Like recordSinkKey, for a source's conflicts. */
+export const conflictSinkKey = createContextKey<VisibleConflict[] | null>(null, { description: "conflict sink" });

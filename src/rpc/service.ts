@@ -16,7 +16,8 @@ import type { Principal } from "../model/principal.js";
 import type { SourceRecord } from "../model/records.js";
 import { deleteKeyOf, draftOf, listFiltersOf, searchAreaOf } from "./decode.js";
 import { asConnect } from "./errors.js";
-import { decodeViolationsKey, recordSinkKey } from "./in-process.js";
+import { toProtoConflict, toProtoEvent } from "./history-messages.js";
+import { conflictSinkKey, decodeViolationsKey, eventSinkKey, recordSinkKey } from "./in-process.js";
 import { toProtoSource } from "./messages.js";
 import { type AnswerCodec, cappedPage, MAX_PAGE_BYTES } from "./page-size.js";
 
@@ -123,6 +124,28 @@ export function createServiceImpl(ledger: Ledger): ServiceImpl<typeof SourceLedg
         }
       });
       return presentPage(context, page);
+    },
+
+    async listSourceEvents(req, context) {
+      const principal = principalOf(context);
+      const events = await asConnect(() =>
+        ledger.history(principal, { id: req.id, readViolations: readViolations(context, []) }),
+      );
+      const sink = context.values.get(eventSinkKey);
+      if (sink === null) return { events: events.map(toProtoEvent) };
+      sink.push(...events);
+      return { events: [] };
+    },
+
+    async listConflicts(req, context) {
+      const principal = principalOf(context);
+      const conflicts = await asConnect(() =>
+        ledger.conflicts(principal, { id: req.id, readViolations: readViolations(context, []) }),
+      );
+      const sink = context.values.get(conflictSinkKey);
+      if (sink === null) return { conflicts: conflicts.map(toProtoConflict) };
+      sink.push(...conflicts);
+      return { conflicts: [] };
     },
 
     async getSource(req, context) {

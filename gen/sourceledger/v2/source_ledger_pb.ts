@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sourceledger/v2/source_ledger.proto.
  */
 export const file_sourceledger_v2_source_ledger: GenFile = /*@__PURE__*/
-  fileDesc("CiNzb3VyY2VsZWRnZXIvdjIvc291cmNlX2xlZGdlci5wcm90bxIPc291cmNlbGVkZ2VyLnYyIiEKCkxpbmVhclJpbmcSEwoLY29vcmRpbmF0ZXMYASADKAEiNQoHUG9seWdvbhIqCgVyaW5ncxgBIAMoCzIbLnNvdXJjZWxlZGdlci52Mi5MaW5lYXJSaW5nIjoKDE11bHRpUG9seWdvbhIqCghwb2x5Z29ucxgBIAMoCzIYLnNvdXJjZWxlZGdlci52Mi5Qb2x5Z29uIncKCEdlb21ldHJ5EisKB3BvbHlnb24YASABKAsyGC5zb3VyY2VsZWRnZXIudjIuUG9seWdvbkgAEjYKDW11bHRpX3BvbHlnb24YAiABKAsyHS5zb3VyY2VsZWRnZXIudjIuTXVsdGlQb2x5Z29uSABCBgoEa2luZCKQBAoLU291cmNlSW5wdXQSDgoGYWx0X2lkGAEgASgJEhgKC21ldGhvZG9sb2d5GAIgASgJSACIAQESDAoEdGFncxgDIAMoCRIXCgpzdGV3YXJkX2lkGAQgASgJSAGIAQESFwoKcHJvamVjdF9pZBgFIAEoCUgCiAEBEiMKFm91dGNvbWVfcmVwb3J0aW5nX3llYXIYBiABKAVIA4gBARIwCgtzb3VyY2VfdHlwZRgHIAEoDjIbLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VUeXBlEjYKDmF0dHJpYnV0ZV90eXBlGAggAygOMh4uc291cmNlbGVkZ2VyLnYyLkF0dHJpYnV0ZVR5cGUSOAoPZ2VvbWV0cnlfc291cmNlGAkgASgOMh8uc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5U291cmNlEisKCGdlb21ldHJ5GAogASgLMhkuc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5EiwKCHN0YXJ0X2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgZlbmRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9tZXRob2RvbG9neUINCgtfc3Rld2FyZF9pZEINCgtfcHJvamVjdF9pZEIZChdfb3V0Y29tZV9yZXBvcnRpbmdfeWVhciJtChRQcm90ZWN0ZWRBcmVhT3ZlcmxhcBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2lnbmF0aW9uGAMgASgJEhUKDWl1Y25fY2F0ZWdvcnkYBCABKAkSDwoHYXJlYV9tMhgFIAEoASKJAQoLVW5lcE92ZXJsYXASDwoHZGF0YXNldBgBIAEoCRIQCghvdmVybGFwcxgCIAEoCBIPCgdhcmVhX20yGAMgASgBEhAKCGZyYWN0aW9uGAQgASgBEjQKBWFyZWFzGAUgAygLMiUuc291cmNlbGVkZ2VyLnYyLlByb3RlY3RlZEFyZWFPdmVybGFwIvkFCgZTb3VyY2USCgoCaWQYASABKAkSDgoGYWx0X2lkGAIgASgJEhgKC21ldGhvZG9sb2d5GAMgASgJSACIAQESDAoEdGFncxgEIAMoCRIXCgpzdGV3YXJkX2lkGAUgASgJSAGIAQESFwoKcHJvamVjdF9pZBgGIAEoCUgCiAEBEiMKFm91dGNvbWVfcmVwb3J0aW5nX3llYXIYByABKAVIA4gBARIwCgtzb3VyY2VfdHlwZRgIIAEoDjIbLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VUeXBlEjYKDmF0dHJpYnV0ZV90eXBlGAkgAygOMh4uc291cmNlbGVkZ2VyLnYyLkF0dHJpYnV0ZVR5cGUSOAoPZ2VvbWV0cnlfc291cmNlGAogASgOMh8uc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5U291cmNlEisKCGdlb21ldHJ5GAsgASgLMhkuc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5EiwKCHN0YXJ0X2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgZlbmRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmFjY291bnRfaWQYDiABKAkSEgoKY3JlYXRlZF9ieRgPIAEoCRISCgp1cGRhdGVkX2J5GBAgASgJEi4KCmNyZWF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGNvbmZsaWN0GBMgASgIEjIKDHVuZXBfb3ZlcmxhcBgUIAEoCzIcLnNvdXJjZWxlZGdlci52Mi5VbmVwT3ZlcmxhcEIOCgxfbWV0aG9kb2xvZ3lCDQoLX3N0ZXdhcmRfaWRCDQoLX3Byb2plY3RfaWRCGQoXX291dGNvbWVfcmVwb3J0aW5nX3llYXIibQoUQ3JlYXRlU291cmNlc1JlcXVlc3QSLQoHc291cmNlcxgBIAMoCzIcLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VJbnB1dBIXCgphY2NvdW50X2lkGAIgASgJSACIAQFCDQoLX2FjY291bnRfaWQiQQoVQ3JlYXRlU291cmNlc1Jlc3BvbnNlEigKB3NvdXJjZXMYASADKAsyFy5zb3VyY2VsZWRnZXIudjIuU291cmNlIqMFChJMaXN0U291cmNlc1JlcXVlc3QSGAoLbWV0aG9kb2xvZ3kYASABKAlIAIgBARIXCgpzdGV3YXJkX2lkGAIgASgJSAGIAQESFwoKcHJvamVjdF9pZBgDIAEoCUgCiAEBEiMKFm91dGNvbWVfcmVwb3J0aW5nX3llYXIYBCABKAVIA4gBARIwCgtzb3VyY2VfdHlwZRgFIAEoDjIbLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VUeXBlEjYKDmF0dHJpYnV0ZV90eXBlGAYgAygOMh4uc291cmNlbGVkZ2VyLnYyLkF0dHJpYnV0ZVR5cGUSOAoPZ2VvbWV0cnlfc291cmNlGAcgASgOMh8uc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5U291cmNlEhIKBWxpbWl0GAggASgFSASIAQESEwoGb2Zmc2V0GAkgASgFSAWIAQESFwoKYWNjb3VudF9pZBgKIAEoCUgGiAEBEg8KAmlkGAsgASgJSAeIAQESEwoGYWx0X2lkGAwgASgJSAiIAQESEgoKcGFnZV90b2tlbhgNIAEoCRIVCghjb25mbGljdBgOIAEoCEgJiAEBEi0KCWFjdGl2ZV9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKgoEYmJveBgQIAEoCzIcLnNvdXJjZWxlZGdlci52Mi5Cb3VuZGluZ0JveEIOCgxfbWV0aG9kb2xvZ3lCDQoLX3N0ZXdhcmRfaWRCDQoLX3Byb2plY3RfaWRCGQoXX291dGNvbWVfcmVwb3J0aW5nX3llYXJCCAoGX2xpbWl0QgkKB19vZmZzZXRCDQoLX2FjY291bnRfaWRCBQoDX2lkQgkKB19hbHRfaWRCCwoJX2NvbmZsaWN0IlgKE0xpc3RTb3VyY2VzUmVzcG9uc2USKAoHc291cmNlcxgBIAMoCzIXLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlEKC0JvdW5kaW5nQm94Eg8KB21pbl9sb24YASABKAESDwoHbWluX2xhdBgCIAEoARIPCgdtYXhfbG9uGAMgASgBEg8KB21heF9sYXQYBCABKAEiIQoFUG9pbnQSCwoDbG9uGAEgASgBEgsKA2xhdBgCIAEoASLdAQoUU2VhcmNoU291cmNlc1JlcXVlc3QSJwoFcG9pbnQYASABKAsyFi5zb3VyY2VsZWRnZXIudjIuUG9pbnRIABIrCgNib3gYAiABKAsyHC5zb3VyY2VsZWRnZXIudjIuQm91bmRpbmdCb3hIABItCghnZW9tZXRyeRgDIAEoCzIZLnNvdXJjZWxlZGdlci52Mi5HZW9tZXRyeUgAEjIKBXF1ZXJ5GAQgASgLMiMuc291cmNlbGVkZ2VyLnYyLkxpc3RTb3VyY2VzUmVxdWVzdEIMCgppbnRlcnNlY3RzIloKFVNlYXJjaFNvdXJjZXNSZXNwb25zZRIoCgdzb3VyY2VzGAEgAygLMhcuc291cmNlbGVkZ2VyLnYyLlNvdXJjZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiHgoQR2V0U291cmNlUmVxdWVzdBIKCgJpZBgBIAEoCSI8ChFHZXRTb3VyY2VSZXNwb25zZRInCgZzb3VyY2UYASABKAsyFy5zb3VyY2VsZWRnZXIudjIuU291cmNlImQKE0RlbGV0ZVNvdXJjZVJlcXVlc3QSDAoCaWQYASABKAlIABIQCgZhbHRfaWQYAiABKAlIABIXCgphY2NvdW50X2lkGAMgASgJSAGIAQFCBQoDa2V5Qg0KC19hY2NvdW50X2lkIhYKFERlbGV0ZVNvdXJjZVJlc3BvbnNlIkUKDkZpZWxkVmlvbGF0aW9uEg0KBWZpZWxkGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEg8KB3BvaW50ZXIYAyABKAkiRwoKQmFkUmVxdWVzdBI5ChBmaWVsZF92aW9sYXRpb25zGAEgAygLMh8uc291cmNlbGVkZ2VyLnYyLkZpZWxkVmlvbGF0aW9uKsEBCgpTb3VyY2VUeXBlEhsKF1NPVVJDRV9UWVBFX1VOU1BFQ0lGSUVEEAASFQoRU09VUkNFX1RZUEVfRklFTEQQARIYChRTT1VSQ0VfVFlQRV9GQUNJTElUWRACEhYKElNPVVJDRV9UWVBFX0RFVklDRRADEhcKE1NPVVJDRV9UWVBFX1BST0dSQU0QBBIeChpTT1VSQ0VfVFlQRV9KVVJJU0RJQ1RJT05BTBAFEhQKEFNPVVJDRV9UWVBFX1NJVEUQBiqfAgoNQXR0cmlidXRlVHlwZRIeChpBVFRSSUJVVEVfVFlQRV9VTlNQRUNJRklFRBAAEiEKHUFUVFJJQlVURV9UWVBFX0NBUkJPTl9SRU1PVkFMEAESIwofQVRUUklCVVRFX1RZUEVfQ0FSQk9OX0FWT0lEQU5DRRACEhsKF0FUVFJJQlVURV9UWVBFX0NJX1NDT1JFEAMSHwobQVRUUklCVVRFX1RZUEVfQklPRElWRVJTSVRZEAQSIwofQVRUUklCVVRFX1RZUEVfUkVORVdBQkxFX0VORVJHWRAFEiAKHEFUVFJJQlVURV9UWVBFX1dBVEVSX1FVQUxJVFkQBhIhCh1BVFRSSUJVVEVfVFlQRV9XQVRFUl9RVUFOVElUWRAHKsEBCg5HZW9tZXRyeVNvdXJjZRIfChtHRU9NRVRSWV9TT1VSQ0VfVU5TUEVDSUZJRUQQABIjCh9HRU9NRVRSWV9TT1VSQ0VfQ1VTVE9ESUFOX0RSQVdOEAESJQohR0VPTUVUUllfU09VUkNFX0FVVEhPUklUQVRJVkVfR0lTEAISJQohR0VPTUVUUllfU09VUkNFX0VYVEVSTkFMX1JFR0lTVFJZEAMSGwoXR0VPTUVUUllfU09VUkNFX0RFUklWRUQQBDLgAwoTU291cmNlTGVkZ2VyU2VydmljZRJeCg1DcmVhdGVTb3VyY2VzEiUuc291cmNlbGVkZ2VyLnYyLkNyZWF0ZVNvdXJjZXNSZXF1ZXN0GiYuc291cmNlbGVkZ2VyLnYyLkNyZWF0ZVNvdXJjZXNSZXNwb25zZRJYCgtMaXN0U291cmNlcxIjLnNvdXJjZWxlZGdlci52Mi5MaXN0U291cmNlc1JlcXVlc3QaJC5zb3VyY2VsZWRnZXIudjIuTGlzdFNvdXJjZXNSZXNwb25zZRJSCglHZXRTb3VyY2USIS5zb3VyY2VsZWRnZXIudjIuR2V0U291cmNlUmVxdWVzdBoiLnNvdXJjZWxlZGdlci52Mi5HZXRTb3VyY2VSZXNwb25zZRJbCgxEZWxldGVTb3VyY2USJC5zb3VyY2VsZWRnZXIudjIuRGVsZXRlU291cmNlUmVxdWVzdBolLnNvdXJjZWxlZGdlci52Mi5EZWxldGVTb3VyY2VSZXNwb25zZRJeCg1TZWFyY2hTb3VyY2VzEiUuc291cmNlbGVkZ2VyLnYyLlNlYXJjaFNvdXJjZXNSZXF1ZXN0GiYuc291cmNlbGVkZ2VyLnYyLlNlYXJjaFNvdXJjZXNSZXNwb25zZTLnAwoaU2FuZGJveFNvdXJjZUxlZGdlclNlcnZpY2USXgoNQ3JlYXRlU291cmNlcxIlLnNvdXJjZWxlZGdlci52Mi5DcmVhdGVTb3VyY2VzUmVxdWVzdBomLnNvdXJjZWxlZGdlci52Mi5DcmVhdGVTb3VyY2VzUmVzcG9uc2USWAoLTGlzdFNvdXJjZXMSIy5zb3VyY2VsZWRnZXIudjIuTGlzdFNvdXJjZXNSZXF1ZXN0GiQuc291cmNlbGVkZ2VyLnYyLkxpc3RTb3VyY2VzUmVzcG9uc2USUgoJR2V0U291cmNlEiEuc291cmNlbGVkZ2VyLnYyLkdldFNvdXJjZVJlcXVlc3QaIi5zb3VyY2VsZWRnZXIudjIuR2V0U291cmNlUmVzcG9uc2USWwoMRGVsZXRlU291cmNlEiQuc291cmNlbGVkZ2VyLnYyLkRlbGV0ZVNvdXJjZVJlcXVlc3QaJS5zb3VyY2VsZWRnZXIudjIuRGVsZXRlU291cmNlUmVzcG9uc2USXgoNU2VhcmNoU291cmNlcxIlLnNvdXJjZWxlZGdlci52Mi5TZWFyY2hTb3VyY2VzUmVxdWVzdBomLnNvdXJjZWxlZGdlci52Mi5TZWFyY2hTb3VyY2VzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiNzb3VyY2VsZWRnZXIvdjIvc291cmNlX2xlZGdlci5wcm90bxIPc291cmNlbGVkZ2VyLnYyIiEKCkxpbmVhclJpbmcSEwoLY29vcmRpbmF0ZXMYASADKAEiNQoHUG9seWdvbhIqCgVyaW5ncxgBIAMoCzIbLnNvdXJjZWxlZGdlci52Mi5MaW5lYXJSaW5nIjoKDE11bHRpUG9seWdvbhIqCghwb2x5Z29ucxgBIAMoCzIYLnNvdXJjZWxlZGdlci52Mi5Qb2x5Z29uIncKCEdlb21ldHJ5EisKB3BvbHlnb24YASABKAsyGC5zb3VyY2VsZWRnZXIudjIuUG9seWdvbkgAEjYKDW11bHRpX3BvbHlnb24YAiABKAsyHS5zb3VyY2VsZWRnZXIudjIuTXVsdGlQb2x5Z29uSABCBgoEa2luZCKQBAoLU291cmNlSW5wdXQSDgoGYWx0X2lkGAEgASgJEhgKC21ldGhvZG9sb2d5GAIgASgJSACIAQESDAoEdGFncxgDIAMoCRIXCgpzdGV3YXJkX2lkGAQgASgJSAGIAQESFwoKcHJvamVjdF9pZBgFIAEoCUgCiAEBEiMKFm91dGNvbWVfcmVwb3J0aW5nX3llYXIYBiABKAVIA4gBARIwCgtzb3VyY2VfdHlwZRgHIAEoDjIbLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VUeXBlEjYKDmF0dHJpYnV0ZV90eXBlGAggAygOMh4uc291cmNlbGVkZ2VyLnYyLkF0dHJpYnV0ZVR5cGUSOAoPZ2VvbWV0cnlfc291cmNlGAkgASgOMh8uc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5U291cmNlEisKCGdlb21ldHJ5GAogASgLMhkuc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5EiwKCHN0YXJ0X2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgZlbmRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9tZXRob2RvbG9neUINCgtfc3Rld2FyZF9pZEINCgtfcHJvamVjdF9pZEIZChdfb3V0Y29tZV9yZXBvcnRpbmdfeWVhciJtChRQcm90ZWN0ZWRBcmVhT3ZlcmxhcBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2lnbmF0aW9uGAMgASgJEhUKDWl1Y25fY2F0ZWdvcnkYBCABKAkSDwoHYXJlYV9tMhgFIAEoASKJAQoLVW5lcE92ZXJsYXASDwoHZGF0YXNldBgBIAEoCRIQCghvdmVybGFwcxgCIAEoCBIPCgdhcmVhX20yGAMgASgBEhAKCGZyYWN0aW9uGAQgASgBEjQKBWFyZWFzGAUgAygLMiUuc291cmNlbGVkZ2VyLnYyLlByb3RlY3RlZEFyZWFPdmVybGFwIvkFCgZTb3VyY2USCgoCaWQYASABKAkSDgoGYWx0X2lkGAIgASgJEhgKC21ldGhvZG9sb2d5GAMgASgJSACIAQESDAoEdGFncxgEIAMoCRIXCgpzdGV3YXJkX2lkGAUgASgJSAGIAQESFwoKcHJvamVjdF9pZBgGIAEoCUgCiAEBEiMKFm91dGNvbWVfcmVwb3J0aW5nX3llYXIYByABKAVIA4gBARIwCgtzb3VyY2VfdHlwZRgIIAEoDjIbLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VUeXBlEjYKDmF0dHJpYnV0ZV90eXBlGAkgAygOMh4uc291cmNlbGVkZ2VyLnYyLkF0dHJpYnV0ZVR5cGUSOAoPZ2VvbWV0cnlfc291cmNlGAogASgOMh8uc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5U291cmNlEisKCGdlb21ldHJ5GAsgASgLMhkuc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5EiwKCHN0YXJ0X2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgZlbmRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmFjY291bnRfaWQYDiABKAkSEgoKY3JlYXRlZF9ieRgPIAEoCRISCgp1cGRhdGVkX2J5GBAgASgJEi4KCmNyZWF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGNvbmZsaWN0GBMgASgIEjIKDHVuZXBfb3ZlcmxhcBgUIAEoCzIcLnNvdXJjZWxlZGdlci52Mi5VbmVwT3ZlcmxhcEIOCgxfbWV0aG9kb2xvZ3lCDQoLX3N0ZXdhcmRfaWRCDQoLX3Byb2plY3RfaWRCGQoXX291dGNvbWVfcmVwb3J0aW5nX3llYXIibQoUQ3JlYXRlU291cmNlc1JlcXVlc3QSLQoHc291cmNlcxgBIAMoCzIcLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VJbnB1dBIXCgphY2NvdW50X2lkGAIgASgJSACIAQFCDQoLX2FjY291bnRfaWQiQQoVQ3JlYXRlU291cmNlc1Jlc3BvbnNlEigKB3NvdXJjZXMYASADKAsyFy5zb3VyY2VsZWRnZXIudjIuU291cmNlIqMFChJMaXN0U291cmNlc1JlcXVlc3QSGAoLbWV0aG9kb2xvZ3kYASABKAlIAIgBARIXCgpzdGV3YXJkX2lkGAIgASgJSAGIAQESFwoKcHJvamVjdF9pZBgDIAEoCUgCiAEBEiMKFm91dGNvbWVfcmVwb3J0aW5nX3llYXIYBCABKAVIA4gBARIwCgtzb3VyY2VfdHlwZRgFIAEoDjIbLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2VUeXBlEjYKDmF0dHJpYnV0ZV90eXBlGAYgAygOMh4uc291cmNlbGVkZ2VyLnYyLkF0dHJpYnV0ZVR5cGUSOAoPZ2VvbWV0cnlfc291cmNlGAcgASgOMh8uc291cmNlbGVkZ2VyLnYyLkdlb21ldHJ5U291cmNlEhIKBWxpbWl0GAggASgFSASIAQESEwoGb2Zmc2V0GAkgASgFSAWIAQESFwoKYWNjb3VudF9pZBgKIAEoCUgGiAEBEg8KAmlkGAsgASgJSAeIAQESEwoGYWx0X2lkGAwgASgJSAiIAQESEgoKcGFnZV90b2tlbhgNIAEoCRIVCghjb25mbGljdBgOIAEoCEgJiAEBEi0KCWFjdGl2ZV9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKgoEYmJveBgQIAEoCzIcLnNvdXJjZWxlZGdlci52Mi5Cb3VuZGluZ0JveEIOCgxfbWV0aG9kb2xvZ3lCDQoLX3N0ZXdhcmRfaWRCDQoLX3Byb2plY3RfaWRCGQoXX291dGNvbWVfcmVwb3J0aW5nX3llYXJCCAoGX2xpbWl0QgkKB19vZmZzZXRCDQoLX2FjY291bnRfaWRCBQoDX2lkQgkKB19hbHRfaWRCCwoJX2NvbmZsaWN0IlgKE0xpc3RTb3VyY2VzUmVzcG9uc2USKAoHc291cmNlcxgBIAMoCzIXLnNvdXJjZWxlZGdlci52Mi5Tb3VyY2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlEKC0JvdW5kaW5nQm94Eg8KB21pbl9sb24YASABKAESDwoHbWluX2xhdBgCIAEoARIPCgdtYXhfbG9uGAMgASgBEg8KB21heF9sYXQYBCABKAEiIQoFUG9pbnQSCwoDbG9uGAEgASgBEgsKA2xhdBgCIAEoASLdAQoUU2VhcmNoU291cmNlc1JlcXVlc3QSJwoFcG9pbnQYASABKAsyFi5zb3VyY2VsZWRnZXIudjIuUG9pbnRIABIrCgNib3gYAiABKAsyHC5zb3VyY2VsZWRnZXIudjIuQm91bmRpbmdCb3hIABItCghnZW9tZXRyeRgDIAEoCzIZLnNvdXJjZWxlZGdlci52Mi5HZW9tZXRyeUgAEjIKBXF1ZXJ5GAQgASgLMiMuc291cmNlbGVkZ2VyLnYyLkxpc3RTb3VyY2VzUmVxdWVzdEIMCgppbnRlcnNlY3RzIloKFVNlYXJjaFNvdXJjZXNSZXNwb25zZRIoCgdzb3VyY2VzGAEgAygLMhcuc291cmNlbGVkZ2VyLnYyLlNvdXJjZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiHgoQR2V0U291cmNlUmVxdWVzdBIKCgJpZBgBIAEoCSI8ChFHZXRTb3VyY2VSZXNwb25zZRInCgZzb3VyY2UYASABKAsyFy5zb3VyY2VsZWRnZXIudjIuU291cmNlImQKE0RlbGV0ZVNvdXJjZVJlcXVlc3QSDAoCaWQYASABKAlIABIQCgZhbHRfaWQYAiABKAlIABIXCgphY2NvdW50X2lkGAMgASgJSAGIAQFCBQoDa2V5Qg0KC19hY2NvdW50X2lkIhYKFERlbGV0ZVNvdXJjZVJlc3BvbnNlIkUKDkZpZWxkVmlvbGF0aW9uEg0KBWZpZWxkGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEg8KB3BvaW50ZXIYAyABKAkiRwoKQmFkUmVxdWVzdBI5ChBmaWVsZF92aW9sYXRpb25zGAEgAygLMh8uc291cmNlbGVkZ2VyLnYyLkZpZWxkVmlvbGF0aW9uIiUKF0xpc3RTb3VyY2VFdmVudHNSZXF1ZXN0EgoKAmlkGAEgASgJIkgKGExpc3RTb3VyY2VFdmVudHNSZXNwb25zZRIsCgZldmVudHMYASADKAsyHC5zb3VyY2VsZWRnZXIudjIuU291cmNlRXZlbnQioQIKC1NvdXJjZUV2ZW50EgsKA3NlcRgBIAEoBRIuCgR0eXBlGAIgASgOMiAuc291cmNlbGVkZ2VyLnYyLlNvdXJjZUV2ZW50VHlwZRImCgJhdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoCYnkYBCABKAlIAIgBARInCgZzb3VyY2UYBSABKAsyFy5zb3VyY2VsZWRnZXIudjIuU291cmNlEjEKC2NvdW50ZXJwYXJ0GAYgASgLMhwuc291cmNlbGVkZ2VyLnYyLkNvdW50ZXJwYXJ0EjkKC2V4cGxhbmF0aW9uGAcgASgLMiQuc291cmNlbGVkZ2VyLnYyLkNvbmZsaWN0RXhwbGFuYXRpb25CBQoDX2J5IocBCgtDb3VudGVycGFydBIPCgJpZBgBIAEoCUgAiAEBEhMKBmFsdF9pZBgCIAEoCUgBiAEBEhcKCmFjY291bnRfaWQYAyABKAlIAogBARIQCgNyZWYYBCABKAlIA4gBAUIFCgNfaWRCCQoHX2FsdF9pZEINCgtfYWNjb3VudF9pZEIGCgRfcmVmImIKBlBlcmlvZBIsCghzdGFydF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKgoGZW5kX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLfAQoTQ29uZmxpY3RFeHBsYW5hdGlvbhIXCg9vdmVybGFwX2FyZWFfbTIYASABKAESGAoQb3ZlcmxhcF9mcmFjdGlvbhgCIAEoARIkChxjb3VudGVycGFydF9vdmVybGFwX2ZyYWN0aW9uGAMgASgBEi8KDm92ZXJsYXBfcGVyaW9kGAQgASgLMhcuc291cmNlbGVkZ2VyLnYyLlBlcmlvZBI+ChZzaGFyZWRfYXR0cmlidXRlX3R5cGVzGAUgAygOMh4uc291cmNlbGVkZ2VyLnYyLkF0dHJpYnV0ZVR5cGUiIgoUTGlzdENvbmZsaWN0c1JlcXVlc3QSCgoCaWQYASABKAkiRQoVTGlzdENvbmZsaWN0c1Jlc3BvbnNlEiwKCWNvbmZsaWN0cxgBIAMoCzIZLnNvdXJjZWxlZGdlci52Mi5Db25mbGljdCKpAQoIQ29uZmxpY3QSMQoLY291bnRlcnBhcnQYASABKAsyHC5zb3VyY2VsZWRnZXIudjIuQ291bnRlcnBhcnQSOQoLZXhwbGFuYXRpb24YAiABKAsyJC5zb3VyY2VsZWRnZXIudjIuQ29uZmxpY3RFeHBsYW5hdGlvbhIvCgtkZXRlY3RlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqwQEKClNvdXJjZVR5cGUSGwoXU09VUkNFX1RZUEVfVU5TUEVDSUZJRUQQABIVChFTT1VSQ0VfVFlQRV9GSUVMRBABEhgKFFNPVVJDRV9UWVBFX0ZBQ0lMSVRZEAISFgoSU09VUkNFX1RZUEVfREVWSUNFEAMSFwoTU09VUkNFX1RZUEVfUFJPR1JBTRAEEh4KGlNPVVJDRV9UWVBFX0pVUklTRElDVElPTkFMEAUSFAoQU09VUkNFX1RZUEVfU0lURRAGKp8CCg1BdHRyaWJ1dGVUeXBlEh4KGkFUVFJJQlVURV9UWVBFX1VOU1BFQ0lGSUVEEAASIQodQVRUUklCVVRFX1RZUEVfQ0FSQk9OX1JFTU9WQUwQARIjCh9BVFRSSUJVVEVfVFlQRV9DQVJCT05fQVZPSURBTkNFEAISGwoXQVRUUklCVVRFX1RZUEVfQ0lfU0NPUkUQAxIfChtBVFRSSUJVVEVfVFlQRV9CSU9ESVZFUlNJVFkQBBIjCh9BVFRSSUJVVEVfVFlQRV9SRU5FV0FCTEVfRU5FUkdZEAUSIAocQVRUUklCVVRFX1RZUEVfV0FURVJfUVVBTElUWRAGEiEKHUFUVFJJQlVURV9UWVBFX1dBVEVSX1FVQU5USVRZEAcqwQEKDkdlb21ldHJ5U291cmNlEh8KG0dFT01FVFJZX1NPVVJDRV9VTlNQRUNJRklFRBAAEiMKH0dFT01FVFJZX1NPVVJDRV9DVVNUT0RJQU5fRFJBV04QARIlCiFHRU9NRVRSWV9TT1VSQ0VfQVVUSE9SSVRBVElWRV9HSVMQAhIlCiFHRU9NRVRSWV9TT1VSQ0VfRVhURVJOQUxfUkVHSVNUUlkQAxIbChdHRU9NRVRSWV9TT1VSQ0VfREVSSVZFRBAEKr4BCg9Tb3VyY2VFdmVudFR5cGUSIQodU09VUkNFX0VWRU5UX1RZUEVfVU5TUEVDSUZJRUQQABIdChlTT1VSQ0VfRVZFTlRfVFlQRV9DUkVBVEVEEAESIgoeU09VUkNFX0VWRU5UX1RZUEVfQ09ORkxJQ1RfU0VUEAISJgoiU09VUkNFX0VWRU5UX1RZUEVfQ09ORkxJQ1RfQ0xFQVJFRBADEh0KGVNPVVJDRV9FVkVOVF9UWVBFX0RFTEVURUQQBDKpBQoTU291cmNlTGVkZ2VyU2VydmljZRJeCg1DcmVhdGVTb3VyY2VzEiUuc291cmNlbGVkZ2VyLnYyLkNyZWF0ZVNvdXJjZXNSZXF1ZXN0GiYuc291cmNlbGVkZ2VyLnYyLkNyZWF0ZVNvdXJjZXNSZXNwb25zZRJYCgtMaXN0U291cmNlcxIjLnNvdXJjZWxlZGdlci52Mi5MaXN0U291cmNlc1JlcXVlc3QaJC5zb3VyY2VsZWRnZXIudjIuTGlzdFNvdXJjZXNSZXNwb25zZRJSCglHZXRTb3VyY2USIS5zb3VyY2VsZWRnZXIudjIuR2V0U291cmNlUmVxdWVzdBoiLnNvdXJjZWxlZGdlci52Mi5HZXRTb3VyY2VSZXNwb25zZRJbCgxEZWxldGVTb3VyY2USJC5zb3VyY2VsZWRnZXIudjIuRGVsZXRlU291cmNlUmVxdWVzdBolLnNvdXJjZWxlZGdlci52Mi5EZWxldGVTb3VyY2VSZXNwb25zZRJeCg1TZWFyY2hTb3VyY2VzEiUuc291cmNlbGVkZ2VyLnYyLlNlYXJjaFNvdXJjZXNSZXF1ZXN0GiYuc291cmNlbGVkZ2VyLnYyLlNlYXJjaFNvdXJjZXNSZXNwb25zZRJnChBMaXN0U291cmNlRXZlbnRzEiguc291cmNlbGVkZ2VyLnYyLkxpc3RTb3VyY2VFdmVudHNSZXF1ZXN0Gikuc291cmNlbGVkZ2VyLnYyLkxpc3RTb3VyY2VFdmVudHNSZXNwb25zZRJeCg1MaXN0Q29uZmxpY3RzEiUuc291cmNlbGVkZ2VyLnYyLkxpc3RDb25mbGljdHNSZXF1ZXN0GiYuc291cmNlbGVkZ2VyLnYyLkxpc3RDb25mbGljdHNSZXNwb25zZTKwBQoaU2FuZGJveFNvdXJjZUxlZGdlclNlcnZpY2USXgoNQ3JlYXRlU291cmNlcxIlLnNvdXJjZWxlZGdlci52Mi5DcmVhdGVTb3VyY2VzUmVxdWVzdBomLnNvdXJjZWxlZGdlci52Mi5DcmVhdGVTb3VyY2VzUmVzcG9uc2USWAoLTGlzdFNvdXJjZXMSIy5zb3VyY2VsZWRnZXIudjIuTGlzdFNvdXJjZXNSZXF1ZXN0GiQuc291cmNlbGVkZ2VyLnYyLkxpc3RTb3VyY2VzUmVzcG9uc2USUgoJR2V0U291cmNlEiEuc291cmNlbGVkZ2VyLnYyLkdldFNvdXJjZVJlcXVlc3QaIi5zb3VyY2VsZWRnZXIudjIuR2V0U291cmNlUmVzcG9uc2USWwoMRGVsZXRlU291cmNlEiQuc291cmNlbGVkZ2VyLnYyLkRlbGV0ZVNvdXJjZVJlcXVlc3QaJS5zb3VyY2VsZWRnZXIudjIuRGVsZXRlU291cmNlUmVzcG9uc2USXgoNU2VhcmNoU291cmNlcxIlLnNvdXJjZWxlZGdlci52Mi5TZWFyY2hTb3VyY2VzUmVxdWVzdBomLnNvdXJjZWxlZGdlci52Mi5TZWFyY2hTb3VyY2VzUmVzcG9uc2USZwoQTGlzdFNvdXJjZUV2ZW50cxIoLnNvdXJjZWxlZGdlci52Mi5MaXN0U291cmNlRXZlbnRzUmVxdWVzdBopLnNvdXJjZWxlZGdlci52Mi5MaXN0U291cmNlRXZlbnRzUmVzcG9uc2USXgoNTGlzdENvbmZsaWN0cxIlLnNvdXJjZWxlZGdlci52Mi5MaXN0Q29uZmxpY3RzUmVxdWVzdBomLnNvdXJjZWxlZGdlci52Mi5MaXN0Q29uZmxpY3RzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * LinearRing holds packed longitude, latitude pairs (WGS 84 degrees):
@@ -835,6 +835,271 @@ export const BadRequestSchema: GenMessage<BadRequest> = /*@__PURE__*/
   messageDesc(file_sourceledger_v2_source_ledger, 21);
 
 /**
+ * @generated from message sourceledger.v2.ListSourceEventsRequest
+ */
+export type ListSourceEventsRequest = Message<"sourceledger.v2.ListSourceEventsRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message sourceledger.v2.ListSourceEventsRequest.
+ * Use `create(ListSourceEventsRequestSchema)` to create a new message.
+ */
+export const ListSourceEventsRequestSchema: GenMessage<ListSourceEventsRequest> = /*@__PURE__*/
+  messageDesc(file_sourceledger_v2_source_ledger, 22);
+
+/**
+ * @generated from message sourceledger.v2.ListSourceEventsResponse
+ */
+export type ListSourceEventsResponse = Message<"sourceledger.v2.ListSourceEventsResponse"> & {
+  /**
+   * @generated from field: repeated sourceledger.v2.SourceEvent events = 1;
+   */
+  events: SourceEvent[];
+};
+
+/**
+ * Describes the message sourceledger.v2.ListSourceEventsResponse.
+ * Use `create(ListSourceEventsResponseSchema)` to create a new message.
+ */
+export const ListSourceEventsResponseSchema: GenMessage<ListSourceEventsResponse> = /*@__PURE__*/
+  messageDesc(file_sourceledger_v2_source_ledger, 23);
+
+/**
+ * SourceEvent is one change to a source; events are never changed or removed.
+ *
+ * @generated from message sourceledger.v2.SourceEvent
+ */
+export type SourceEvent = Message<"sourceledger.v2.SourceEvent"> & {
+  /**
+   * 1, 2, 3, ... per source, in the order the changes happened.
+   *
+   * @generated from field: int32 seq = 1;
+   */
+  seq: number;
+
+  /**
+   * @generated from field: sourceledger.v2.SourceEventType type = 2;
+   */
+  type: SourceEventType;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp at = 3;
+   */
+  at?: Timestamp | undefined;
+
+  /**
+   * The actor of the change; unset when it was another account's.
+   *
+   * @generated from field: optional string by = 4;
+   */
+  by?: string | undefined;
+
+  /**
+   * CREATED: the record as stored then.
+   *
+   * @generated from field: sourceledger.v2.Source source = 5;
+   */
+  source?: Source | undefined;
+
+  /**
+   * CONFLICT_SET, CONFLICT_CLEARED: the other side.
+   *
+   * @generated from field: sourceledger.v2.Counterpart counterpart = 6;
+   */
+  counterpart?: Counterpart | undefined;
+
+  /**
+   * CONFLICT_SET: what the conflict measured then.
+   *
+   * @generated from field: sourceledger.v2.ConflictExplanation explanation = 7;
+   */
+  explanation?: ConflictExplanation | undefined;
+};
+
+/**
+ * Describes the message sourceledger.v2.SourceEvent.
+ * Use `create(SourceEventSchema)` to create a new message.
+ */
+export const SourceEventSchema: GenMessage<SourceEvent> = /*@__PURE__*/
+  messageDesc(file_sourceledger_v2_source_ledger, 24);
+
+/**
+ * Counterpart is the other side of a conflict, as much of it as the caller
+ * may see: id and alt_id in the caller's own account, ref alone in another
+ * account, and account_id too for admins.
+ *
+ * @generated from message sourceledger.v2.Counterpart
+ */
+export type Counterpart = Message<"sourceledger.v2.Counterpart"> & {
+  /**
+   * @generated from field: optional string id = 1;
+   */
+  id?: string | undefined;
+
+  /**
+   * @generated from field: optional string alt_id = 2;
+   */
+  altId?: string | undefined;
+
+  /**
+   * @generated from field: optional string account_id = 3;
+   */
+  accountId?: string | undefined;
+
+  /**
+   * Opaque, stable for the pair, revealing nothing.
+   *
+   * @generated from field: optional string ref = 4;
+   */
+  ref?: string | undefined;
+};
+
+/**
+ * Describes the message sourceledger.v2.Counterpart.
+ * Use `create(CounterpartSchema)` to create a new message.
+ */
+export const CounterpartSchema: GenMessage<Counterpart> = /*@__PURE__*/
+  messageDesc(file_sourceledger_v2_source_ledger, 25);
+
+/**
+ * Period is a half-open [start_at, end_at) period.
+ *
+ * @generated from message sourceledger.v2.Period
+ */
+export type Period = Message<"sourceledger.v2.Period"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp start_at = 1;
+   */
+  startAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp end_at = 2;
+   */
+  endAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message sourceledger.v2.Period.
+ * Use `create(PeriodSchema)` to create a new message.
+ */
+export const PeriodSchema: GenMessage<Period> = /*@__PURE__*/
+  messageDesc(file_sourceledger_v2_source_ledger, 26);
+
+/**
+ * ConflictExplanation is what a conflict measures, from the asking side.
+ *
+ * @generated from message sourceledger.v2.ConflictExplanation
+ */
+export type ConflictExplanation = Message<"sourceledger.v2.ConflictExplanation"> & {
+  /**
+   * Geodesic square metres both geometries cover.
+   *
+   * @generated from field: double overlap_area_m2 = 1;
+   */
+  overlapAreaM2: number;
+
+  /**
+   * The overlap as a fraction of this source's area.
+   *
+   * @generated from field: double overlap_fraction = 2;
+   */
+  overlapFraction: number;
+
+  /**
+   * The overlap as a fraction of the counterpart's area.
+   *
+   * @generated from field: double counterpart_overlap_fraction = 3;
+   */
+  counterpartOverlapFraction: number;
+
+  /**
+   * @generated from field: sourceledger.v2.Period overlap_period = 4;
+   */
+  overlapPeriod?: Period | undefined;
+
+  /**
+   * Empty when either side claims no attribute type.
+   *
+   * @generated from field: repeated sourceledger.v2.AttributeType shared_attribute_types = 5;
+   */
+  sharedAttributeTypes: AttributeType[];
+};
+
+/**
+ * Describes the message sourceledger.v2.ConflictExplanation.
+ * Use `create(ConflictExplanationSchema)` to create a new message.
+ */
+export const ConflictExplanationSchema: GenMessage<ConflictExplanation> = /*@__PURE__*/
+  messageDesc(file_sourceledger_v2_source_ledger, 27);
+
+/**
+ * @generated from message sourceledger.v2.ListConflictsRequest
+ */
+export type ListConflictsRequest = Message<"sourceledger.v2.ListConflictsRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message sourceledger.v2.ListConflictsRequest.
+ * Use `create(ListConflictsRequestSchema)` to create a new message.
+ */
+export const ListConflictsRequestSchema: GenMessage<ListConflictsRequest> = /*@__PURE__*/
+  messageDesc(file_sourceledger_v2_source_ledger, 28);
+
+/**
+ * @generated from message sourceledger.v2.ListConflictsResponse
+ */
+export type ListConflictsResponse = Message<"sourceledger.v2.ListConflictsResponse"> & {
+  /**
+   * @generated from field: repeated sourceledger.v2.Conflict conflicts = 1;
+   */
+  conflicts: Conflict[];
+};
+
+/**
+ * Describes the message sourceledger.v2.ListConflictsResponse.
+ * Use `create(ListConflictsResponseSchema)` to create a new message.
+ */
+export const ListConflictsResponseSchema: GenMessage<ListConflictsResponse> = /*@__PURE__*/
+  messageDesc(file_sourceledger_v2_source_ledger, 29);
+
+/**
+ * Conflict is one live conflict of a source.
+ *
+ * @generated from message sourceledger.v2.Conflict
+ */
+export type Conflict = Message<"sourceledger.v2.Conflict"> & {
+  /**
+   * @generated from field: sourceledger.v2.Counterpart counterpart = 1;
+   */
+  counterpart?: Counterpart | undefined;
+
+  /**
+   * @generated from field: sourceledger.v2.ConflictExplanation explanation = 2;
+   */
+  explanation?: ConflictExplanation | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp detected_at = 3;
+   */
+  detectedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message sourceledger.v2.Conflict.
+ * Use `create(ConflictSchema)` to create a new message.
+ */
+export const ConflictSchema: GenMessage<Conflict> = /*@__PURE__*/
+  messageDesc(file_sourceledger_v2_source_ledger, 30);
+
+/**
  * SourceType is the physical or organisational nature of a source.
  *
  * @generated from enum sourceledger.v2.SourceType
@@ -974,6 +1239,44 @@ export const GeometrySourceSchema: GenEnum<GeometrySource> = /*@__PURE__*/
   enumDesc(file_sourceledger_v2_source_ledger, 2);
 
 /**
+ * SourceEventType is the kind of change an event records.
+ *
+ * @generated from enum sourceledger.v2.SourceEventType
+ */
+export enum SourceEventType {
+  /**
+   * @generated from enum value: SOURCE_EVENT_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: SOURCE_EVENT_TYPE_CREATED = 1;
+   */
+  CREATED = 1,
+
+  /**
+   * @generated from enum value: SOURCE_EVENT_TYPE_CONFLICT_SET = 2;
+   */
+  CONFLICT_SET = 2,
+
+  /**
+   * @generated from enum value: SOURCE_EVENT_TYPE_CONFLICT_CLEARED = 3;
+   */
+  CONFLICT_CLEARED = 3,
+
+  /**
+   * @generated from enum value: SOURCE_EVENT_TYPE_DELETED = 4;
+   */
+  DELETED = 4,
+}
+
+/**
+ * Describes the enum sourceledger.v2.SourceEventType.
+ */
+export const SourceEventTypeSchema: GenEnum<SourceEventType> = /*@__PURE__*/
+  enumDesc(file_sourceledger_v2_source_ledger, 3);
+
+/**
  * SourceLedgerService keeps the production ledger of geographic sources.
  * Every call needs a bearer JWT; see the README for scopes and roles.
  *
@@ -1030,6 +1333,27 @@ export const SourceLedgerService: GenService<{
     methodKind: "unary";
     input: typeof SearchSourcesRequestSchema;
     output: typeof SearchSourcesResponseSchema;
+  },
+  /**
+   * ListSourceEvents lists a source's history, oldest first, also after it
+   * was deleted.
+   *
+   * @generated from rpc sourceledger.v2.SourceLedgerService.ListSourceEvents
+   */
+  listSourceEvents: {
+    methodKind: "unary";
+    input: typeof ListSourceEventsRequestSchema;
+    output: typeof ListSourceEventsResponseSchema;
+  },
+  /**
+   * ListConflicts lists a live source's current conflicts, each explained.
+   *
+   * @generated from rpc sourceledger.v2.SourceLedgerService.ListConflicts
+   */
+  listConflicts: {
+    methodKind: "unary";
+    input: typeof ListConflictsRequestSchema;
+    output: typeof ListConflictsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sourceledger_v2_source_ledger, 0);
@@ -1090,6 +1414,26 @@ export const SandboxSourceLedgerService: GenService<{
     methodKind: "unary";
     input: typeof SearchSourcesRequestSchema;
     output: typeof SearchSourcesResponseSchema;
+  },
+  /**
+   * ListSourceEvents lists a sandbox source's history.
+   *
+   * @generated from rpc sourceledger.v2.SandboxSourceLedgerService.ListSourceEvents
+   */
+  listSourceEvents: {
+    methodKind: "unary";
+    input: typeof ListSourceEventsRequestSchema;
+    output: typeof ListSourceEventsResponseSchema;
+  },
+  /**
+   * ListConflicts is always empty in the sandbox.
+   *
+   * @generated from rpc sourceledger.v2.SandboxSourceLedgerService.ListConflicts
+   */
+  listConflicts: {
+    methodKind: "unary";
+    input: typeof ListConflictsRequestSchema;
+    output: typeof ListConflictsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sourceledger_v2_source_ledger, 1);

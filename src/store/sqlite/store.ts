@@ -10,10 +10,10 @@ import { type SpatialFilter, spatialFilterOf } from "../spatial-filter.js";
 import { openMigrated } from "./connection.js";
 import { toStoreError } from "./errors.js";
 import { GroupCommitter } from "./group-commit.js";
+import { SqliteHistory } from "./history.js";
 import { buildListStatement, envelopeCountStatement, type ListStatement, type SpatialPlan } from "./list-query.js";
 import { SqliteProtectedAreaReader } from "./protected-areas.js";
 import { COLUMNS, fromColumns, fromRow, type SourceRow, selectList, toRow } from "./rows.js";
-import { SqliteHistory } from "./history.js";
 import { ConflictScanner } from "./spatial.js";
 
 export interface SqliteStoreOptions {
@@ -320,7 +320,9 @@ export class SqliteSourceStore implements SourceStore {
       const { seq, row } = this.insertOne({ ...record, conflict });
       this.events.created(row, change);
       const subject = { seq, id: record.id, accountId: record.accountId, altId: record.altId };
-      admitted?.others.forEach((other, i) => this.events.conflictFound(subject, other, admitted.measures[i], change));
+      admitted?.others.forEach((other, i) => {
+        this.events.conflictFound(subject, other, admitted.measures[i], change);
+      });
       // Read back through the same mapping as get(), so the response equals what a later read returns.
       inserted.push(fromRow(row));
     }
