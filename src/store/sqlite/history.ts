@@ -8,7 +8,7 @@ import {
   type SourceEvent,
   type SourceEventType,
 } from "../../model/history.js";
-import { fromRow, type SourceRow } from "./rows.js";
+import { COLUMNS, fromRow, type SourceRow } from "./rows.js";
 
 /** A stored source as its events and pairs name it. */
 export interface EventSubject {
@@ -120,7 +120,10 @@ export class SqliteHistory {
   conflictFound(subject: EventSubject, other: EventSubject, measure: ConflictMeasure, change: Change): void {
     this.statements.insertPair.run(subject.seq, other.seq, JSON.stringify(measure), change.at);
     this.append(subject, "conflict_set", change, { counterpart: counterpartOf(other), measure });
-    this.append(other, "conflict_set", change, { counterpart: counterpartOf(subject), measure: fromOtherSide(measure) });
+    this.append(other, "conflict_set", change, {
+      counterpart: counterpartOf(subject),
+      measure: fromOtherSide(measure),
+    });
   }
 
   /** The sources `seq` is in a pair with, read before it is deleted (its pairs go with it). */
@@ -183,3 +186,48 @@ export class SqliteHistory {
     });
   }
 }
+
+/** What the migration to the event log still owes a ledger stored before it (ledger_settings names). */
+const EVENTS_FILLED = "history_created_events_filled";
+const PAIRS_FILLED = "history_conflict_pairs_filled";
+
+/**
+ * Fills in, once, what a ledger stored before the event log lacks (docs/api.md §14): a `created`
+ * event for every source (its record as stored, at its created_at, by its created_by) and, when a
+ * conflict policy is given, every pair of stored sources that conflict, with their measures and a
+ * `conflict_set` event on each side (at the later source's created_at, by its creator: when its
+ * create would have found the pair), and every flag set to "has a pair". Each step runs in one
+ * transaction and records that it ran; a store opened without a policy leaves the pairs for the
+ * first open with one.
+ */
+export function fillHistory(
+  db: Database.Database,
+  history: SqliteHistory,
+  pairs: Iterable<{ subject: EventSubject; other: EventSubject; measure: ConflictMeasure }> | null,
+  createdAtOf: (seq: number) => { at: number; by: string },
+): void {
+  const done = db.prepare<[string], { name: string }>("SELECT name FROM ledger_settings WHERE name = ?");
+  const mark = db.prepare<[string]>("INSERT INTO ledger_settings (name, value) VALUES (?, x'01')");
+  db.transaction(() => {
+    if (done.get(EVENTS_FILLED) !== undefined) return;
+    db.exec(`
+      INSERT INTO source_events (source_id, seq, account_id, type, at, by, data)
+      SELECT id, 1, account_id, 'created', created_at, created_by,
+             json_object('record', json_object(${ROW_JSON_MEMBERS}))
+        FROM sources
+       WHERE NOT EXISTS (SELECT 1 FROM source_events e WHERE e.source_id = sources.id)`);
+    mark.run(EVENTS_FILLED);
+  }).immediate();
+  if (pairs === null) return;
+  db.transaction(() => {
+    if (done.get(PAIRS_FILLED) !== undefined) return;
+    for (const { subject, other, measure } of pairs)
+      history.conflictFound(subject, other, measure, createdAtOf(subject.seq));
+    db.exec(`UPDATE sources SET conflict = (EXISTS (SELECT 1 FROM conflict_pairs WHERE a_seq = seq)
+                                        OR EXISTS (SELECT 1 FROM conflict_pairs WHERE b_seq = seq))`);
+    mark.run(PAIRS_FILLED);
+  }).immediate();
+}
+
+/** Every column of a `sources` row as a JSON member of the same name (SourceRow's shape). */
+const ROW_JSON_MEMBERS = COLUMNS.map((column) => `'${column}', ${column}`).join(", ");

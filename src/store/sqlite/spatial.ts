@@ -30,6 +30,9 @@ interface SubjectRow {
   max_y: number;
 }
 
+/** Sources read at a time while every stored pair is found. */
+const PAIR_CHUNK = 1_000;
+
 const SUBJECT_COLUMNS = `s.seq, s.id, s.account_id, s.alt_id, s.geometry, s.area_m2, s.start_at, s.end_at, s.attribute_type, s.conflict,
   b.min_x, b.max_x, b.min_y, b.max_y`;
 
@@ -65,10 +68,16 @@ export class ConflictScanner {
   private readonly candidates: Database.Statement<[number, number, number, number], SubjectRow>;
   private readonly setConflict: Database.Statement<[number, number]>;
 
+  private readonly after: Database.Statement<[number, number], SubjectRow>;
+
   constructor(
     db: Database.Database,
     private readonly policy: ConflictPolicy,
   ) {
+    this.after = db.prepare(
+      `SELECT ${SUBJECT_COLUMNS} FROM sources s JOIN source_bbox b ON b.seq = s.seq
+       WHERE s.seq > ? ORDER BY s.seq LIMIT ?`,
+    );
     this.candidates = db.prepare(
       `SELECT ${SUBJECT_COLUMNS} FROM source_bbox b JOIN sources s ON s.seq = b.seq
        WHERE b.min_x <= ? AND b.max_x >= ? AND b.min_y <= ? AND b.max_y >= ?`,
@@ -103,5 +112,25 @@ export class ConflictScanner {
       }
     }
     return { others, measures, flagged };
+  }
+
+  /**
+   * Every pair of stored sources that conflict, each once, the later-stored side first with the
+   * measure from its side: what the pairs would hold had every source been created with pairs
+   * kept (the migration that introduced them fills them in once, history.ts).
+   */
+  *storedPairs(): Generator<{ subject: StoredSubject; other: StoredSubject; measure: ConflictMeasure }> {
+    // A chunk at a time, read whole: the caller writes between pairs, which an open iterator forbids.
+    for (let last = 0, rows = this.after.all(0, PAIR_CHUNK); rows.length > 0; rows = this.after.all(last, PAIR_CHUNK)) {
+      for (const row of rows) {
+        const subject = fromSubjectRow(row);
+        for (const other of this.neighbours(subject)) {
+          if (other.seq >= subject.seq) continue;
+          const measure = this.policy.measure(subject, other);
+          if (measure !== null) yield { subject, other, measure };
+        }
+        last = row.seq;
+      }
+    }
   }
 }

@@ -10,7 +10,7 @@ import { type SpatialFilter, spatialFilterOf } from "../spatial-filter.js";
 import { openMigrated } from "./connection.js";
 import { toStoreError } from "./errors.js";
 import { GroupCommitter } from "./group-commit.js";
-import { SqliteHistory } from "./history.js";
+import { fillHistory, SqliteHistory } from "./history.js";
 import { buildListStatement, envelopeCountStatement, type ListStatement, type SpatialPlan } from "./list-query.js";
 import { SqliteProtectedAreaReader } from "./protected-areas.js";
 import { COLUMNS, fromColumns, fromRow, type SourceRow, selectList, toRow } from "./rows.js";
@@ -130,6 +130,14 @@ export class SqliteSourceStore implements SourceStore {
       onCommit: onGroupCommit,
     });
     this.events = new SqliteHistory(db);
+    const creation = db.prepare<[number], { at: number; by: string }>(
+      "SELECT created_at AS at, created_by AS by FROM sources WHERE seq = ?",
+    );
+    fillHistory(db, this.events, this.conflicts?.storedPairs() ?? null, (seq) => {
+      const change = creation.get(seq);
+      if (change === undefined) throw new Error(`source ${seq} vanished while its history was filled in`);
+      return change;
+    });
     this.deleteTransaction = db.transaction((lookup: () => SubjectKey | undefined, change: Change) => {
       const key = lookup();
       if (key === undefined) return false;

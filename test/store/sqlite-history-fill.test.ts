@@ -1,0 +1,101 @@
+/**
+ * A ledger stored before the event log (schema version 3) gains its history once, when a store
+ * first opens it (src/store/sqlite/history.ts fillHistory): a `created` event per source, and with
+ * a conflict policy every stored pair, measured, with `conflict_set` on both sides, and each flag
+ * set from the pairs.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { conflictPolicy } from "../../src/ledger/conflict.js";
+import { openConnection } from "../../src/store/sqlite/connection.js";
+import { runMigrations } from "../../src/store/sqlite/migrations.js";
+import { COLUMNS, toRow } from "../../src/store/sqlite/rows.js";
+import { MIGRATIONS } from "../../src/store/sqlite/schema.js";
+import { openSqliteStore } from "../../src/store/sqlite/store.js";
+import { makeRecord, square, stored } from "../contract/fixtures.js";
+
+let dir: string;
+let path: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "ledger-fill-"));
+  path = join(dir, "ledger.sqlite");
+});
+
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Sources written the way a version-3 store wrote them: rows and boxes, no events, no pairs. */
+function storeAtVersion3(records: ReturnType<typeof makeRecord>[]): void {
+  const db = openConnection({ path, busyTimeoutMs: 1_000 });
+  runMigrations(db, MIGRATIONS.slice(0, 3));
+  const insert = db.prepare(
+    `INSERT INTO sources (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((c) => `@${c}`).join(", ")})`,
+  );
+  const box = db.prepare("INSERT INTO source_bbox (seq, min_x, max_x, min_y, max_y) VALUES (?, ?, ?, ?, ?)");
+  for (const record of records) {
+    const { lastInsertRowid } = insert.run(toRow(record));
+    box.run(lastInsertRowid, record.bbox.minX, record.bbox.maxX, record.bbox.minY, record.bbox.maxY);
+  }
+  db.close();
+}
+
+describe("filling in the history of a ledger stored before it", () => {
+  const a = makeRecord({ geometry: square(0, 0, 2), conflict: true, createdBy: "Farm Co" });
+  const b = makeRecord({ geometry: square(1, 1, 2), conflict: true, accountId: "acct_b", createdBy: "Mill Co" });
+  const apart = makeRecord({ geometry: square(50, 50), conflict: true });
+
+  it("writes a created event per source, the pairs with their measures, and the flags from the pairs", async () => {
+    storeAtVersion3([a, b, apart]);
+    const store = openSqliteStore({ path, conflictPolicy });
+    try {
+      const history = await store.history(a.id, null);
+      expect(history?.map((e) => [e.seq, e.type, e.by])).toEqual([
+        [1, "created", "Farm Co"],
+        [2, "conflict_set", "Mill Co"],
+      ]);
+      expect(history?.[0].record).toEqual(stored(a));
+      expect(history?.[0].at).toBe(a.createdAt);
+      expect(history?.[1].at).toBe(b.createdAt);
+      const [conflict] = (await store.conflictsOf(a.id, null)) ?? [];
+      expect(conflict.counterpart).toEqual({ id: b.id, altId: b.altId, accountId: "acct_b" });
+      // A quarter of each 2×2 square (near the equator: about a quarter of the area).
+      expect(conflict.measure.overlapFraction).toBeCloseTo(0.25, 2);
+      expect(conflict.measure.counterpartOverlapFraction).toBeCloseTo(0.25, 2);
+      const [fromB] = (await store.conflictsOf(b.id, null)) ?? [];
+      expect(fromB.measure.overlapAreaM2).toBe(conflict.measure.overlapAreaM2);
+      // The flag stored as true on a source without any pair is set from the pairs.
+      expect((await store.get(apart.id, null))?.conflict).toBe(false);
+      expect((await store.get(a.id, null))?.conflict).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("runs once: reopening writes nothing more", async () => {
+    storeAtVersion3([a, b]);
+    await openSqliteStore({ path, conflictPolicy }).close();
+    const store = openSqliteStore({ path, conflictPolicy });
+    try {
+      expect((await store.history(a.id, null))?.length).toBe(2);
+      expect(await store.conflictsOf(a.id, null)).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("without a policy, writes the created events and leaves the pairs for the first open with one", async () => {
+    storeAtVersion3([a, b]);
+    const plain = openSqliteStore({ path });
+    expect((await plain.history(a.id, null))?.map((e) => e.type)).toEqual(["created"]);
+    expect(await plain.conflictsOf(a.id, null)).toEqual([]);
+    await plain.close();
+    const store = openSqliteStore({ path, conflictPolicy });
+    try {
+      expect((await store.history(b.id, null))?.map((e) => e.type)).toEqual(["created", "conflict_set"]);
+    } finally {
+      await store.close();
+    }
+  });
+});
