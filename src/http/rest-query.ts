@@ -170,7 +170,11 @@ export function readListRequest(query: ListFieldReader, environment: Environment
   for (const field of LIST_FIELDS[environment]) {
     const { name } = field;
     const filter = FILTER_BY_NAME.get(name);
-    if (filter === undefined || filter.kind === "text" || filter.kind === "year") {
+    if (filter === undefined && field.fieldKind === "message") {
+      // as_of: the one Timestamp beside the filters (docs/api.md §14).
+      const value = query.instant(name);
+      if (value !== undefined) fields[field.localName] = value;
+    } else if (filter === undefined || filter.kind === "text" || filter.kind === "year") {
       // Paging, the admin's account_id, text and year filters: strings and integers as the proto types them.
       const value =
         field.fieldKind === "scalar" && field.scalar === ScalarType.STRING ? query.text(name) : query.integer(name);

@@ -264,8 +264,8 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     byId,
     { config: { rpcMethod: methods.getSource.name } },
     async (request, reply) => {
-      const query = new QueryReader(request.query as Record<string, string>, []);
-      const message = create(GetSourceRequestSchema, { id: request.params.id });
+      const query = new QueryReader(request.query as Record<string, string>, ["as_of"]);
+      const message = create(GetSourceRequestSchema, { id: request.params.id, asOf: query.instant("as_of") });
       const records: SourceRecord[] = [];
       await call(methods.getSource, message, callOptions(request, query.violations, records));
       return reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordJson(records[0]));

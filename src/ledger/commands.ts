@@ -47,6 +47,8 @@ export interface ListCommand extends Unread {
   offset?: number;
   /** The nextPageToken of the previous page of the same listing; absent or "" for the first page. */
   pageToken?: string;
+  /** Epoch milliseconds: the ledger as it stood then (docs/api.md §14), production only. */
+  asOf?: number;
   /**
    * The bytes of sources the caller will send of this page at most (a gRPC answer's 4 MiB): the
    * store may then stop reading early, and the page ends where it stopped.
@@ -62,6 +64,8 @@ export interface SearchCommand extends ListCommand {
 
 export interface GetCommand extends Unread {
   id: string;
+  /** Epoch milliseconds: the source as it stood then (docs/api.md §14), production only. */
+  asOf?: number;
 }
 
 export interface DeleteCommand extends Unread {

@@ -217,7 +217,15 @@ function bindingOf(
       : area.type === "Box"
         ? [area.type, area.box.minX, area.box.minY, area.box.maxX, area.box.maxY]
         : [area.type, area.coordinates];
-  return JSON.stringify([environment, principal.isAdmin, principal.accountId, query.accountId, filters, where]);
+  return JSON.stringify([
+    environment,
+    principal.isAdmin,
+    principal.accountId,
+    query.accountId,
+    filters,
+    where,
+    query.asOf ?? null,
+  ]);
 }
 
 /** The filters of `values` that `environment` offers, checked; the others are violations. */
@@ -266,6 +274,19 @@ export function createLedger(options: LedgerOptions): Ledger {
   }
 
   const { secret } = options;
+
+  /**
+   * An `as_of` instant the store must look back to: production only; one not in the past (now or
+   * later) is the current ledger, read as such (docs/api.md §14).
+   */
+  function pastInstant(asOf: number | undefined, violations: Violation[]): number | undefined {
+    if (asOf === undefined) return undefined;
+    if (environment !== "production") {
+      violations.push({ field: "as_of", detail: "as_of exists only in production: the sandbox keeps no past" });
+      return undefined;
+    }
+    return asOf < now() ? asOf : undefined;
+  }
   let pageTokens: Promise<PageTokens> | null = null;
   let counterparts: Promise<CounterpartView> | null = null;
   /** The counterpart rule's keys, like the page tokens'. */
@@ -307,7 +328,12 @@ export function createLedger(options: LedgerOptions): Ledger {
     const offset = command.offset ?? 0;
     const offsetIssue = offsetProblem(offset);
     if (offsetIssue) violations.push({ field: "offset", detail: offsetIssue });
-    const scope = { ...filters, accountId: principal.isAdmin ? (account ?? null) : accountScope(principal) };
+    const asOf = pastInstant(command.asOf, violations);
+    const scope = {
+      ...filters,
+      accountId: principal.isAdmin ? (account ?? null) : accountScope(principal),
+      ...(asOf === undefined ? {} : { asOf }),
+    };
     const listing: Omit<ListQuery, "limit" | "offset" | "after"> =
       area === undefined ? scope : { ...scope, intersects: area };
     const binding = bindingOf(environment, principal, listing);
@@ -432,10 +458,13 @@ export function createLedger(options: LedgerOptions): Ledger {
     },
 
     async get(principal, command) {
-      rejectIfInvalid(command.readViolations, command.id === "" ? [{ field: "id", detail: "id is required" }] : []);
+      const violations: Violation[] = command.id === "" ? [{ field: "id", detail: "id is required" }] : [];
+      const asOf = pastInstant(command.asOf, violations);
+      rejectIfInvalid(command.readViolations, violations);
       let record: SourceRecord | null;
       try {
-        record = await store.get(command.id, accountScope(principal));
+        const scope = accountScope(principal);
+        record = asOf === undefined ? await store.get(command.id, scope) : await store.getAsOf(command.id, scope, asOf);
       } catch (error) {
         return storeFailure(error);
       }

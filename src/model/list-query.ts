@@ -42,6 +42,11 @@ export interface ListQuery extends ListFilterValues {
   offset: number;
   /** Keyset paging: only records after this one in list order. */
   after?: ListCursor;
+  /**
+   * Epoch milliseconds: the ledger as it stood then (docs/api.md §14), the sources live at that
+   * instant (since-deleted ones included) with their flags as they were, from the events.
+   */
+  asOf?: number;
   /** A search's area (docs/api.md §13): the exact geometry must intersect it, and the bbox if any. */
   intersects?: SearchArea;
   /**
@@ -85,7 +90,7 @@ export interface ListFilter {
 }
 
 /** Fields of ListSourcesRequest that are not filters: paging and the admin's account scope. */
-const NOT_FILTERS = new Set(["limit", "offset", "account_id", "page_token"]);
+const NOT_FILTERS = new Set(["limit", "offset", "account_id", "page_token", "as_of"]);
 
 /** What the proto cannot say about a filter. Everything else is read from its descriptor. */
 const OVERRIDES: Readonly<Record<string, Partial<Pick<ListFilter, "queryKey" | "environments" | "documentPath">>>> = {

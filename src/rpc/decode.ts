@@ -174,3 +174,8 @@ export function deleteKeyOf(req: DeleteSourceRequest): { by: "id" | "alt_id"; va
       return null;
   }
 }
+
+/** An `as_of` Timestamp → epoch milliseconds; out of Timestamp's range is a violation. */
+export function asOfOf(asOf: Timestamp | undefined, issues: Violation[]): number | undefined {
+  return timestampMs(asOf, "as_of", undefined, issues) ?? undefined;
+}

@@ -14,7 +14,7 @@ import type { Ledger, ListPage } from "../ledger/ledger.js";
 import type { Violation } from "../ledger/violation.js";
 import type { Principal } from "../model/principal.js";
 import type { SourceRecord } from "../model/records.js";
-import { deleteKeyOf, draftOf, listFiltersOf, searchAreaOf } from "./decode.js";
+import { asOfOf, deleteKeyOf, draftOf, listFiltersOf, searchAreaOf } from "./decode.js";
 import { asConnect } from "./errors.js";
 import { toProtoConflict, toProtoEvent } from "./history-messages.js";
 import { conflictSinkKey, decodeViolationsKey, eventSinkKey, recordSinkKey } from "./in-process.js";
@@ -68,6 +68,7 @@ function listCommandOf(req: ListSourcesRequest, context: HandlerContext, found: 
     limit: req.limit,
     offset: req.offset,
     pageToken: req.pageToken,
+    asOf: asOfOf(req.asOf, found),
     // A message answer carries at most MAX_PAGE_BYTES of sources; REST streams every record.
     answerBytes: context.values.get(recordSinkKey) === null ? MAX_PAGE_BYTES : undefined,
     readViolations: readViolations(context, found),
@@ -150,8 +151,10 @@ export function createServiceImpl(ledger: Ledger): ServiceImpl<typeof SourceLedg
 
     async getSource(req, context) {
       const principal = principalOf(context);
+      const found: Violation[] = [];
+      const asOf = asOfOf(req.asOf, found);
       const record = await asConnect(() =>
-        ledger.get(principal, { id: req.id, readViolations: readViolations(context, []) }),
+        ledger.get(principal, { id: req.id, asOf, readViolations: readViolations(context, found) }),
       );
       return { source: present(context, [record])[0] };
     },

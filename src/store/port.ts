@@ -110,6 +110,8 @@ export interface SourceStore {
    */
   list(query: ListQuery): Promise<SourceRecord[]>;
   get(id: string, accountId: string | null): Promise<SourceRecord | null>;
+  /** The source as it stood at `asOf` (live then, its flag as it was), from its events; null when it was not. */
+  getAsOf(id: string, accountId: string | null, asOf: number): Promise<SourceRecord | null>;
   /**
    * True when a record was deleted. With its `deleted` event, and in production the
    * `conflict_cleared` events of both sides of every pair it was in (docs/api.md §14), all in the

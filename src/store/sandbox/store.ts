@@ -11,9 +11,9 @@ import {
   type SourceStore,
   StoreUnavailableError,
 } from "../port.js";
+import { byCreatedThenId, matcher } from "../record-filter.js";
 import { spatialFilterOf } from "../spatial-filter.js";
 import { packedPositions, unpackGeometry } from "./packed-geometry.js";
-import { byCreatedThenId, matcher } from "./query.js";
 import { SESSION_OVERHEAD_BYTES, type Session } from "./session.js";
 import { SessionRegistry } from "./sessions.js";
 import { type StoredSource, toRecord, toStoredSource } from "./stored-source.js";
@@ -37,6 +37,9 @@ export interface SandboxStoreOptions {
   /** How often expired sessions are released; defaults to the TTL, at most a minute. */
   sweepIntervalMs?: number;
 }
+
+/** The sandbox keeps no past ledger: the ledger refuses as_of there before any store call. */
+const NO_PAST = "the sandbox keeps no past ledger (as_of is production only)";
 
 const DEFAULT_MAX_PER_SESSION = 10_000;
 // 10,000 field-sized sources of 100 positions fit; 10,000 sources of 100,000 positions (tens of
@@ -137,6 +140,7 @@ export class SandboxSourceStore implements SourceStore {
 
   async list(query: ListQuery): Promise<SourceRecord[]> {
     this.assertOpen("list");
+    if (query.asOf !== undefined) throw new Error(NO_PAST);
     const spatial = spatialFilterOf(query);
     const matches = matcher(query);
     const found: StoredSource[] = [];
@@ -163,6 +167,11 @@ export class SandboxSourceStore implements SourceStore {
     this.assertOpen("secret");
     // A copy: a caller that writes into it must not change the key of later calls.
     return new Uint8Array(this.secret);
+  }
+
+  /** The ledger refuses as_of in the sandbox (docs/api.md §14): reaching here is a wiring bug. */
+  async getAsOf(): Promise<SourceRecord | null> {
+    throw new Error(NO_PAST);
   }
 
   async get(id: string, accountId: string | null): Promise<SourceRecord | null> {

@@ -8,6 +8,10 @@ import {
   type SourceEvent,
   type SourceEventType,
 } from "../../model/history.js";
+import type { ListQuery } from "../../model/list-query.js";
+import type { SourceRecord } from "../../model/records.js";
+import { matcher } from "../record-filter.js";
+import { spatialFilterOf } from "../spatial-filter.js";
 import { COLUMNS, fromRow, type SourceRow } from "./rows.js";
 
 /** A stored source as its events and pairs name it. */
@@ -35,6 +39,17 @@ interface EventData {
   measure?: ConflictMeasure;
 }
 
+/** A `created` event as an as_of read takes it. */
+interface CreatedRow {
+  source_id: string;
+  account_id: string;
+  at: number;
+  data: string;
+}
+
+/** Created events read at a time by an as_of list. */
+const AS_OF_CHUNK = 500;
+
 interface PairRow {
   id: string;
   alt_id: string;
@@ -59,7 +74,7 @@ const counterpartOf = (subject: EventSubject): Counterpart => ({
 export class SqliteHistory {
   private readonly statements;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     this.statements = {
       nextSeq: db.prepare<[string], { next: number }>(
         "SELECT coalesce(max(seq), 0) + 1 AS next FROM source_events WHERE source_id = ?",
@@ -93,6 +108,17 @@ export class SqliteHistory {
       eventsOf: db.prepare<[string], EventRow>("SELECT * FROM source_events WHERE source_id = ? ORDER BY seq"),
       liveSeq: db.prepare<[string], { seq: number; account_id: string }>(
         "SELECT seq, account_id FROM sources WHERE id = ?",
+      ),
+      createdAsOf: db.prepare<[string, number, number], CreatedRow>(
+        `SELECT e.source_id, e.account_id, e.at, e.data FROM source_events e
+          WHERE e.source_id = ? AND e.type = 'created' AND e.at <= ?
+            AND NOT EXISTS (SELECT 1 FROM source_events d
+                             WHERE d.source_id = e.source_id AND d.type = 'deleted' AND d.at <= ?)`,
+      ),
+      // Each pair sets once and clears at most once on a side: more sets than clears is a live pair.
+      flagAt: db.prepare<[string, number], { open: number }>(
+        `SELECT coalesce(sum(type = 'conflict_set'), 0) - coalesce(sum(type = 'conflict_cleared'), 0) AS open
+           FROM source_events WHERE source_id = ? AND at <= ?`,
       ),
     };
   }
@@ -149,6 +175,72 @@ export class SqliteHistory {
   /** The `deleted` event of a source, written in its delete's transaction. */
   deleted(subject: Pick<EventSubject, "id" | "accountId">, change: Change): void {
     this.append(subject, "deleted", change, null);
+  }
+
+  /**
+   * A page of the ledger as it stood at `query.asOf` (docs/api.md §14): the sources created by then
+   * and not deleted by then, in list order, each as created and with its flag as it was then
+   * (more conflict_set than conflict_cleared events by then); the filters are applied to them.
+   */
+  listAsOf(query: ListQuery & { asOf: number }): SourceRecord[] {
+    const { asOf } = query;
+    const statement = this.asOfStatement(query.accountId !== null, query.after !== undefined);
+    const params: (string | number)[] = [asOf, asOf];
+    if (query.accountId !== null) params.push(query.accountId);
+    if (query.after !== undefined) params.push(query.after.createdAt, query.after.id);
+    const plain = matcher(query);
+    const spatial = spatialFilterOf(query);
+    const records: SourceRecord[] = [];
+    let skip = query.offset;
+    // Read whole (not iterated): each candidate's flag is another query on the same connection.
+    for (let last: (string | number)[] = [], rows = statement.all(...params); ; ) {
+      for (const row of rows) {
+        const record = this.asItWas(row, asOf);
+        last = [row.at, row.source_id];
+        if (!plain(record) || (spatial !== null && !spatial.matches(record.geometry))) continue;
+        if (skip > 0) skip -= 1;
+        else records.push(record);
+        if (records.length >= query.limit) return records;
+      }
+      if (rows.length < AS_OF_CHUNK) return records;
+      rows = this.asOfStatement(query.accountId !== null, true).all(
+        ...params.slice(0, query.accountId !== null ? 3 : 2),
+        ...last,
+      );
+    }
+  }
+
+  /** One source as it stood at `asOf`; null when it was not live then (or not in scope). */
+  getAsOf(id: string, accountId: string | null, asOf: number): SourceRecord | null {
+    const row = this.statements.createdAsOf.get(id, asOf, asOf);
+    if (row === undefined || (accountId !== null && row.account_id !== accountId)) return null;
+    return this.asItWas(row, asOf);
+  }
+
+  private asItWas(row: CreatedRow, asOf: number): SourceRecord {
+    const { record } = JSON.parse(row.data) as { record: SourceRow };
+    const flag = (this.statements.flagAt.get(row.source_id, asOf)?.open ?? 0) > 0;
+    return fromRow({ ...record, conflict: flag ? 1 : 0 });
+  }
+
+  private readonly asOfStatements = new Map<string, Database.Statement<(string | number)[], CreatedRow>>();
+
+  private asOfStatement(inAccount: boolean, after: boolean): Database.Statement<(string | number)[], CreatedRow> {
+    const key = `${inAccount}:${after}`;
+    let statement = this.asOfStatements.get(key);
+    if (statement === undefined) {
+      statement = this.db.prepare<(string | number)[], CreatedRow>(
+        `SELECT e.source_id, e.account_id, e.at, e.data FROM source_events e
+          WHERE e.type = 'created' AND e.at <= ?
+            AND NOT EXISTS (SELECT 1 FROM source_events d
+                             WHERE d.source_id = e.source_id AND d.type = 'deleted' AND d.at <= ?)
+            ${inAccount ? "AND e.account_id = ?" : ""}
+            ${after ? "AND (e.at, e.source_id) > (?, ?)" : ""}
+          ORDER BY e.at, e.source_id LIMIT ${AS_OF_CHUNK}`,
+      );
+      this.asOfStatements.set(key, statement);
+    }
+    return statement;
   }
 
   /** A source's events in order; null when it has none in `accountId`'s scope (never existed there). */

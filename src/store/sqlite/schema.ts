@@ -153,6 +153,11 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (source_id, seq)
       ) STRICT, WITHOUT ROWID;
 
+      -- The ledger as it stood at an instant (as_of): created events in list order, per account
+      -- and across accounts (admins).
+      CREATE INDEX source_events_account_created ON source_events (account_id, type, at, source_id);
+      CREATE INDEX source_events_created ON source_events (type, at, source_id);
+
       CREATE TRIGGER source_events_no_update BEFORE UPDATE ON source_events
       BEGIN
         SELECT RAISE(ABORT, 'source_events is append-only');

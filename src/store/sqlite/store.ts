@@ -170,6 +170,8 @@ export class SqliteSourceStore implements SourceStore {
 
   async list(query: ListQuery): Promise<SourceRecord[]> {
     return this.runSync("list", () => {
+      const { asOf } = query;
+      if (asOf !== undefined) return this.events.listAsOf({ ...query, asOf });
       const spatial = spatialFilterOf(query);
       if (spatial === null) {
         const statement = buildListStatement(query);
@@ -243,6 +245,10 @@ export class SqliteSourceStore implements SourceStore {
       this.statements.keepSecret.run(randomBytes(SECRET_BYTES));
       return new Uint8Array(this.statements.secret.get()?.value ?? []);
     });
+  }
+
+  async getAsOf(id: string, accountId: string | null, asOf: number): Promise<SourceRecord | null> {
+    return this.runSync("get", () => this.events.getAsOf(id, accountId, asOf));
   }
 
   async get(id: string, accountId: string | null): Promise<SourceRecord | null> {

@@ -1,5 +1,5 @@
-import { LIST_FILTERS, type ListQuery } from "../../model/list-query.js";
-import type { SourceRecord } from "../../model/records.js";
+import { LIST_FILTERS, type ListQuery } from "../model/list-query.js";
+import type { SourceRecord } from "../model/records.js";
 
 /** The filters matched by equality on the record's own field. */
 const EQUALITY_FILTERS = LIST_FILTERS.filter((filter) => ["text", "year", "enum", "bool"].includes(filter.kind));
@@ -10,8 +10,9 @@ export type Listable = Omit<SourceRecord, "geometry" | "geometryJson" | "tags" |
 };
 
 /**
- * A predicate for every plain filter of `query` and its keyset cursor; not the account, which picks
- * sessions instead, nor the spatial ones, which the session's index and the exact test apply.
+ * A predicate for every plain filter of `query` and its keyset cursor, over records in memory (the
+ * sandbox's, and the embedded store's as they stood at an instant); not the account, which those
+ * pick by other means, nor the spatial ones, which an index and the exact test apply.
  */
 export function matcher(query: ListQuery): (record: Listable) => boolean {
   const equalities = EQUALITY_FILTERS.filter((f) => query[f.queryKey] !== undefined).map((f) => f.queryKey);
