@@ -1,6 +1,7 @@
 import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import type { MultiPolygonGeometry, PolygonGeometry } from "../../src/geo/types.js";
+import type { Change } from "../../src/model/history.js";
 import type { ListQuery } from "../../src/model/list-query.js";
 import type { NewSourceRecord, SourceRecord, UnepOverlapRecord } from "../../src/model/records.js";
 import { ring } from "../support/geometry-fixtures.js";
@@ -127,4 +128,15 @@ export function stored({ bbox: _bbox, areaM2: _areaM2, ...record }: NewSourceRec
 /** A list query with no filters and a page large enough for any fixture set. */
 export function listQuery(accountId: string | null, filters: Partial<ListQuery> = {}): ListQuery {
   return { accountId, attributeTypes: [], limit: 1000, offset: 0, ...filters };
+}
+
+/** Who deletes in the fixtures, unless a test names someone. */
+export const DELETER = "fixture-deleter";
+
+/**
+ * The change argument of a delete (docs/api.md §14): `by` the fixture deleter and `at` a time
+ * after every fixture's creation unless overridden.
+ */
+export function change(overrides: Partial<Change> = {}): Change {
+  return { by: DELETER, at: Date.UTC(2030, 0, 1), ...overrides };
 }

@@ -17,7 +17,7 @@ import type { ListCursor, ListQuery } from "../../src/model/list-query.js";
 import type { NewSourceRecord } from "../../src/model/records.js";
 import type { SourceStore } from "../../src/store/port.js";
 import { prng, ring } from "../support/geometry-fixtures.js";
-import { BASE_TIME, listQuery, makeRecord, square, stored } from "./fixtures.js";
+import { BASE_TIME, change, listQuery, makeRecord, square, stored } from "./fixtures.js";
 import { describeCase, searchModel } from "./search-model.js";
 
 const A = "acct_a";
@@ -175,7 +175,7 @@ export function describeListingContract(
       expect(await listAfter({ createdAt: Number.MAX_SAFE_INTEGER, id: "" })).toEqual([]);
       // A deleted record's cursor still says where to go on from.
       const gone = all[10];
-      expect(await store.deleteById(gone.id, A)).toBe(true);
+      expect(await store.deleteById(gone.id, A, change())).toBe(true);
       expect(await listAfter(cursorOf(gone), 3)).toEqual(ids(all.slice(11, 14)));
     });
 
@@ -197,7 +197,7 @@ export function describeListingContract(
         const ahead = all.find((r) => !deleted.has(r.id) && !seen.includes(r.id) && r.id !== all.at(-1)?.id);
         if (ahead) {
           deleted.add(ahead.id);
-          await store.deleteById(ahead.id, A);
+          await store.deleteById(ahead.id, A, change());
         }
         await store.insertMany([
           makeRecord({ id: `src_late_${round}`, createdAt: T + 1000 + round }),

@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ListQuery } from "../../src/model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../src/model/records.js";
 import { AltIdTakenError, type SourceStore, StoreUnavailableError } from "../../src/store/port.js";
-import { BASE_TIME, listQuery, makeFullRecord, makeRecord, square, stored } from "./fixtures.js";
+import { BASE_TIME, change, listQuery, makeFullRecord, makeRecord, square, stored } from "./fixtures.js";
+import { describeHistoryContract, type HistoryContractOptions } from "./history-contract.js";
 import { describeListingContract } from "./listing-contract.js";
 
 export interface StoreUnderTest {
@@ -18,8 +19,19 @@ function ids(records: SourceRecord[]): string[] {
   return records.map((r) => r.id);
 }
 
-/** The behaviour every SourceStore must show; each store's test file runs it against its own store. */
-export function describeSourceStoreContract(name: string, makeStore: () => Promise<StoreUnderTest>): void {
+/** How a store meets the history part of the contract (history-contract.ts). */
+export type ContractOptions = Partial<HistoryContractOptions>;
+
+/**
+ * The behaviour every SourceStore must show; each store's test file runs it against its own store.
+ * `options.makeConflictStore` adds the conflict-pair part of docs/api.md §14 (a store of the same
+ * kind with the production conflict policy).
+ */
+export function describeSourceStoreContract(
+  name: string,
+  makeStore: () => Promise<StoreUnderTest>,
+  options: ContractOptions = {},
+): void {
   describe(`SourceStore contract: ${name}`, () => {
     let store: SourceStore;
     let cleanup: () => Promise<void>;
@@ -119,8 +131,8 @@ export function describeSourceStoreContract(name: string, makeStore: () => Promi
       });
 
       it("delete of another account's record is false and leaves it untouched", async () => {
-        expect(await store.deleteById(theirs.id, A)).toBe(false);
-        expect(await store.deleteByAltId(theirs.altId, A)).toBe(false);
+        expect(await store.deleteById(theirs.id, A, change())).toBe(false);
+        expect(await store.deleteByAltId(theirs.altId, A, change())).toBe(false);
         expect(await store.get(theirs.id, B)).toStrictEqual(stored(theirs));
       });
 
@@ -130,7 +142,7 @@ export function describeSourceStoreContract(name: string, makeStore: () => Promi
       });
 
       it("admin (null account) deletes any account's record", async () => {
-        expect(await store.deleteById(theirs.id, null)).toBe(true);
+        expect(await store.deleteById(theirs.id, null, change())).toBe(true);
         expect(await store.get(theirs.id, null)).toBeNull();
         expect(await store.get(mine.id, A)).toStrictEqual(stored(mine));
       });
@@ -297,6 +309,8 @@ export function describeSourceStoreContract(name: string, makeStore: () => Promi
 
     describeListingContract(() => store, makeStore);
 
+    describeHistoryContract(() => store, { keepsRecordOfDeleted: true, ...options });
+
     describe("alt_id uniqueness", () => {
       it("rejects a batch reusing stored alt_ids, naming exactly those, and stores nothing", async () => {
         const existing = [makeRecord({ altId: "taken-1" }), makeRecord({ altId: "taken-2" })];
@@ -336,7 +350,7 @@ export function describeSourceStoreContract(name: string, makeStore: () => Promi
       it("frees the alt_id when its source is deleted by id", async () => {
         const first = makeRecord({ altId: "reuse" });
         await store.insertMany([first]);
-        expect(await store.deleteById(first.id, A)).toBe(true);
+        expect(await store.deleteById(first.id, A, change())).toBe(true);
 
         const second = makeRecord({ altId: "reuse" });
         await store.insertMany([second]);
@@ -346,7 +360,7 @@ export function describeSourceStoreContract(name: string, makeStore: () => Promi
       it("frees the alt_id when its source is deleted by alt_id", async () => {
         const first = makeRecord({ altId: "reuse" });
         await store.insertMany([first]);
-        expect(await store.deleteByAltId("reuse", A)).toBe(true);
+        expect(await store.deleteByAltId("reuse", A, change())).toBe(true);
         expect(await store.get(first.id, A)).toBeNull();
 
         const second = makeRecord({ altId: "reuse" });
@@ -360,7 +374,7 @@ export function describeSourceStoreContract(name: string, makeStore: () => Promi
         const [keep, drop] = [makeRecord(), makeRecord()];
         await store.insertMany([keep, drop]);
 
-        expect(await store.deleteById(drop.id, A)).toBe(true);
+        expect(await store.deleteById(drop.id, A, change())).toBe(true);
         expect(ids(await store.list(listQuery(A)))).toEqual([keep.id]);
       });
 
@@ -368,12 +382,12 @@ export function describeSourceStoreContract(name: string, makeStore: () => Promi
         const record = makeRecord();
         await store.insertMany([record]);
 
-        expect(await store.deleteById("src_missing", A)).toBe(false);
-        expect(await store.deleteById("src_missing", null)).toBe(false);
-        expect(await store.deleteByAltId("missing", A)).toBe(false);
-        expect(await store.deleteById(record.id, A)).toBe(true);
-        expect(await store.deleteById(record.id, A)).toBe(false);
-        expect(await store.deleteByAltId(record.altId, A)).toBe(false);
+        expect(await store.deleteById("src_missing", A, change())).toBe(false);
+        expect(await store.deleteById("src_missing", null, change())).toBe(false);
+        expect(await store.deleteByAltId("missing", A, change())).toBe(false);
+        expect(await store.deleteById(record.id, A, change())).toBe(true);
+        expect(await store.deleteById(record.id, A, change())).toBe(false);
+        expect(await store.deleteByAltId(record.altId, A, change())).toBe(false);
       });
     });
 
@@ -390,8 +404,8 @@ export function describeSourceStoreContract(name: string, makeStore: () => Promi
         await expect(store.list(listQuery(null))).rejects.toBeInstanceOf(StoreUnavailableError);
         await expect(store.get("src_x", null)).rejects.toBeInstanceOf(StoreUnavailableError);
         await expect(store.insertMany([makeRecord()])).rejects.toBeInstanceOf(StoreUnavailableError);
-        await expect(store.deleteById("src_x", null)).rejects.toBeInstanceOf(StoreUnavailableError);
-        await expect(store.deleteByAltId("x", A)).rejects.toBeInstanceOf(StoreUnavailableError);
+        await expect(store.deleteById("src_x", null, change())).rejects.toBeInstanceOf(StoreUnavailableError);
+        await expect(store.deleteByAltId("x", A, change())).rejects.toBeInstanceOf(StoreUnavailableError);
         await expect(store.ledgerSecret()).rejects.toBeInstanceOf(StoreUnavailableError);
       });
     });

@@ -1,7 +1,8 @@
 /**
  * The pure conflict policy of docs/api.md §8 (src/ledger/conflict.ts), on hand-built cases whose
  * answers are known analytically: overlap ≥ 1% of the smaller source's geodesic area, overlapping
- * half-open periods, and a shared attribute type (or none on either side).
+ * half-open periods, and a shared attribute type (or none on either side); and the measure of a
+ * conflict that docs/api.md §14 explains (conflictMeasure).
  */
 import { describe, expect, it } from "vitest";
 import { EARTH_RADIUS_M, geodesicAreaM2 } from "../../src/geo/area.js";
@@ -11,12 +12,14 @@ import type { MultiPolygonGeometry, PolygonGeometry, SourceGeometry } from "../.
 import { checkGeometry } from "../../src/geo/validity.js";
 import {
   attributesCompatible,
+  conflictMeasure,
   conflictPolicy,
   MIN_OVERLAP_FRACTION,
   type OverlapArea,
   periodsOverlap,
   sourcesConflict,
 } from "../../src/ledger/conflict.js";
+import { fromOtherSide } from "../../src/model/history.js";
 import type { SpatialSubject } from "../../src/model/spatial.js";
 import { digitisedTwice, prng, ring } from "../support/geometry-fixtures.js";
 
@@ -352,5 +355,105 @@ describe("overlay failures", () => {
     // The box test passes, so the overlay runs; its failure flags the pair although it only touches.
     expect(sourcesConflict(a, subject(cell(1, 1, 2, 2)), failed)).toBe(true);
     expect(sourcesConflict(a, subject(cell(1, 1, 2, 2)))).toBe(false);
+  });
+});
+
+describe("conflictMeasure (docs/api.md §14)", () => {
+  const rel = (actual: number, expected: number) => Math.abs(actual - expected) / expected;
+
+  it("measures the overlap on the sphere, each side's fraction, the overlap period and the shared types", () => {
+    // a: 1° × 1° at 45° N; b: 2° wide, covering a's east half; periods and types overlap in part.
+    const a = subject(cell(10, 45, 11, 46), {
+      start: Y2024,
+      end: Y2026,
+      attributeType: ["CARBON_REMOVAL", "CI_SCORE"],
+    });
+    const b = subject(cell(10.5, 45, 12.5, 46), {
+      start: Date.UTC(2024, 6, 1),
+      end: Date.UTC(2027, 0, 1),
+      attributeType: ["BIODIVERSITY", "CI_SCORE", "CARBON_REMOVAL"],
+    });
+    const measure = conflictMeasure(a, b);
+    expect(measure).not.toBeNull();
+    const overlap = cellArea(10.5, 45, 11, 46);
+    expect(rel(measure?.overlapAreaM2 ?? 0, overlap)).toBeLessThan(1e-9);
+    expect(rel(measure?.overlapFraction ?? 0, overlap / cellArea(10, 45, 11, 46))).toBeLessThan(1e-9);
+    expect(rel(measure?.counterpartOverlapFraction ?? 0, overlap / cellArea(10.5, 45, 12.5, 46))).toBeLessThan(1e-9);
+    expect(measure?.overlapPeriod).toEqual({ startAt: Date.UTC(2024, 6, 1), endAt: Y2026 });
+    // In a's order.
+    expect(measure?.sharedAttributeTypes).toEqual(["CARBON_REMOVAL", "CI_SCORE"]);
+    expect(conflictPolicy.measure(a, b)).toEqual(measure);
+  });
+
+  it("is the same conflict from the other side: fractions swapped, the rest equal", () => {
+    const a = subject(cell(0, 0, 1, 1), { attributeType: ["CI_SCORE"] });
+    const b = subject(cell(0.25, 0.25, 3, 3), { attributeType: ["CI_SCORE"] });
+    const ab = conflictMeasure(a, b);
+    const ba = conflictMeasure(b, a);
+    expect(ab).not.toBeNull();
+    expect(ba?.overlapFraction).toBeCloseTo(ab?.counterpartOverlapFraction ?? Number.NaN, 12);
+    expect(ba?.counterpartOverlapFraction).toBeCloseTo(ab?.overlapFraction ?? Number.NaN, 12);
+    expect(rel(ba?.overlapAreaM2 ?? 0, ab?.overlapAreaM2 ?? 0)).toBeLessThan(1e-9);
+    expect(ba?.overlapPeriod).toEqual(ab?.overlapPeriod);
+    const swapped = fromOtherSide(ab ?? (null as never));
+    expect(swapped.overlapFraction).toBe(ab?.counterpartOverlapFraction);
+    expect(swapped.counterpartOverlapFraction).toBe(ab?.overlapFraction);
+    expect(swapped.overlapAreaM2).toBe(ab?.overlapAreaM2);
+  });
+
+  it("shares no attribute type when either side is untyped, and still measures", () => {
+    const typed = subject(unit, { attributeType: ["CI_SCORE"] });
+    const untyped = subject(cell(0.5, 0, 1.5, 1));
+    expect(conflictMeasure(typed, untyped)?.sharedAttributeTypes).toEqual([]);
+    expect(conflictMeasure(untyped, typed)?.sharedAttributeTypes).toEqual([]);
+    expect(conflictMeasure(untyped, subject(unit))?.sharedAttributeTypes).toEqual([]);
+  });
+
+  it("keeps fractions within 0..1: a source inside another is covered wholly", () => {
+    const outer = subject(cell(0, 0, 2, 2));
+    const inner = subject(cell(0.5, 0.5, 1, 1));
+    expect(conflictMeasure(inner, outer)?.overlapFraction).toBeCloseTo(1, 12);
+    expect(conflictMeasure(inner, outer)?.overlapFraction).toBeLessThanOrEqual(1);
+    // Identical geometries: an overlay's rounding must not push either fraction past 1.
+    const same = conflictMeasure(subject(cell(0.1, 0.2, 0.7, 0.9)), subject(cell(0.1, 0.2, 0.7, 0.9)));
+    expect(same?.overlapFraction).toBeLessThanOrEqual(1);
+    expect(same?.counterpartOverlapFraction).toBeLessThanOrEqual(1);
+    expect(same?.overlapFraction).toBeCloseTo(1, 12);
+  });
+
+  it("is null exactly when sourcesConflict is false", () => {
+    const a = subject(unit, { attributeType: ["CI_SCORE"] });
+    const others = [
+      subject(cell(1, 0, 2, 1)), // touches
+      subject(cell(0.995, 0, 1.995, 1)), // 0.5% sliver
+      subject(unit, { start: Y2025, end: Y2026 }), // later period
+      subject(unit, { attributeType: ["BIODIVERSITY"] }), // other type
+      subject(cell(0.5, 0, 1.5, 1)), // conflicts
+      subject(cell(0.98, 0, 1.98, 1)), // 2%: conflicts
+    ];
+    for (const other of others) {
+      expect(conflictMeasure(a, other) !== null).toBe(sourcesConflict(a, other));
+      expect(conflictMeasure(other, a) !== null).toBe(sourcesConflict(other, a));
+    }
+    expect(others.map((o) => conflictMeasure(a, o) !== null)).toEqual([false, false, false, false, true, true]);
+  });
+
+  it("takes the smaller source's whole area as the overlap when every overlay engine failed", () => {
+    const failed: OverlapArea = () => {
+      throw new OverlayFailedError("intersection", [{ engine: "only", error: new Error("gave up") }]);
+    };
+    const small = subject(unit);
+    const large = subject(cell(0.5, 0, 3.5, 1));
+    const measure = conflictMeasure(small, large, failed);
+    expect(measure?.overlapAreaM2).toBe(small.areaM2);
+    expect(measure?.overlapFraction).toBe(1);
+    expect(rel(measure?.counterpartOverlapFraction ?? 0, small.areaM2 / large.areaM2)).toBeLessThan(1e-12);
+    expect(conflictMeasure(large, small, failed)?.counterpartOverlapFraction).toBe(1);
+    const bug = new TypeError("a bug");
+    expect(() =>
+      conflictMeasure(small, large, () => {
+        throw bug;
+      }),
+    ).toThrow(bug);
   });
 });

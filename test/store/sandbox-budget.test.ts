@@ -7,10 +7,10 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { NewSourceRecord } from "../../src/model/records.js";
 import { AltIdTakenError, CapacityExceededError } from "../../src/store/port.js";
 import { createSandboxStore, type SandboxSourceStore } from "../../src/store/sandbox/index.js";
-import { SESSION_OVERHEAD_BYTES } from "../../src/store/sandbox/session.js";
+import { EVENT_BYTES, SESSION_OVERHEAD_BYTES } from "../../src/store/sandbox/session.js";
 import { RETRY_AFTER_S, type SandboxStoreOptions } from "../../src/store/sandbox/store.js";
 import { SOURCE_OVERHEAD_BYTES } from "../../src/store/sandbox/stored-source.js";
-import { listQuery, makeRecord } from "../contract/fixtures.js";
+import { change, listQuery, makeRecord } from "../contract/fixtures.js";
 
 /** The next turn of the event loop: calls of this turn are no longer in flight. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -85,15 +85,18 @@ describe("sandbox budget", () => {
       await store.insertMany(sources("b", 2));
       expect(store.bytesUsed()).toBe(2 * pair);
 
-      expect(await store.deleteById(first.id, "a")).toBe(true);
-      expect(store.bytesUsed()).toBe(2 * pair - perSource);
-      expect(await store.deleteByAltId(second.altId, "a")).toBe(true);
-      // An empty session still costs its overhead until it expires.
-      expect(store.bytesUsed()).toBe(SESSION_OVERHEAD_BYTES + pair);
+      // A delete gives the source back but keeps its history: its created event stays, a deleted
+      // event joins it (docs/api.md §14; perSource counts the created event).
+      expect(await store.deleteById(first.id, "a", change())).toBe(true);
+      expect(store.bytesUsed()).toBe(2 * pair - perSource + 2 * EVENT_BYTES);
+      expect(await store.deleteByAltId(second.altId, "a", change())).toBe(true);
+      // An empty session still costs its overhead, and its history, until it expires.
+      expect(store.bytesUsed()).toBe(SESSION_OVERHEAD_BYTES + 4 * EVENT_BYTES + pair);
 
       clock.now = 1_001;
       expect(await store.list(listQuery("b"))).toEqual([]);
-      expect(store.bytesUsed()).toBe(SESSION_OVERHEAD_BYTES);
+      // b expired on its read; a (not read) still holds its overhead and its history.
+      expect(store.bytesUsed()).toBe(SESSION_OVERHEAD_BYTES + 4 * EVENT_BYTES);
       await store.close();
       expect(store.bytesUsed()).toBe(0);
     });
@@ -123,7 +126,7 @@ describe("sandbox budget", () => {
       for (const record of b) {
         expect(await store.get(record.id, "b")).toBeNull();
         expect(await store.get(record.id, null)).toBeNull();
-        expect(await store.deleteById(record.id, null)).toBe(false);
+        expect(await store.deleteById(record.id, null, change())).toBe(false);
       }
       await nextTurn();
       // Its alt_ids are free again; opening it anew evicts a.

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CapacityExceededError } from "../../src/store/port.js";
 import { createSandboxStore, type SandboxSourceStore } from "../../src/store/sandbox/index.js";
-import { makeRecord } from "../contract/fixtures.js";
+import { change, makeRecord } from "../contract/fixtures.js";
 
 describe("sandbox memory bound", () => {
   let store: SandboxSourceStore;
@@ -20,7 +20,7 @@ describe("sandbox memory bound", () => {
     expect(await store.list({ accountId: "a", attributeTypes: [], limit: 100, offset: 0 })).toHaveLength(3);
     // Another account has its own budget.
     await expect(store.insertMany(tooMany.map((r) => ({ ...r, accountId: "b" })))).resolves.toHaveLength(2);
-    await store.deleteById(first[0].id, "a");
+    await store.deleteById(first[0].id, "a", change());
     await expect(
       store.insertMany([makeRecord({ accountId: "a" }), makeRecord({ accountId: "a" })]),
     ).resolves.toHaveLength(2);

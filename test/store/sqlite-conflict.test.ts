@@ -1,8 +1,9 @@
 /**
- * Conflict bookkeeping of the embedded store (docs/api.md §8): both sides flagged, batches, delete
- * re-evaluation, accounts; the R*Tree-driven path against a brute-force scan of every pair over a
- * few thousand seeded random polygons; and no write skew between two OS processes writing the
- * same file at the same moment.
+ * Conflict bookkeeping of the embedded store (docs/api.md §8, §14): both sides flagged, batches,
+ * accounts, stored pairs and the flag as "has at least one live pair" (a delete clears a
+ * counterpart's flag with its last pair); the R*Tree-driven path against a brute-force scan of
+ * every pair over a few thousand seeded random polygons, flags and pairs; and no write skew between
+ * two OS processes writing the same file at the same moment.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -16,7 +17,7 @@ import { checkGeometry } from "../../src/geo/validity.js";
 import { conflictPolicy, sourcesConflict } from "../../src/ledger/conflict.js";
 import type { NewSourceRecord, SourceRecord } from "../../src/model/records.js";
 import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/index.js";
-import { listQuery, makeRecord, square } from "../contract/fixtures.js";
+import { change, listQuery, makeRecord, square } from "../contract/fixtures.js";
 import { digitisedTwice, prng, ring } from "../support/geometry-fixtures.js";
 
 const _Y2024 = Date.UTC(2024, 0, 1);
@@ -44,6 +45,16 @@ async function allRecords(store: SqliteSourceStore): Promise<Map<string, SourceR
 
 async function flagOf(store: SqliteSourceStore, id: string): Promise<boolean | undefined> {
   return (await store.get(id, null))?.conflict;
+}
+
+/** The ids of a live source's counterparts, in the store's order (oldest pair first). */
+async function pairsOf(store: SqliteSourceStore, id: string): Promise<string[] | undefined> {
+  return (await store.conflictsOf(id, null))?.map((c) => c.counterpart.id);
+}
+
+/** A source's event types, each with the counterpart it names. */
+async function eventsOf(store: SqliteSourceStore, id: string): Promise<string[] | undefined> {
+  return (await store.history(id, null))?.map((e) => (e.counterpart ? `${e.type} ${e.counterpart.id}` : e.type));
 }
 
 describe("sqlite conflict bookkeeping", () => {
@@ -106,12 +117,12 @@ describe("sqlite conflict bookkeeping", () => {
       const [b] = await store.insertMany([makeRecord({ accountId: "acct_b", geometry: east })]);
       expect(b.conflict).toBe(false);
       expect(await flagOf(store, a.id)).toBe(false);
-      await store.deleteById(a.id, null);
-      await store.deleteById(b.id, null);
+      await store.deleteById(a.id, null, change());
+      await store.deleteById(b.id, null, change());
       // And the other way round, in one batch.
       const both = await store.insertMany([makeRecord({ geometry: east }), makeRecord({ geometry: west })]);
       expect(both.map((r) => r.conflict)).toEqual([false, false]);
-      for (const record of both) await store.deleteById(record.id, null);
+      for (const record of both) await store.deleteById(record.id, null, change());
     }
   });
 
@@ -137,7 +148,7 @@ describe("sqlite conflict bookkeeping", () => {
     expect(await flagOf(store, stored.id)).toBe(true);
   });
 
-  it("re-evaluates neighbours on delete: A overlapping B and C stays flagged until both are gone", async () => {
+  it("keeps A flagged while it has a pair left: A overlapping B and C stays flagged until both are gone", async () => {
     const [a, b, c, far] = await store.insertMany([
       makeRecord({ geometry: cell(0, 0, 2, 1) }),
       makeRecord({ geometry: cell(-0.5, 0, 0.5, 1) }), // overlaps A's west half...
@@ -145,18 +156,30 @@ describe("sqlite conflict bookkeeping", () => {
       makeRecord({ geometry: cell(10, 10, 11, 11) }),
     ]);
     expect([a, b, c, far].map((r) => r.conflict)).toEqual([true, true, true, false]);
+    expect(await pairsOf(store, a.id)).toEqual([b.id, c.id]);
 
-    expect(await store.deleteById(b.id, null)).toBe(true);
-    expect(await flagOf(store, a.id)).toBe(true); // still conflicts with C
+    expect(await store.deleteById(b.id, null, change())).toBe(true);
+    expect(await flagOf(store, a.id)).toBe(true); // its pair with C is left
+    expect(await pairsOf(store, a.id)).toEqual([c.id]);
     expect(await flagOf(store, c.id)).toBe(true);
 
-    expect(await store.deleteByAltId(c.altId, c.accountId)).toBe(true);
+    expect(await store.deleteByAltId(c.altId, c.accountId, change())).toBe(true);
     expect(await flagOf(store, a.id)).toBe(false);
+    expect(await pairsOf(store, a.id)).toEqual([]);
     expect(await flagOf(store, far.id)).toBe(false);
+    expect(await eventsOf(store, a.id)).toEqual([
+      "created",
+      `conflict_set ${b.id}`,
+      `conflict_set ${c.id}`,
+      `conflict_cleared ${b.id}`,
+      `conflict_cleared ${c.id}`,
+    ]);
+    expect(await eventsOf(store, far.id)).toEqual(["created"]);
   });
 
-  it("re-evaluates every neighbour of a deleted source, each against what is left", async () => {
-    // Hub H overlaps X, Y and Z; X also overlaps W. Deleting H clears Y and Z but not X.
+  it("clears every counterpart of a deleted source that lost its last pair, and only those", async () => {
+    // Hub H overlaps X, Y and Z; X also overlaps W. Deleting H clears Y and Z but not X (its pair
+    // with W is left); each of X, Y and Z gets a conflict_cleared naming H.
     const [h, x, y, z, w] = await store.insertMany([
       makeRecord({ geometry: cell(0, 0, 3, 1) }),
       makeRecord({ geometry: cell(0, 0.5, 1, 2) }),
@@ -165,11 +188,16 @@ describe("sqlite conflict bookkeeping", () => {
       makeRecord({ geometry: cell(0.2, 1.5, 0.8, 3) }),
     ]);
     expect([h, x, y, z, w].map((r) => r.conflict)).toEqual([true, true, true, true, true]);
-    await store.deleteById(h.id, null);
+    await store.deleteById(h.id, null, change());
     expect(await flagOf(store, x.id)).toBe(true);
     expect(await flagOf(store, w.id)).toBe(true);
     expect(await flagOf(store, y.id)).toBe(false);
     expect(await flagOf(store, z.id)).toBe(false);
+    expect(await pairsOf(store, x.id)).toEqual([w.id]);
+    expect(await pairsOf(store, w.id)).toEqual([x.id]);
+    for (const { id } of [y, z]) expect(await pairsOf(store, id)).toEqual([]);
+    for (const { id } of [x, y, z]) expect((await eventsOf(store, id))?.at(-1)).toBe(`conflict_cleared ${h.id}`);
+    expect(await eventsOf(store, w.id)).toEqual(["created", `conflict_set ${x.id}`]);
   });
 
   it("leaves a neighbour flagged for another reason alone when a non-conflicting source nearby is deleted", async () => {
@@ -179,9 +207,12 @@ describe("sqlite conflict bookkeeping", () => {
       makeRecord({ geometry: cell(1, 0, 2, 1) }), // touches A: box candidate, no conflict
     ]);
     expect([a.conflict, b.conflict, touching.conflict]).toEqual([true, true, false]);
-    await store.deleteById(touching.id, null);
+    await store.deleteById(touching.id, null, change());
     expect(await flagOf(store, a.id)).toBe(true);
     expect(await flagOf(store, b.id)).toBe(true);
+    // No pair with the deleted source, so nothing was cleared.
+    expect(await eventsOf(store, a.id)).toEqual(["created", `conflict_set ${b.id}`]);
+    expect(await eventsOf(store, b.id)).toEqual(["created", `conflict_set ${a.id}`]);
   });
 
   it("finds conflicts across accounts, and each account reads only its own source's flag", async () => {
@@ -190,8 +221,8 @@ describe("sqlite conflict bookkeeping", () => {
     expect(b.conflict).toBe(true);
     expect((await store.get(a.id, "acct_a"))?.conflict).toBe(true);
     expect(await store.get(b.id, "acct_a")).toBeNull();
-    expect(await store.deleteById(b.id, "acct_a")).toBe(false);
-    expect(await store.deleteById(b.id, "acct_b")).toBe(true);
+    expect(await store.deleteById(b.id, "acct_a", change())).toBe(false);
+    expect(await store.deleteById(b.id, "acct_b", change())).toBe(true);
     expect((await store.get(a.id, "acct_a"))?.conflict).toBe(false);
   });
 
@@ -199,7 +230,7 @@ describe("sqlite conflict bookkeeping", () => {
     const [a] = await store.insertMany([makeRecord({ geometry: cell(0, 0, 1, 1) })]);
     const b = makeRecord({ accountId: "acct_b", altId: "field-7", geometry: cell(0.5, 0, 1.5, 1) });
     await store.insertMany([b]);
-    await store.deleteByAltId("field-7", "acct_b");
+    await store.deleteByAltId("field-7", "acct_b", change());
     const [again] = await store.insertMany([
       makeRecord({ accountId: "acct_b", altId: "field-7", geometry: cell(1, 0, 2, 1) }),
     ]);
@@ -312,28 +343,57 @@ function randomSources(seed: number, count: number): NewSourceRecord[] {
   return records;
 }
 
-/** The flag of every record by testing every pair, with no index. Also checks the decision is symmetric. */
+/** A pair as a string, its two ids in code-unit order. */
+const pairKey = (x: string, y: string) => (x < y ? `${x}|${y}` : `${y}|${x}`);
+
+/**
+ * The flag of every record and every conflicting pair by testing every pair, with no index. Also
+ * checks the decision is symmetric.
+ */
 function bruteForceFlags(records: readonly NewSourceRecord[]): {
   flags: Map<string, boolean>;
-  pairs: number;
+  pairs: Set<string>;
   asymmetric: string[];
 } {
   const flags = new Map(records.map((r) => [r.id, false]));
   const asymmetric: string[] = [];
-  let pairs = 0;
+  const pairs = new Set<string>();
   for (let j = 0; j < records.length; j++) {
     for (let i = 0; i < j; i++) {
       // The later source against the earlier one, as the store asks when inserting.
       const conflict = sourcesConflict(records[j], records[i]);
       if (conflict !== sourcesConflict(records[i], records[j])) asymmetric.push(`${records[i].id}/${records[j].id}`);
       if (conflict) {
-        pairs += 1;
+        pairs.add(pairKey(records[i].id, records[j].id));
         flags.set(records[i].id, true);
         flags.set(records[j].id, true);
       }
     }
   }
   return { flags, pairs, asymmetric };
+}
+
+/** Every pair the store keeps, read from each live source's side (each pair must be seen from both). */
+async function storedPairs(
+  store: SqliteSourceStore,
+  ids: Iterable<string>,
+): Promise<{ pairs: Set<string>; oneSided: string[] }> {
+  const seen = new Map<string, number>();
+  for (const id of ids) {
+    for (const other of (await pairsOf(store, id)) ?? []) {
+      const key = pairKey(id, other);
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+    }
+  }
+  return { pairs: new Set(seen.keys()), oneSided: [...seen].filter(([, n]) => n !== 2).map(([key]) => key) };
+}
+
+/** The pairs in one set and not in the other. */
+function pairDifferences(expected: Set<string>, actual: Set<string>): string[] {
+  return [
+    ...[...expected].filter((key) => !actual.has(key)).map((key) => `missing ${key}`),
+    ...[...actual].filter((key) => !expected.has(key)).map((key) => `extra ${key}`),
+  ];
 }
 
 function mismatches(expected: Map<string, boolean>, stored: Map<string, SourceRecord>): string[] {
@@ -373,6 +433,9 @@ describe("indexed conflict detection agrees with a brute-force scan", () => {
       expect(flagged).toBeGreaterThan(live.length * 0.2);
       expect(flagged).toBeLessThan(live.length * 0.8);
       expect(mismatches(first.flags, await allRecords(store))).toEqual([]);
+      const firstStored = await storedPairs(store, first.flags.keys());
+      expect(firstStored.oneSided).toEqual([]);
+      expect(pairDifferences(first.pairs, firstStored.pairs)).toEqual([]);
 
       // Delete a random third, some by id (any account), some by alt_id in their account.
       const doomed = new Set<string>();
@@ -381,8 +444,8 @@ describe("indexed conflict detection agrees with a brute-force scan", () => {
         if (!doomed.has(record.id)) continue;
         const deleted =
           random() < 0.5
-            ? await store.deleteById(record.id, null)
-            : await store.deleteByAltId(record.altId, record.accountId);
+            ? await store.deleteById(record.id, null, change())
+            : await store.deleteByAltId(record.altId, record.accountId, change());
         expect(deleted).toBe(true);
       }
       live = live.filter((r) => !doomed.has(r.id));
@@ -390,12 +453,19 @@ describe("indexed conflict detection agrees with a brute-force scan", () => {
       const cleared = [...first.flags].filter(([id, flag]) => flag && second.flags.get(id) === false).length;
       expect(cleared).toBeGreaterThan(20); // deletes really had neighbours to re-evaluate
       expect(mismatches(second.flags, await allRecords(store))).toEqual([]);
+      const secondStored = await storedPairs(store, second.flags.keys());
+      expect(secondStored.oneSided).toEqual([]);
+      expect(pairDifferences(second.pairs, secondStored.pairs)).toEqual([]);
 
       // And inserts after deletes.
       const rest = records.slice(records.length - 300);
       for (let at = 0; at < rest.length; at += 100) await store.insertMany(rest.slice(at, at + 100));
       live = [...live, ...rest];
-      expect(mismatches(bruteForceFlags(live).flags, await allRecords(store))).toEqual([]);
+      const third = bruteForceFlags(live);
+      expect(mismatches(third.flags, await allRecords(store))).toEqual([]);
+      const thirdStored = await storedPairs(store, third.flags.keys());
+      expect(thirdStored.oneSided).toEqual([]);
+      expect(pairDifferences(third.pairs, thirdStored.pairs)).toEqual([]);
     } finally {
       await store.close();
       temp.remove();
@@ -432,7 +502,7 @@ process.on("message", async (msg) => {
     if (msg.op === "insert") result = await store.insertMany(msg.records);
     else {
       result = [];
-      for (const id of msg.ids) result.push(await store.deleteById(id, null));
+      for (const id of msg.ids) result.push(await store.deleteById(id, null, { by: "writer", at: Date.now() }));
     }
     process.send({ ok: true, start, end: clock(), result });
   } catch (error) {
@@ -566,7 +636,14 @@ describe("no write skew between two processes", () => {
         if (replies[0].start < replies[1].end && replies[1].start < replies[0].end) racedDeletes += 1;
       }
       expect(racedDeletes).toBeGreaterThan(0);
-      for (const [round, id] of thirds.entries()) expect(await flagOf(parent, id), `round ${round}`).toBe(false);
+      for (const [round, id] of thirds.entries()) {
+        expect(await flagOf(parent, id), `round ${round}`).toBe(false);
+        expect(await pairsOf(parent, id), `round ${round}`).toEqual([]);
+        // One conflict_cleared for each of its two pairs, whichever delete committed first.
+        expect(((await eventsOf(parent, id)) ?? []).slice(3).sort(), `round ${round}`).toEqual(
+          [`conflict_cleared ${mine[0][round]}`, `conflict_cleared ${mine[1][round]}`].sort(),
+        );
+      }
       console.info(
         `write-skew test: ${raced}/${ROUNDS} insert rounds and ${racedDeletes}/${ROUNDS} delete rounds overlapped in time`,
       );

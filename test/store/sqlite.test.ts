@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { conflictPolicy } from "../../src/ledger/conflict.js";
 import type { ListQuery } from "../../src/model/list-query.js";
 import { StoreUnavailableError } from "../../src/store/port.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
@@ -9,7 +10,7 @@ import { openSqliteStore } from "../../src/store/sqlite/index.js";
 import { buildListStatement } from "../../src/store/sqlite/list-query.js";
 import { appliedMigrations, type Migration, runMigrations } from "../../src/store/sqlite/migrations.js";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.js";
-import { listQuery, makeFullRecord, makeRecord, square, stored } from "../contract/fixtures.js";
+import { change, listQuery, makeFullRecord, makeRecord, square, stored } from "../contract/fixtures.js";
 import { describeSourceStoreContract } from "../contract/source-store-contract.js";
 
 function makeTempDir(): { dir: string; remove(): void } {
@@ -17,9 +18,10 @@ function makeTempDir(): { dir: string; remove(): void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-describeSourceStoreContract("sqlite (file)", async () => {
+/** A file store, with the production conflict policy or without any (the contract's plain part). */
+async function fileStore(policy?: typeof conflictPolicy) {
   const temp = makeTempDir();
-  const store = openSqliteStore({ path: join(temp.dir, "ledger.sqlite") });
+  const store = openSqliteStore({ path: join(temp.dir, "ledger.sqlite"), conflictPolicy: policy });
   return {
     store,
     cleanup: async () => {
@@ -27,11 +29,19 @@ describeSourceStoreContract("sqlite (file)", async () => {
       temp.remove();
     },
   };
+}
+
+async function memoryStore(policy?: typeof conflictPolicy) {
+  const store = openSqliteStore({ path: ":memory:", conflictPolicy: policy });
+  return { store, cleanup: () => store.close() };
+}
+
+describeSourceStoreContract("sqlite (file)", () => fileStore(), {
+  makeConflictStore: () => fileStore(conflictPolicy),
 });
 
-describeSourceStoreContract("sqlite (:memory:)", async () => {
-  const store = openSqliteStore({ path: ":memory:" });
-  return { store, cleanup: () => store.close() };
+describeSourceStoreContract("sqlite (:memory:)", () => memoryStore(), {
+  makeConflictStore: () => memoryStore(conflictPolicy),
 });
 
 /** A second, independent connection to look at what the store left on disk. */
@@ -215,8 +225,8 @@ describe("sqlite store", () => {
       ];
       await store.insertMany(records);
       await store.insertMany([makeRecord({ altId: "new" }), makeRecord({ altId: "one" })]).catch(() => undefined);
-      await store.deleteById(records[0].id, null);
-      await store.deleteByAltId("two", "acct_a");
+      await store.deleteById(records[0].id, null, change());
+      await store.deleteByAltId("two", "acct_a", change());
 
       const db = connect();
       const count = (table: string) => db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM ${table}`).get()?.n;
