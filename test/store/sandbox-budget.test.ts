@@ -226,6 +226,31 @@ describe("sandbox budget", () => {
       expect([own.unit, own.retryAfterS]).toEqual(["bytes", undefined]);
     });
 
+    it("counts each new source's created event in the room a create needs: the budget is never passed", async () => {
+      // perSource counts the created event (EVENT_BYTES) with the source: a create adds both.
+      // A budget 50 bytes short of two full sessions of two: b's second source fits only once the
+      // idle session a is evicted; counting the sources without their events, it seems to fit as is.
+      const maxBytes = 2 * pair - 50;
+      open({ maxBytes });
+      const [a] = await store.insertMany(sources("a", 2));
+      await store.insertMany(sources("b", 1));
+      await nextTurn();
+
+      await store.insertMany(sources("b", 1));
+      expect(store.bytesUsed()).toBeLessThanOrEqual(maxBytes);
+      expect(await store.get(a.id, "a")).toBeNull();
+
+      // A lone session that fits the budget only without its events is refused.
+      await store.close();
+      open({ maxBytes: SESSION_OVERHEAD_BYTES + 2 * perSource - EVENT_BYTES });
+      const outcome = await store.insertMany(sources("c", 2)).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(store.bytesUsed()).toBeLessThanOrEqual(SESSION_OVERHEAD_BYTES + 2 * perSource - EVENT_BYTES);
+      expect(outcome).toBeInstanceOf(CapacityExceededError);
+    });
+
     it("evicts nobody for a create refused for another reason (a taken alt_id, a full session)", async () => {
       // Room for a and b as they are, not for one more source in b without evicting a.
       open({ maxBytes: pair + SESSION_OVERHEAD_BYTES + perSource, maxPerSession: 2 });

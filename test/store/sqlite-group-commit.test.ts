@@ -3,12 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { conflictPolicy } from "../../src/ledger/conflict.js";
 import type { NewSourceRecord } from "../../src/model/records.js";
 import { AltIdTakenError, StoreUnavailableError } from "../../src/store/port.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
 import { GroupCommitter } from "../../src/store/sqlite/group-commit.js";
 import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/index.js";
-import { makeRecord } from "../contract/fixtures.js";
+import { makeRecord, square } from "../contract/fixtures.js";
 
 describe("sqlite store: group commit of concurrent creates", () => {
   let dir: string;
@@ -94,6 +95,36 @@ describe("sqlite store: group commit of concurrent creates", () => {
     expect((b as PromiseRejectedResult).reason).toBeInstanceOf(TypeError);
     expect(c.status).toBe("fulfilled");
     expect(idsOnDisk()).toEqual([good[0].id, alsoGood[0].id].sort());
+  });
+
+  it("rolls back a failed request's events, pairs and flags with it; the rest of its group keeps theirs", async () => {
+    await store.close();
+    store = openSqliteStore({ path, conflictPolicy });
+    const [stored] = await store.insertMany([makeRecord({ geometry: square(0, 0, 1) })]);
+    // The first member finds `stored` (a pair, two conflict_set events, its flag) before the
+    // second fails on its own insert: all of it must go with the request's savepoint.
+    const broken: NewSourceRecord[] = [
+      makeRecord({ geometry: square(0.5, 0, 1) }),
+      { ...makeRecord({ geometry: square(30, 0, 1) }), tags: [10n as unknown as string] },
+    ];
+    const good = [makeRecord({ geometry: square(0.2, 0.2, 1) })];
+    const [b, g] = await Promise.allSettled([broken, good].map((records) => store.insertMany(records)));
+    expect(b.status).toBe("rejected");
+    expect(g.status).toBe("fulfilled");
+
+    for (const record of broken) expect(await store.history(record.id, null)).toBeNull();
+    expect((await store.conflictsOf(stored.id, null))?.map((c) => c.counterpart.id)).toEqual([good[0].id]);
+    expect((await store.history(stored.id, null))?.map((e) => [e.type, e.counterpart?.id])).toEqual([
+      ["created", undefined],
+      ["conflict_set", good[0].id],
+    ]);
+    const db = openConnection({ path, busyTimeoutMs: 1_000 });
+    try {
+      expect(db.prepare("SELECT count(*) AS n FROM conflict_pairs").get()).toEqual({ n: 1 });
+      expect(db.prepare("SELECT count(*) AS n FROM source_events").get()).toEqual({ n: 4 });
+    } finally {
+      db.close();
+    }
   });
 
   it("closes a group at 1,000 sources, so large batches do not pile into one long transaction", async () => {

@@ -10,6 +10,7 @@ import { openSqliteStore } from "../../src/store/sqlite/index.js";
 import { buildListStatement } from "../../src/store/sqlite/list-query.js";
 import { appliedMigrations, type Migration, runMigrations } from "../../src/store/sqlite/migrations.js";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.js";
+import { timedStore } from "../../src/store/timed.js";
 import { change, listQuery, makeFullRecord, makeRecord, square, stored } from "../contract/fixtures.js";
 import { describeSourceStoreContract } from "../contract/source-store-contract.js";
 
@@ -42,6 +43,16 @@ describeSourceStoreContract("sqlite (file)", () => fileStore(), {
 
 describeSourceStoreContract("sqlite (:memory:)", () => memoryStore(), {
   makeConflictStore: () => memoryStore(conflictPolicy),
+});
+
+/** The store as the app wires it: behind the timing wrapper, which must forward every argument. */
+async function timedMemoryStore(policy?: typeof conflictPolicy) {
+  const { store, cleanup } = await memoryStore(policy);
+  return { store: timedStore(store, () => {}), cleanup };
+}
+
+describeSourceStoreContract("sqlite (:memory:) through timedStore", () => timedMemoryStore(), {
+  makeConflictStore: () => timedMemoryStore(conflictPolicy),
 });
 
 /** A second, independent connection to look at what the store left on disk. */
