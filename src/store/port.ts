@@ -113,9 +113,9 @@ export interface SourceStore {
   /** The source as it stood at `asOf` (live then, its flag as it was), from its events; null when it was not. */
   getAsOf(id: string, accountId: string | null, asOf: number): Promise<SourceRecord | null>;
   /**
-   * True when a record was deleted. With its `deleted` event, and in production the
-   * `conflict_cleared` events of both sides of every pair it was in (docs/api.md §14), all in the
-   * delete's transaction.
+   * True when a record was deleted. With its `deleted` event, and in production a
+   * `conflict_cleared` event on the surviving side of every pair it was in (whose flag clears with
+   * its last pair) (docs/api.md §14), all in the delete's transaction.
    */
   deleteById(id: string, accountId: string | null, change: Change): Promise<boolean>;
   deleteByAltId(altId: string, accountId: string, change: Change): Promise<boolean>;

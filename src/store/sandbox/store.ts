@@ -14,7 +14,7 @@ import {
 import { byCreatedThenId, matcher } from "../record-filter.js";
 import { spatialFilterOf } from "../spatial-filter.js";
 import { packedPositions, unpackGeometry } from "./packed-geometry.js";
-import { SESSION_OVERHEAD_BYTES, type Session } from "./session.js";
+import { EVENT_BYTES, SESSION_OVERHEAD_BYTES, type Session } from "./session.js";
 import { SessionRegistry } from "./sessions.js";
 import { type StoredSource, toRecord, toStoredSource } from "./stored-source.js";
 
@@ -55,7 +55,9 @@ const MAX_SWEEP_INTERVAL_MS = 60_000;
  */
 export const RETRY_AFTER_S = 1;
 
-const bytesOf = (sources: readonly StoredSource[]): number => sources.reduce((n, source) => n + source.bytes, 0);
+/** What storing `sources` adds to a session: each source and its `created` event (session.ts). */
+const bytesOf = (sources: readonly StoredSource[]): number =>
+  sources.reduce((n, source) => n + source.bytes + EVENT_BYTES, 0);
 
 function groupByAccount<T extends { accountId: string }>(items: readonly T[]): Map<string, T[]> {
   const groups = new Map<string, T[]>();
