@@ -29,7 +29,7 @@ import { type DeadlineCounts, installRequestDeadline } from "./http/request-dead
 import { installRequestIdEcho, requestIdOf } from "./http/request-id.js";
 import { MAX_BODY_BYTES, restRoutes } from "./http/rest.js";
 import { recordOutcome, rpcOutcomeKey, rpcOutcomeOf } from "./http/rpc-outcome.js";
-import { type OverlapArea, conflictMeasure } from "./ledger/conflict.js";
+import { conflictMeasure, type OverlapArea } from "./ledger/conflict.js";
 import { productionIds, sandboxIds } from "./ledger/ids.js";
 import { createLedger } from "./ledger/ledger.js";
 import type { ConflictPolicy } from "./model/spatial.js";
