@@ -25,34 +25,54 @@ import { conflictPolicy } from "../../src/ledger/conflict.js";
 import type { NewSourceRecord } from "../../src/model/records.js";
 import { runCli } from "../../src/protected-areas/cli.js";
 import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
-import { toDocument } from "../../src/store/mongodb/documents.js";
+import { conflictPairId, recordDocumentOf, toDocument, toMeasureDocument } from "../../src/store/mongodb/documents.js";
 import { REPLICA_SET_REQUIRED } from "../../src/store/mongodb/errors.js";
 import { guardCellsOf } from "../../src/store/mongodb/guards.js";
 import { InvalidMongoUriError, MongoSourceStore, openMongoStore } from "../../src/store/mongodb/index.js";
 import {
+  AS_OF_CHANGES_OPTIONS,
+  AS_OF_HISTORY_OPTIONS,
+  asOfChangesFilter,
+  asOfChunkSize,
+  asOfCreatedFilter,
+  asOfCreatedOptions,
+  asOfHistoryFilter,
   CANDIDATE_OPTIONS,
+  CONFLICT_PAIR_INDEXES,
+  COUNTERPART_OPTIONS,
   conflictCandidatesFilter,
   DB_OPTIONS,
   DELETE_OPTIONS,
   deleteByAltIdFilter,
   deleteByIdFilter,
+  EVENT_SEQ_WRITE_OPTIONS,
+  EVENT_SUBJECT_OPTIONS,
+  eventSeqWrites,
   GEOMETRY_CHUNK_INDEXES,
   GET_OPTIONS,
   getFilter,
   guardWrites,
+  HISTORY_INSERT_OPTIONS,
+  HISTORY_OPTIONS,
+  historyFilter,
+  LIVE_SOURCE_OPTIONS,
   listFilter,
   listOptions,
-  otherCandidatesFilter,
+  PAIR_KEYS_OPTIONS,
+  PAIR_OPTIONS,
   PROTECTED_AREA_INDEXES,
+  pairsOfAnyFilter,
+  pairsOfFilter,
+  SOURCE_EVENT_INDEXES,
   SOURCE_INDEXES,
-  setConflictUpdate,
+  sourcesByIdFilter,
   TAKEN_ALT_IDS_OPTIONS,
   TRANSACTION_OPTIONS,
   takenAltIdsFilter,
 } from "../../src/store/mongodb/queries.js";
 import { openProductionStore } from "../../src/store/open.js";
 import { AltIdTakenError, StoreUnavailableError } from "../../src/store/port.js";
-import { listQuery, makeRecord, square } from "../contract/fixtures.js";
+import { change, listQuery, makeRecord, square, stored } from "../contract/fixtures.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 // --- the fake driver ---
@@ -221,6 +241,9 @@ describe("what the store sends (fake driver)", () => {
     // Setup takes no index away: DDL would take locks that abort concurrent transactions.
     expect(fake.callsTo("protected_areas", "dropIndex")).toEqual([]);
     expect(fake.callsTo("protected_area_geometry_chunks", "createIndexes")).toEqual([[GEOMETRY_CHUNK_INDEXES]]);
+    // These also create the history's collections, before any transaction inserts into them.
+    expect(fake.callsTo("source_events", "createIndexes")).toEqual([[SOURCE_EVENT_INDEXES]]);
+    expect(fake.callsTo("conflict_pairs", "createIndexes")).toEqual([[CONFLICT_PAIR_INDEXES]]);
     expect(fake.callsTo("db", "createCollection")).toEqual([["protected_area_layers"], ["conflict_guards"]]);
     expect(fake.callsTo("db", "command")).toEqual([[{ hello: 1 }], [{ hello: 1 }]]);
   });
@@ -242,9 +265,9 @@ describe("what the store sends (fake driver)", () => {
     expect(fake.callsTo("sources", "findOne")).toEqual([[getFilter("src_1", null), GET_OPTIONS]]);
   });
 
-  it("creates a batch in one transaction with the pinned options: guards, candidates, flags, insert", async () => {
+  it("creates a batch in one transaction with the pinned options: guards, candidates, flags, insert, pairs, events", async () => {
     const stored = makeRecord({ accountId: "acct_b", geometry: square(10, 10, 1) });
-    const fake = new FakeDriver().on("sources.find", () => [{ ...toDocument(stored), conflict: false }]);
+    const fake = new FakeDriver().on("sources.find", () => [{ ...toDocument(stored, 4), conflict: false }]);
     const store = fake.store({ policy: true });
     const record = makeRecord({ geometry: square(10.5, 10, 1) });
 
@@ -259,8 +282,10 @@ describe("what the store sends (fake driver)", () => {
       "session.startTransaction",
       "conflict_guards.bulkWrite",
       "sources.find",
-      "sources.updateMany",
+      "sources.bulkWrite",
       "sources.insertMany",
+      "conflict_pairs.insertMany",
+      "source_events.insertMany",
       "session.endSession",
     ]);
     const session = fake.session;
@@ -270,11 +295,85 @@ describe("what the store sends (fake driver)", () => {
     expect(fake.callsTo("sources", "find")).toEqual([
       [conflictCandidatesFilter([record.bbox]), { ...CANDIDATE_OPTIONS, session }],
     ]);
-    const flag = setConflictUpdate([stored.id], true);
-    expect(fake.callsTo("sources", "updateMany")).toEqual([[flag.filter, flag.update, { session }]]);
-    expect(fake.callsTo("sources", "insertMany")).toEqual([
-      [[toDocument({ ...record, conflict: true })], { session, ordered: true }],
+    // The stored side: flagged, and its last seq past its new conflict_set event.
+    expect(fake.callsTo("sources", "bulkWrite")).toEqual([
+      [eventSeqWrites([{ id: stored.id, eventSeq: 5, conflict: true }]), { ...EVENT_SEQ_WRITE_OPTIONS, session }],
     ]);
+    expect(fake.callsTo("sources", "insertMany")).toEqual([
+      [[toDocument({ ...record, conflict: true }, 2)], { session, ordered: true }],
+    ]);
+    const measure = conflictPolicy.measure(record, stored);
+    expect(measure).not.toBeNull();
+    const at = new Date(record.createdAt);
+    expect(fake.callsTo("conflict_pairs", "insertMany")).toEqual([
+      [
+        [
+          {
+            _id: conflictPairId(record.id, stored.id),
+            a: record.id,
+            b: stored.id,
+            measure: toMeasureDocument(measure as NonNullable<typeof measure>),
+            detected_at: at,
+          },
+        ],
+        { ...HISTORY_INSERT_OPTIONS, session },
+      ],
+    ]);
+    const [[events, eventOptions]] = fake.callsTo("source_events", "insertMany") as [
+      Record<string, unknown>[],
+      unknown,
+    ][];
+    expect(eventOptions).toEqual({ ...HISTORY_INSERT_OPTIONS, session });
+    expect(events.map((e) => [e._id, e.type, e.by, e.at])).toEqual([
+      [`${record.id}:0000000001`, "created", record.createdBy, at],
+      [`${record.id}:0000000002`, "conflict_set", record.createdBy, at],
+      [`${stored.id}:0000000005`, "conflict_set", record.createdBy, at],
+    ]);
+    // The created event holds the record as it stood: already in conflict with the stored source.
+    expect(events[0].record).toEqual(recordDocumentOf(toDocument({ ...record, conflict: true })));
+    expect(events[2]).toMatchObject({
+      account_id: "acct_b",
+      counterpart: { id: record.id, alt_id: record.altId, account_id: record.accountId },
+    });
+  });
+
+  it("measures every pair of a batch: members flag earlier members, whose created events keep their flag as it was", async () => {
+    const fake = new FakeDriver();
+    const records = [
+      makeRecord({ geometry: square(0, 0, 1) }),
+      makeRecord({ geometry: square(0.5, 0, 1) }),
+      makeRecord({ geometry: square(0.25, 0, 1) }),
+    ];
+    const returned = await fake.store({ policy: true }).insertMany(records);
+    expect(returned.map((r) => r.conflict)).toEqual([true, true, true]);
+    expect(fake.callsTo("sources", "bulkWrite")).toEqual([]); // nothing stored was paired
+    const [[docs]] = fake.callsTo("sources", "insertMany") as [Record<string, unknown>[]][];
+    expect(docs.map((d) => [d.conflict, d.event_seq])).toEqual([
+      [true, 3],
+      [true, 3],
+      [true, 3],
+    ]);
+    const [[pairs]] = fake.callsTo("conflict_pairs", "insertMany") as [{ a: string; b: string }[]][];
+    expect(pairs.map((p) => [p.a, p.b])).toEqual([
+      [records[1].id, records[0].id],
+      [records[2].id, records[0].id],
+      [records[2].id, records[1].id],
+    ]);
+    const [[events]] = fake.callsTo("source_events", "insertMany") as [
+      { source_id: string; seq: number; type: string; record?: { conflict: boolean } }[],
+    ][];
+    expect(events.map((e) => [records.findIndex((r) => r.id === e.source_id), e.seq, e.type])).toEqual([
+      [0, 1, "created"],
+      [1, 1, "created"],
+      [1, 2, "conflict_set"],
+      [0, 2, "conflict_set"],
+      [2, 1, "created"],
+      [2, 2, "conflict_set"],
+      [0, 3, "conflict_set"],
+      [2, 3, "conflict_set"],
+      [1, 3, "conflict_set"],
+    ]);
+    expect(events.filter((e) => e.type === "created").map((e) => e.record?.conflict)).toEqual([false, true, true]);
   });
 
   it("asks for the candidates of a large batch in chunks of 100 boxes", async () => {
@@ -289,59 +388,275 @@ describe("what the store sends (fake driver)", () => {
     ]);
   });
 
-  it("deletes in a transaction that re-evaluates flagged neighbours and guards their cells", async () => {
-    const removed = makeRecord({ geometry: square(0, 0, 1), conflict: true });
-    const neighbour = makeRecord({ geometry: square(0.5, 0, 1), conflict: true });
+  it("deletes in a transaction: its deleted event, its pairs, conflict_cleared on each counterpart, flags cleared when it was their last pair", async () => {
+    const removed = { _id: "src_r", account_id: "acct_a", alt_id: "gone", event_seq: 3 };
+    const kept = "src_k"; // still paired with another source
+    const freed = "src_f"; // this was its only pair
     const fake = new FakeDriver()
-      .on("sources.findOneAndDelete", () => toDocument(removed))
-      .on("sources.find", (filter) =>
-        JSON.stringify(filter) === JSON.stringify(conflictCandidatesFilter([removed.bbox]))
-          ? [toDocument(neighbour)]
-          : [],
-      );
+      .on("sources.findOneAndDelete", () => removed)
+      .on("conflict_pairs.find", (filter) =>
+        JSON.stringify(filter) === JSON.stringify(pairsOfFilter("src_r"))
+          ? [
+              { a: "src_r", b: kept },
+              { a: freed, b: "src_r" },
+            ]
+          : [{ a: "src_z", b: kept }],
+      )
+      .on("sources.find", () => [
+        { _id: kept, account_id: "acct_b", alt_id: "k", event_seq: 5 },
+        { _id: freed, account_id: "acct_a", alt_id: "f" }, // written before the event log: no event_seq
+      ]);
     const store = fake.store({ policy: true });
+    const when = change({ by: "admin:ops", at: Date.UTC(2031, 1, 2) });
 
-    expect(await store.deleteById(removed.id, "acct_a")).toBe(true);
+    expect(await store.deleteById("src_r", "acct_a", when)).toBe(true);
 
     const session = fake.session;
     expect(fake.transactions).toEqual([TRANSACTION_OPTIONS]);
-    expect(fake.callsTo("sources", "findOneAndDelete")).toEqual([
-      [deleteByIdFilter(removed.id, "acct_a"), { ...DELETE_OPTIONS, session }],
-    ]);
-    expect(fake.callsTo("sources", "find")).toEqual([
-      [conflictCandidatesFilter([removed.bbox]), { ...CANDIDATE_OPTIONS, session }],
-      [otherCandidatesFilter(neighbour.bbox, neighbour.id), { ...CANDIDATE_OPTIONS, session }],
-    ]);
-    expect(fake.callsTo("conflict_guards", "bulkWrite")).toEqual([
-      [guardWrites(guardCellsOf([removed.bbox, neighbour.bbox])), { ordered: true, session }],
-    ]);
-    const clear = setConflictUpdate([neighbour.id], false);
-    expect(fake.callsTo("sources", "updateMany")).toEqual([[clear.filter, clear.update, { session }]]);
-  });
-
-  it("keeps a neighbour flagged by another flagged source around the deleted one, without another query", async () => {
-    const removed = makeRecord({ geometry: square(0, 0, 1), conflict: true });
-    const first = makeRecord({ geometry: square(0.25, 0, 1), conflict: true });
-    const second = makeRecord({ geometry: square(0.5, 0, 1), conflict: true });
-    const fake = new FakeDriver()
-      .on("sources.findOneAndDelete", () => toDocument(removed))
-      .on("sources.find", () => [toDocument(first), toDocument(second)]);
-
-    expect(await fake.store({ policy: true }).deleteByAltId(removed.altId, "acct_a")).toBe(true);
-
-    expect(fake.callsTo("sources", "findOneAndDelete")[0][0]).toEqual(deleteByAltIdFilter(removed.altId, "acct_a"));
-    expect(fake.callsTo("sources", "find")).toHaveLength(1);
-    expect(fake.callsTo("sources", "updateMany")).toEqual([]);
-    expect(fake.callsTo("conflict_guards", "bulkWrite")[0][0]).toEqual(
-      guardWrites(guardCellsOf([removed.bbox, first.bbox, second.bbox])),
+    const inTransaction = fake.calls.filter(
+      (c) => c.target !== "client" && !["createIndexes", "createCollection", "dropIndex"].includes(c.method),
     );
+    expect(inTransaction.map((c) => `${c.target}.${c.method}`)).toEqual([
+      "session.startTransaction",
+      "sources.findOneAndDelete",
+      "conflict_pairs.find",
+      "conflict_pairs.deleteMany",
+      "sources.find",
+      "conflict_pairs.find",
+      "sources.bulkWrite",
+      "source_events.insertMany",
+      "session.endSession",
+    ]);
+    expect(fake.callsTo("sources", "findOneAndDelete")).toEqual([
+      [deleteByIdFilter("src_r", "acct_a"), { ...DELETE_OPTIONS, session }],
+    ]);
+    expect(fake.callsTo("conflict_pairs", "find")).toEqual([
+      [pairsOfFilter("src_r"), { ...PAIR_KEYS_OPTIONS, session }],
+      [pairsOfAnyFilter([kept, freed]), { ...PAIR_KEYS_OPTIONS, session }],
+    ]);
+    expect(fake.callsTo("conflict_pairs", "deleteMany")).toEqual([[pairsOfFilter("src_r"), { session }]]);
+    expect(fake.callsTo("sources", "find")).toEqual([
+      [sourcesByIdFilter([kept, freed]), { ...EVENT_SUBJECT_OPTIONS, session }],
+    ]);
+    // No guard: the writes on the counterparts' documents are what concurrent writers collide on.
+    expect(fake.callsTo("conflict_guards", "bulkWrite")).toEqual([]);
+    expect(fake.callsTo("sources", "bulkWrite")).toEqual([
+      [
+        eventSeqWrites([
+          { id: freed, eventSeq: 1, conflict: false },
+          { id: kept, eventSeq: 6 },
+        ]),
+        { ...EVENT_SEQ_WRITE_OPTIONS, session },
+      ],
+    ]);
+    const at = new Date(when.at);
+    expect(fake.callsTo("source_events", "insertMany")).toEqual([
+      [
+        [
+          {
+            _id: "src_r:0000000004",
+            source_id: "src_r",
+            seq: 4,
+            account_id: "acct_a",
+            type: "deleted",
+            at,
+            by: "admin:ops",
+          },
+          {
+            _id: "src_f:0000000001",
+            source_id: freed,
+            seq: 1,
+            account_id: "acct_a",
+            type: "conflict_cleared",
+            at,
+            by: "admin:ops",
+            counterpart: { id: "src_r", alt_id: "gone", account_id: "acct_a" },
+          },
+          {
+            _id: "src_k:0000000006",
+            source_id: kept,
+            seq: 6,
+            account_id: "acct_b",
+            type: "conflict_cleared",
+            at,
+            by: "admin:ops",
+            counterpart: { id: "src_r", alt_id: "gone", account_id: "acct_a" },
+          },
+        ],
+        { ...HISTORY_INSERT_OPTIONS, session },
+      ],
+    ]);
   });
 
-  it("deletes by alt_id with the pinned filter; without a policy, a plain majority delete", async () => {
-    const fake = new FakeDriver().on("sources.deleteOne", () => ({ deletedCount: 1 }));
-    expect(await fake.store().deleteByAltId("field-7", "acct_a")).toBe(true);
-    expect(fake.callsTo("sources", "deleteOne")).toEqual([[deleteByAltIdFilter("field-7", "acct_a")]]);
+  it("deletes a source without pairs with its deleted event only; a missing one writes nothing", async () => {
+    const fake = new FakeDriver().on("sources.findOneAndDelete", () => ({
+      _id: "src_1",
+      account_id: "acct_a",
+      alt_id: "field-7",
+      event_seq: 1,
+    }));
+    expect(await fake.store({ policy: true }).deleteByAltId("field-7", "acct_a", change())).toBe(true);
+    expect(fake.callsTo("sources", "findOneAndDelete")[0][0]).toEqual(deleteByAltIdFilter("field-7", "acct_a"));
+    expect(fake.callsTo("conflict_pairs", "deleteMany")).toEqual([]);
+    expect(fake.callsTo("sources", "bulkWrite")).toEqual([]);
+    const [[events]] = fake.callsTo("source_events", "insertMany") as [{ _id: string; type: string }[]][];
+    expect(events.map((e) => [e._id, e.type])).toEqual([["src_1:0000000002", "deleted"]]);
+
+    const none = new FakeDriver();
+    expect(await none.store({ policy: true }).deleteById("src_x", null, change())).toBe(false);
+    expect(none.callsTo("conflict_pairs", "find")).toEqual([]);
+    expect(none.callsTo("source_events", "insertMany")).toEqual([]);
+  });
+
+  it("without a policy a delete is a transaction too, with its deleted event", async () => {
+    const fake = new FakeDriver().on("sources.findOneAndDelete", () => ({
+      _id: "src_1",
+      account_id: "acct_a",
+      alt_id: "field-7",
+      event_seq: 1,
+    }));
+    expect(await fake.store().deleteByAltId("field-7", "acct_a", change())).toBe(true);
+    expect(fake.transactions).toEqual([TRANSACTION_OPTIONS]);
+    expect(fake.callsTo("sources", "findOneAndDelete")).toEqual([
+      [deleteByAltIdFilter("field-7", "acct_a"), { ...DELETE_OPTIONS, session: fake.session }],
+    ]);
+    expect(fake.callsTo("sources", "deleteOne")).toEqual([]);
+    expect(fake.callsTo("source_events", "insertMany")).toHaveLength(1);
+  });
+
+  it("reads a history in one query along source_seq, outside any transaction; nothing in scope is null", async () => {
+    const at = new Date(Date.UTC(2030, 0, 1));
+    const fake = new FakeDriver().on("source_events.find", (filter) =>
+      JSON.stringify(filter) === JSON.stringify(historyFilter("src_1", "acct_a"))
+        ? [
+            {
+              source_id: "src_1",
+              seq: 1,
+              account_id: "acct_a",
+              type: "created",
+              at,
+              by: "c",
+              record: toDocument(makeRecord()),
+            },
+            { source_id: "src_1", seq: 2, account_id: "acct_a", type: "deleted", at, by: "d" },
+          ]
+        : [],
+    );
+    const store = fake.store({ policy: true });
+    const events = await store.history("src_1", "acct_a");
+    expect(events?.map((e) => [e.seq, e.type, e.by, e.at])).toEqual([
+      [1, "created", "c", at.getTime()],
+      [2, "deleted", "d", at.getTime()],
+    ]);
+    expect(await store.history("src_1", "acct_b")).toBeNull();
+    expect(fake.callsTo("source_events", "find")).toEqual([
+      [historyFilter("src_1", "acct_a"), HISTORY_OPTIONS],
+      [historyFilter("src_1", "acct_b"), HISTORY_OPTIONS],
+    ]);
     expect(fake.transactions).toEqual([]);
+  });
+
+  it("reads the ledger at an instant from the events: created events in list order, then what happened to them by then", async () => {
+    const asOf = Date.UTC(2030, 0, 1);
+    const kept = makeRecord({ createdAt: 10 });
+    const gone = makeRecord({ createdAt: 20 });
+    const flagged = makeRecord({ createdAt: 30 });
+    const createdEvent = (r: NewSourceRecord) => ({
+      source_id: r.id,
+      at: new Date(r.createdAt),
+      record: recordDocumentOf(toDocument(r)),
+    });
+    const fake = new FakeDriver().on("source_events.find", (filter) =>
+      (filter as { type?: unknown }).type === "created"
+        ? [createdEvent(kept), createdEvent(gone), createdEvent(flagged)]
+        : [
+            { source_id: gone.id, type: "deleted" },
+            { source_id: flagged.id, type: "conflict_set" },
+            { source_id: flagged.id, type: "conflict_set" },
+            { source_id: flagged.id, type: "conflict_cleared" },
+            { source_id: kept.id, type: "conflict_set" },
+            { source_id: kept.id, type: "conflict_cleared" },
+          ],
+    );
+    const store = fake.store({ policy: true });
+
+    const page = await store.list(listQuery("acct_a", { asOf, limit: 10 }));
+
+    expect(page.map((r) => [r.id, r.conflict])).toEqual([
+      [kept.id, false],
+      [flagged.id, true],
+    ]);
+    expect(fake.callsTo("source_events", "find")).toEqual([
+      [asOfCreatedFilter(asOf, "acct_a", undefined, undefined), asOfCreatedOptions(asOfChunkSize(0, 10, 0))],
+      [asOfChangesFilter([kept.id, gone.id, flagged.id], asOf), AS_OF_CHANGES_OPTIONS],
+    ]);
+    expect(fake.callsTo("sources", "find")).toEqual([]);
+    expect(fake.transactions).toEqual([]);
+  });
+
+  it("gets a source at an instant from its events along source_seq: null once deleted by then", async () => {
+    const asOf = Date.UTC(2030, 0, 1);
+    const record = makeRecord({ conflict: false });
+    let deleted = false;
+    const fake = new FakeDriver().on("source_events.find", () => [
+      { type: "created", record: recordDocumentOf(toDocument(record)) },
+      { type: "conflict_set" },
+      ...(deleted ? [{ type: "deleted" }] : []),
+    ]);
+    const store = fake.store({ policy: true });
+    expect(await store.getAsOf(record.id, "acct_a", asOf)).toEqual({ ...stored(record), conflict: true });
+    expect(fake.callsTo("source_events", "find")).toEqual([
+      [asOfHistoryFilter(record.id, "acct_a", asOf), AS_OF_HISTORY_OPTIONS],
+    ]);
+    deleted = true;
+    expect(await store.getAsOf(record.id, "acct_a", asOf)).toBeNull();
+  });
+
+  it("reads a source's conflicts in one snapshot transaction: live check, pairs, counterparts; oldest first, each from its side", async () => {
+    const measure = (fraction: number) =>
+      toMeasureDocument({
+        overlapAreaM2: 10,
+        overlapFraction: fraction,
+        counterpartOverlapFraction: 0.9,
+        overlapPeriod: { startAt: 0, endAt: 1 },
+        sharedAttributeTypes: [],
+      });
+    const fake = new FakeDriver()
+      .on("sources.findOne", (filter) =>
+        JSON.stringify(filter) === JSON.stringify(getFilter("src_1", "acct_a")) ? { _id: "src_1" } : null,
+      )
+      .on("conflict_pairs.find", () => [
+        { a: "src_1", b: "src_c", measure: measure(0.1), detected_at: new Date(20) },
+        { a: "src_b", b: "src_1", measure: measure(0.2), detected_at: new Date(10) },
+        { a: "src_1", b: "src_a", measure: measure(0.3), detected_at: new Date(20) },
+      ])
+      .on("sources.find", () => [
+        { _id: "src_a", alt_id: "ay", account_id: "acct_a" },
+        { _id: "src_b", alt_id: "bee", account_id: "acct_b" },
+        { _id: "src_c", alt_id: "sea", account_id: "acct_c" },
+      ]);
+    const store = fake.store({ policy: true });
+
+    const conflicts = await store.conflictsOf("src_1", "acct_a");
+
+    expect(conflicts?.map((c) => [c.counterpart.id, c.detectedAt, c.measure.overlapFraction])).toEqual([
+      ["src_b", 10, 0.9], // stored from src_b's side: turned round
+      ["src_a", 20, 0.3],
+      ["src_c", 20, 0.1],
+    ]);
+    expect(conflicts?.[0].counterpart).toEqual({ id: "src_b", altId: "bee", accountId: "acct_b" });
+    const session = fake.session;
+    expect(fake.transactions).toEqual([TRANSACTION_OPTIONS]);
+    expect(fake.callsTo("sources", "findOne")).toEqual([
+      [getFilter("src_1", "acct_a"), { ...LIVE_SOURCE_OPTIONS, session }],
+    ]);
+    expect(fake.callsTo("conflict_pairs", "find")).toEqual([[pairsOfFilter("src_1"), { ...PAIR_OPTIONS, session }]]);
+    expect(fake.callsTo("sources", "find")).toEqual([
+      [sourcesByIdFilter(["src_c", "src_b", "src_a"]), { ...COUNTERPART_OPTIONS, session }],
+    ]);
+
+    expect(await store.conflictsOf("src_1", "acct_b")).toBeNull();
+    expect(fake.callsTo("conflict_pairs", "find")).toHaveLength(1);
   });
 
   it("creates without a policy in a transaction too (all or nothing), keeping the flags given", async () => {
@@ -351,8 +666,11 @@ describe("what the store sends (fake driver)", () => {
     expect(returned.map((r) => r.conflict)).toEqual([true, false]);
     expect(fake.transactions).toEqual([TRANSACTION_OPTIONS]);
     expect(fake.callsTo("sources", "insertMany")).toEqual([
-      [records.map(toDocument), { session: fake.session, ordered: true }],
+      [records.map((r) => toDocument(r)), { session: fake.session, ordered: true }],
     ]);
+    const [[events]] = fake.callsTo("source_events", "insertMany") as [{ _id: string; type: string }[]][];
+    expect(events.map((e) => [e._id, e.type])).toEqual(records.map((r) => [`${r.id}:0000000001`, "created"]));
+    expect(fake.callsTo("conflict_pairs", "insertMany")).toEqual([]);
   });
 });
 
@@ -522,6 +840,28 @@ describe("failures (fake driver)", () => {
     expect(fake.callsTo("session", "startTransaction")).toHaveLength(2);
   });
 
+  it("a write conflict on a stored source's document (another writer of its history) runs a create or delete again", async () => {
+    const stored = makeRecord({ geometry: square(10, 10, 1) });
+    const create = new FakeDriver()
+      .on("sources.find", () => [toDocument(stored)])
+      .failTimes("sources.bulkWrite", 1, writeConflict);
+    await expect(
+      create.store({ policy: true }).insertMany([makeRecord({ geometry: square(10.5, 10, 1) })]),
+    ).resolves.toHaveLength(1);
+    expect(create.callsTo("session", "startTransaction")).toHaveLength(2);
+    // The retry computes its seqs afresh: the same events, written once.
+    expect(create.callsTo("source_events", "insertMany")).toHaveLength(1);
+
+    const remove = new FakeDriver().failTimes("sources.findOneAndDelete", 1, writeConflict, () => ({
+      _id: "src_1",
+      account_id: "acct_a",
+      alt_id: "a",
+      event_seq: 1,
+    }));
+    expect(await remove.store({ policy: true }).deleteById("src_1", null, change())).toBe(true);
+    expect(remove.callsTo("session", "startTransaction")).toHaveLength(2);
+  });
+
   it("transient failures past the budget end the call as unavailable instead of retrying for minutes", async () => {
     const fake = new FakeDriver().failTimes("conflict_guards.bulkWrite", 100, writeConflict);
     const error = await failure(fake.store({ policy: true, transactionBudgetMs: 0 }).insertMany([makeRecord()]));
@@ -548,8 +888,10 @@ describe("failures (fake driver)", () => {
       () => store.list(listQuery(null)),
       () => store.get("src_x", null),
       () => store.insertMany([makeRecord()]),
-      () => store.deleteById("src_x", null),
-      () => store.deleteByAltId("x", "acct_a"),
+      () => store.deleteById("src_x", null, change()),
+      () => store.deleteByAltId("x", "acct_a", change()),
+      () => store.history("src_x", null),
+      () => store.conflictsOf("src_x", null),
     ]) {
       await expect(call()).rejects.toBeInstanceOf(StoreUnavailableError);
     }

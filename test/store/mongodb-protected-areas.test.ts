@@ -1,12 +1,15 @@
 /**
- * Protected-area layers and `unep_overlap` on the MongoDB store, without a server:
+ * Protected-area layers and `unep_overlap` on the MongoDB store, and its event log, conflict pairs
+ * and as_of reads (docs/api.md §14), without a server:
  * - the pure parts: the layer-state transitions (layer-state.ts), the area documents and their
  *   chunking (documents.ts), the reader's geometry cache;
  * - the behaviour, through a small in-memory fake of the driver surface the code uses, which
  *   evaluates exactly the filters queries.ts builds (equality, `$in`, `$or`, and `$geoIntersects`
  *   approximated by the planar extents of the covers, which is exact enough for the small boxes
  *   used here) and records every call, so the tests also check that the pinned values are sent;
- * - the CLI's import through `importProtectedAreas` into that fake.
+ * - the CLI's import through `importProtectedAreas` into that fake;
+ * - seeded random creates and deletes through that fake against a brute-force model of flags,
+ *   pairs, measures and histories, and as_of replaying the model's past states.
  * The same behaviour runs against a real replica set in mongodb.test.ts (when MONGODB_URI is set).
  * The fake lives in this test only; the product never fakes MongoDB.
  */
@@ -17,13 +20,19 @@ import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import type { Position, SourceGeometry } from "../../src/geo/types.js";
 import { conflictPolicy } from "../../src/ledger/conflict.js";
+import { type ConflictMeasure, fromOtherSide } from "../../src/model/history.js";
+import type { ListCursor, ListQuery } from "../../src/model/list-query.js";
+import type { NewSourceRecord } from "../../src/model/records.js";
 import { importProtectedAreas } from "../../src/protected-areas/import.js";
 import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
 import { GeometryCache } from "../../src/store/geometry-cache.js";
 import {
+  type ConflictPairDocument,
   geometryChunkId,
   geometryFromChunks,
   protectedAreaId,
+  type SourceEventDocument,
+  toMeasureDocument,
   toProtectedAreaDocuments,
 } from "../../src/store/mongodb/documents.js";
 import {
@@ -56,7 +65,9 @@ import {
   type NewProtectedArea,
 } from "../../src/store/protected-area-layers.js";
 import { makeRecord, sampleUnepOverlap, stored } from "../contract/fixtures.js";
+import { describeHistoryContract } from "../contract/history-contract.js";
 import { featureCollection, paFeature, rect, type TempDir, tempDir } from "../protected-areas/fixtures.js";
+import { prng } from "../support/geometry-fixtures.js";
 
 function pa(id: string, geometry: SourceGeometry, name = `Area ${id}`): NewProtectedArea {
   return {
@@ -280,6 +291,16 @@ function extentOf(geometry: unknown): { minX: number; minY: number; maxX: number
   return box;
 }
 
+/** Values as MongoDB orders those the tests use: numbers, strings, dates (as their time). */
+function comparable(value: unknown): number | string {
+  return value instanceof Date ? value.getTime() : (value as number | string);
+}
+
+function sameValue(value: unknown, condition: unknown): boolean {
+  if (condition instanceof Date) return value instanceof Date && value.getTime() === condition.getTime();
+  return value === condition;
+}
+
 function matches(doc: Doc, filter: Doc): boolean {
   return Object.entries(filter).every(([key, condition]) => {
     if (key === "$or") return (condition as Doc[]).some((clause) => matches(doc, clause));
@@ -290,27 +311,84 @@ function matches(doc: Doc, filter: Doc): boolean {
       !Array.isArray(condition) &&
       !(condition instanceof Date)
     ) {
-      const operators = condition as Doc;
-      if ("$in" in operators) return (operators.$in as unknown[]).includes(value);
-      if ("$geoIntersects" in operators) {
-        if (value === undefined || value === null) return false;
-        const a = extentOf((operators.$geoIntersects as { $geometry: unknown }).$geometry);
-        const b = extentOf(value);
-        return a.minX <= b.maxX && b.minX <= a.maxX && a.minY <= b.maxY && b.minY <= a.maxY;
-      }
-      throw new Error(`the fake does not know ${JSON.stringify(operators)}`);
+      return Object.entries(condition as Doc).every(([operator, operand]) => {
+        switch (operator) {
+          case "$in":
+            return (operand as unknown[]).some((candidate) => sameValue(value, candidate));
+          case "$ne":
+            return !sameValue(value, operand);
+          case "$exists":
+            return (value !== undefined) === operand;
+          case "$gt":
+            return value !== undefined && comparable(value) > comparable(operand);
+          case "$gte":
+            return value !== undefined && comparable(value) >= comparable(operand);
+          case "$lt":
+            return value !== undefined && comparable(value) < comparable(operand);
+          case "$lte":
+            return value !== undefined && comparable(value) <= comparable(operand);
+          case "$geoIntersects": {
+            if (value === undefined || value === null) return false;
+            const a = extentOf((operand as { $geometry: unknown }).$geometry);
+            const b = extentOf(value);
+            return a.minX <= b.maxX && b.minX <= a.maxX && a.minY <= b.maxY && b.minY <= a.maxY;
+          }
+          default:
+            throw new Error(`the fake does not know ${operator}`);
+        }
+      });
     }
-    return value === condition;
+    return sameValue(value, condition);
   });
 }
 
+/** An inclusion projection (fields set to 1, `_id` unless 0), or an exclusion one (only `_id: 0`). */
 function project(doc: Doc, projection: Doc | undefined): Doc {
   if (projection === undefined) return structuredClone(doc);
+  const included = Object.entries(projection).filter(([key, flag]) => key !== "_id" && flag === 1);
+  if (included.length === 0) {
+    const out = structuredClone(doc);
+    for (const [key, flag] of Object.entries(projection)) if (flag === 0) delete out[key];
+    return out;
+  }
   const out: Doc = {};
   if (projection._id !== 0) out._id = doc._id;
-  for (const [key, include] of Object.entries(projection))
-    if (include === 1 && key in doc) out[key] = structuredClone(doc[key]);
+  for (const [key] of included) if (key in doc) out[key] = structuredClone(doc[key]);
   return out;
+}
+
+function sortDocs(docs: Doc[], sort: Record<string, 1 | -1> | undefined): Doc[] {
+  if (sort === undefined) return docs;
+  const keys = Object.entries(sort);
+  return [...docs].sort((x, y) => {
+    for (const [key, direction] of keys) {
+      const a = comparable(x[key]);
+      const b = comparable(y[key]);
+      if (a !== b) return (a < b ? -1 : 1) * direction;
+    }
+    return 0;
+  });
+}
+
+/** `$set` and `$inc`, the update operators the store sends. */
+function applyUpdate(doc: Doc, update: Doc): void {
+  for (const [operator, fields] of Object.entries(update)) {
+    for (const [key, value] of Object.entries(fields as Doc)) {
+      if (operator === "$set") doc[key] = structuredClone(value);
+      else if (operator === "$inc") doc[key] = ((doc[key] as number | undefined) ?? 0) + (value as number);
+      else throw new Error(`the fake does not know ${operator}`);
+    }
+  }
+}
+
+function altIdDuplicateKey(doc: Doc): MongoServerError {
+  return Object.assign(
+    new MongoServerError({
+      message: `E11000 duplicate key error collection: ledger.sources index: account_alt_id_unique dup key`,
+      code: 11000,
+    }),
+    { keyPattern: { account_id: 1, alt_id: 1 }, keyValue: { account_id: doc.account_id, alt_id: doc.alt_id } },
+  );
 }
 
 function duplicateKey(collection: string, id: unknown): MongoServerError {
@@ -323,8 +401,9 @@ function duplicateKey(collection: string, id: unknown): MongoServerError {
 /**
  * One database in memory, shared by every client made from it (like two processes on one
  * server). Documents are cloned in and out, as BSON would. Sessions run their callback once, with
- * no isolation: the tests do not race readers against writers here (mongodb.test.ts does, on a
- * real server).
+ * no isolation (the tests do not race readers against writers here; mongodb.test.ts does, on a
+ * real server), but a callback that throws leaves the collections as they were (a transaction's
+ * all or nothing). `sources` enforces the unique (account_id, alt_id) index.
  */
 class MemoryMongo {
   readonly collections = new Map<string, Map<unknown, Doc>>();
@@ -361,10 +440,30 @@ class MemoryMongo {
 
   collection(name: string) {
     const docs = () => this.docs(name);
-    const find = (filter: Doc, options: { projection?: Doc; limit?: number } = {}) => {
-      let found = [...docs().values()].filter((d) => matches(d, filter));
+    type FindOptions = { projection?: Doc; limit?: number; sort?: Record<string, 1 | -1> };
+    const find = (filter: Doc, options: FindOptions = {}) => {
+      let found = sortDocs(
+        [...docs().values()].filter((d) => matches(d, filter)),
+        options.sort,
+      );
       if (options.limit !== undefined && options.limit > 0) found = found.slice(0, options.limit);
       return found.map((d) => project(d, options.projection));
+    };
+    const updateWhere = (filter: Doc, update: Doc, options: { upsert?: boolean } = {}, many = false) => {
+      const targets = [...docs().values()].filter((d) => matches(d, filter));
+      // A changed copy replaces the document (top-level fields only), so a transaction's snapshot
+      // of the collections can keep the old one.
+      for (const target of many ? targets : targets.slice(0, 1)) {
+        const changed = { ...target };
+        applyUpdate(changed, update);
+        docs().set(target._id, changed);
+      }
+      if (targets.length === 0 && options.upsert) {
+        const inserted: Doc = { _id: filter._id };
+        applyUpdate(inserted, update);
+        docs().set(inserted._id, inserted);
+      }
+      return targets.length;
     };
     return {
       createIndexes: async (...args: unknown[]) => {
@@ -380,19 +479,31 @@ class MemoryMongo {
         this.record(name, "insertMany", [inserted, ...rest]);
         for (const doc of inserted) {
           if (docs().has(doc._id)) throw duplicateKey(name, doc._id);
+          // The unique (account_id, alt_id) index of sources.
+          if (name === "sources") {
+            const taken = [...docs().values()].some((d) => d.account_id === doc.account_id && d.alt_id === doc.alt_id);
+            if (taken) throw altIdDuplicateKey(doc);
+          }
           docs().set(doc._id, structuredClone(doc));
         }
         return { acknowledged: true, insertedCount: inserted.length };
       },
-      find: (filter: Doc, options?: { projection?: Doc; limit?: number }) => ({
+      find: (filter: Doc, options?: FindOptions) => ({
         toArray: async () => {
           this.record(name, "find", [filter, options]);
           return find(filter, options);
         },
       }),
-      findOne: async (filter: Doc, options?: { projection?: Doc }) => {
+      findOne: async (filter: Doc, options?: FindOptions) => {
         this.record(name, "findOne", [filter, options]);
         return find(filter, options)[0] ?? null;
+      },
+      findOneAndDelete: async (filter: Doc, options?: FindOptions) => {
+        this.record(name, "findOneAndDelete", [filter, options]);
+        const target = [...docs().values()].find((d) => matches(d, filter));
+        if (target === undefined) return null;
+        docs().delete(target._id);
+        return project(target, options?.projection);
       },
       replaceOne: async (filter: Doc, replacement: Doc, options: { upsert?: boolean } = {}) => {
         this.record(name, "replaceOne", [filter, replacement, options]);
@@ -417,12 +528,16 @@ class MemoryMongo {
         }
         return { deletedCount };
       },
-      updateMany: async (...args: unknown[]) => {
-        this.record(name, "updateMany", args);
-        return { acknowledged: true };
+      updateMany: async (filter: Doc, update: Doc, ...rest: unknown[]) => {
+        this.record(name, "updateMany", [filter, update, ...rest]);
+        return { acknowledged: true, matchedCount: updateWhere(filter, update, {}, true) };
       },
-      bulkWrite: async (...args: unknown[]) => {
-        this.record(name, "bulkWrite", args);
+      bulkWrite: async (operations: Doc[], ...rest: unknown[]) => {
+        this.record(name, "bulkWrite", [operations, ...rest]);
+        for (const operation of operations) {
+          const { filter, update, upsert } = operation.updateOne as { filter: Doc; update: Doc; upsert?: boolean };
+          updateWhere(filter, update, { upsert });
+        }
         return { acknowledged: true };
       },
     };
@@ -434,7 +549,15 @@ class MemoryMongo {
       withTransaction: async (fn: (s: unknown) => Promise<unknown>, options: unknown) => {
         this.transactions.push(options);
         this.calls.push({ target: "session", method: "startTransaction", args: [] });
-        return fn(session);
+        // Documents are never changed in place (updates replace them), so copying the maps is a snapshot.
+        const before = new Map([...this.collections].map(([name, docs]) => [name, new Map(docs)]));
+        try {
+          return await fn(session);
+        } catch (error) {
+          this.collections.clear();
+          for (const [name, docs] of before) this.collections.set(name, docs);
+          throw error;
+        }
       },
       endSession: async () => undefined,
     };
@@ -577,6 +700,7 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
       "conflict_guards.bulkWrite",
       "sources.find",
       "sources.insertMany",
+      "source_events.insertMany",
     ]);
     const session = expect.objectContaining({ withTransaction: expect.any(Function) });
     expect(mongo.callsTo("protected_area_layers", "findOne")).toEqual([
@@ -890,5 +1014,287 @@ describe("openProtectedAreaLayers on LEDGER_STORE=mongodb", () => {
     const error = await openProtectedAreaLayers(config).catch((e: unknown) => e);
     expect((error as Error).name).toBe("ConfigError");
     expect((error as Error).message).not.toContain("hunter2");
+  });
+});
+
+// --- the event log and conflict pairs through the fake ---
+
+// The history part of the store contract (docs/api.md §14), without and with the conflict policy;
+// mongodb.test.ts runs the whole contract against a real replica set.
+describe("SourceStore history contract: mongodb (in-memory fake)", () => {
+  describeHistoryContract(() => new MongoSourceStore(new MemoryMongo().client(), "ledger"), {
+    keepsRecordOfDeleted: true,
+    makeConflictStore: async () => {
+      const store = new MongoSourceStore(new MemoryMongo().client(), "ledger", { conflictPolicy });
+      return { store, cleanup: () => store.close() };
+    },
+  });
+});
+
+describe("source history, conflict pairs and as_of (in-memory fake, docs/api.md §14)", () => {
+  const ACCOUNTS = ["acct_a", "acct_b", "acct_c"];
+  const pairKey = (a: string, b: string) => `${a}|${b}`;
+
+  interface ModelPair {
+    a: NewSourceRecord;
+    b: NewSourceRecord;
+    measure: ConflictMeasure;
+  }
+
+  /**
+   * Seeded random creates (batches of 1–3) and deletes (by id or alt_id, in the account or as an
+   * admin, and some that delete nothing) over overlapping rectangles of three accounts, against a
+   * brute-force model: the live pairs are exactly the conflicting pairs of live sources (found by
+   * the create of the later one, measured from its side). After every step the stored documents
+   * must say the same, with the invariant "flag ⇔ at least one live pair; every pair has its
+   * conflict_set on both sides", and every history must be 1..n, created first, deleted last.
+   */
+  it("keeps flags, pairs, measures and histories equal to a brute-force model over 300 random steps; as_of replays them", async () => {
+    const mongo = new MemoryMongo();
+    const store = new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy });
+    const random = prng(20_261_126);
+    let clock = Date.UTC(2024, 0, 1);
+    const live = new Map<string, NewSourceRecord>();
+    const created: NewSourceRecord[] = [];
+    const pairs = new Map<string, ModelPair>();
+    const snapshots: { at: number; flags: Map<string, boolean> }[] = [];
+    let conflictsSeen = 0;
+    let clearedSeen = 0;
+
+    const flagOf = (id: string) => {
+      for (const pair of pairs.values()) if (pair.a.id === id || pair.b.id === id) return true;
+      return false;
+    };
+    const randomRecord = (): NewSourceRecord => {
+      const w = 0.3 + random() * 1.2;
+      const h = 0.3 + random() * 1.2;
+      const x = random() * 12;
+      const y = random() * 12;
+      const startYear = 2020 + Math.floor(random() * 3);
+      return makeRecord({
+        accountId: ACCOUNTS[Math.floor(random() * ACCOUNTS.length)],
+        geometry: rect(x, y, x + w, y + h),
+        startAt: Date.UTC(startYear, 0, 1),
+        endAt: Date.UTC(startYear + 1 + Math.floor(random() * 2), 0, 1),
+        attributeType: random() < 0.3 ? [] : ["CARBON_REMOVAL", "BIODIVERSITY"].filter(() => random() < 0.6),
+        createdAt: clock,
+        updatedAt: clock,
+        createdBy: `creator-${created.length}`,
+      });
+    };
+
+    /** Every way the stored documents differ from the model (plain code: a few expects per step). */
+    function differences(): string[] {
+      const problems: string[] = [];
+      const docs = mongo.all("sources");
+      const storedPairs = mongo.all("conflict_pairs") as unknown as ConflictPairDocument[];
+      const events = mongo.all("source_events") as unknown as SourceEventDocument[];
+      const eventsOf = new Map<string, SourceEventDocument[]>();
+      for (const event of events) {
+        const list = eventsOf.get(event.source_id);
+        if (list === undefined) eventsOf.set(event.source_id, [event]);
+        else list.push(event);
+      }
+      for (const list of eventsOf.values()) list.sort((x, y) => x.seq - y.seq);
+      const pairsOf = new Map<string, number>();
+      for (const pair of storedPairs) {
+        for (const id of [pair.a, pair.b]) pairsOf.set(id, (pairsOf.get(id) ?? 0) + 1);
+      }
+      const same = (x: unknown, y: unknown) => JSON.stringify(x) === JSON.stringify(y);
+
+      if (!same(docs.map((d) => d._id).sort(), [...live.keys()].sort())) problems.push("live sources differ");
+      if (!same(storedPairs.map((p) => p._id).sort(), [...pairs.keys()].sort())) problems.push("pairs differ");
+      for (const pair of storedPairs) {
+        const model = pairs.get(pair._id);
+        if (model === undefined) continue;
+        if (pair.a !== model.a.id || pair.b !== model.b.id) problems.push(`${pair._id}: sides`);
+        if (!same(pair.measure, toMeasureDocument(model.measure))) problems.push(`${pair._id}: measure`);
+        if (pair.detected_at.getTime() !== model.a.createdAt) problems.push(`${pair._id}: detected_at`);
+        // conflict_set on both sides, each naming the other with the measure from its side.
+        const sides: [NewSourceRecord, NewSourceRecord, ConflictMeasure][] = [
+          [model.a, model.b, model.measure],
+          [model.b, model.a, fromOtherSide(model.measure)],
+        ];
+        for (const [side, other, measure] of sides) {
+          const set = (eventsOf.get(side.id) ?? []).filter(
+            (e) => e.type === "conflict_set" && e.counterpart?.id === other.id,
+          );
+          const expected = {
+            counterpart: { id: other.id, alt_id: other.altId, account_id: other.accountId },
+            measure: toMeasureDocument(measure),
+          };
+          if (set.length !== 1 || !same({ counterpart: set[0].counterpart, measure: set[0].measure }, expected)) {
+            problems.push(`${pair._id}: conflict_set on ${side.id}`);
+          }
+        }
+      }
+      const modelPaired = new Set([...pairs.values()].flatMap((p) => [p.a.id, p.b.id]));
+      for (const doc of docs) {
+        const id = doc._id as string;
+        // The invariant: flag ⇔ at least one live pair.
+        if (doc.conflict !== (pairsOf.get(id) ?? 0) > 0) problems.push(`${id}: flag without pair or pair without flag`);
+        if (doc.conflict !== modelPaired.has(id)) problems.push(`${id}: flag differs from the model`);
+        const own = eventsOf.get(id) ?? [];
+        if (doc.event_seq !== own.length) problems.push(`${id}: event_seq ${String(doc.event_seq)} of ${own.length}`);
+        const open = own.filter((e) => e.type === "conflict_set").length;
+        const closed = own.filter((e) => e.type === "conflict_cleared").length;
+        if (open - closed !== (pairsOf.get(id) ?? 0)) problems.push(`${id}: sets minus clears`);
+      }
+      for (const record of created) {
+        const own = eventsOf.get(record.id) ?? [];
+        if (!own.every((e, i) => e.seq === i + 1 && e.account_id === record.accountId)) {
+          problems.push(`${record.id}: seqs or accounts`);
+        }
+        if (own[0]?.type !== "created" || own[0].by !== record.createdBy) problems.push(`${record.id}: created first`);
+        const deletes = own.filter((e) => e.type === "deleted");
+        const deletedLast = deletes.length === 1 && deletes[0] === own.at(-1);
+        if (live.has(record.id) ? deletes.length > 0 : !deletedLast) problems.push(`${record.id}: deleted last, once`);
+      }
+      return problems;
+    }
+
+    async function checkConflictsOf(record: NewSourceRecord): Promise<void> {
+      const expected = [...pairs.values()]
+        .filter((p) => p.a.id === record.id || p.b.id === record.id)
+        .map((p) => {
+          const mine = p.a.id === record.id;
+          const other = mine ? p.b : p.a;
+          return {
+            counterpart: { id: other.id, altId: other.altId, accountId: other.accountId },
+            measure: mine ? p.measure : fromOtherSide(p.measure),
+            detectedAt: p.a.createdAt,
+          };
+        })
+        .sort((x, y) => x.detectedAt - y.detectedAt || (x.counterpart.id < y.counterpart.id ? -1 : 1));
+      expect(await store.conflictsOf(record.id, record.accountId)).toEqual(expected);
+      expect(await store.conflictsOf(record.id, null)).toEqual(expected);
+      const stranger = ACCOUNTS.find((account) => account !== record.accountId) as string;
+      expect(await store.conflictsOf(record.id, stranger)).toBeNull();
+    }
+
+    for (let step = 0; step < 300; step++) {
+      clock += 1_000;
+      if (live.size > 0 && random() < 0.35) {
+        const victims = [...live.values()];
+        const victim = victims[Math.floor(random() * victims.length)];
+        const stranger = ACCOUNTS.find((account) => account !== victim.accountId) as string;
+        const when = { by: `deleter-${step}`, at: clock };
+        if (random() < 0.1) expect(await store.deleteById(victim.id, stranger, when)).toBe(false);
+        const deleted =
+          random() < 0.5
+            ? await store.deleteById(victim.id, random() < 0.3 ? null : victim.accountId, when)
+            : await store.deleteByAltId(victim.altId, victim.accountId, when);
+        expect(deleted).toBe(true);
+        live.delete(victim.id);
+        for (const [key, pair] of pairs) {
+          if (pair.a.id === victim.id || pair.b.id === victim.id) {
+            pairs.delete(key);
+            clearedSeen += 1;
+          }
+        }
+      } else {
+        const batch = Array.from({ length: 1 + Math.floor(random() * 3) }, randomRecord);
+        const returned = await store.insertMany(batch);
+        for (const record of batch) {
+          for (const other of live.values()) {
+            const measure = conflictPolicy.measure(record, other);
+            if (measure !== null) pairs.set(pairKey(record.id, other.id), { a: record, b: other, measure });
+          }
+          live.set(record.id, record);
+          created.push(record);
+        }
+        expect(returned.map((r) => r.conflict)).toEqual(batch.map((r) => flagOf(r.id)));
+        conflictsSeen = Math.max(conflictsSeen, pairs.size);
+      }
+      expect(differences(), `step ${step}`).toEqual([]);
+      const sample = [...live.values()];
+      if (sample.length > 0) await checkConflictsOf(sample[Math.floor(random() * sample.length)]);
+      snapshots.push({ at: clock, flags: new Map([...live.keys()].map((id) => [id, flagOf(id)])) });
+    }
+    // The run exercised what it claims to.
+    expect(conflictsSeen).toBeGreaterThan(100);
+    expect(clearedSeen).toBeGreaterThan(50);
+    expect(created.length - live.size).toBeGreaterThan(50);
+
+    // History through the store: the raw events, in order, in scope; null out of scope.
+    for (const record of created.slice(0, 40)) {
+      const history = (await store.history(record.id, record.accountId)) ?? [];
+      expect(history[0]).toMatchObject({ seq: 1, type: "created", at: record.createdAt, by: record.createdBy });
+      expect(history[0].record?.id).toBe(record.id);
+      expect(await store.history(record.id, null)).toEqual(history);
+      const stranger = ACCOUNTS.find((account) => account !== record.accountId) as string;
+      expect(await store.history(record.id, stranger)).toBeNull();
+    }
+
+    // as_of: at random past steps, the ledger as the model had it then, whole and in pages.
+    const listAsOf = (asOf: number, accountId: string | null, limit: number, after?: ListCursor) =>
+      store.list({ accountId, attributeTypes: [], limit, offset: 0, asOf, ...(after ? { after } : {}) });
+    const byListOrder = (ids: string[]) => {
+      const at = new Map(created.map((r) => [r.id, r.createdAt]));
+      return [...ids].sort((x, y) => (at.get(x) as number) - (at.get(y) as number) || (x < y ? -1 : 1));
+    };
+    for (let i = 0; i < 15; i++) {
+      const { at, flags } = snapshots[Math.floor(random() * snapshots.length)];
+      const all = await listAsOf(at, null, 1_000);
+      expect(all.map((r) => r.id)).toEqual(byListOrder([...flags.keys()]));
+      expect(all.map((r) => r.conflict)).toEqual(all.map((r) => flags.get(r.id)));
+      const account = ACCOUNTS[i % ACCOUNTS.length];
+      const mine = await listAsOf(at, account, 1_000);
+      expect(mine.map((r) => r.id)).toEqual(all.filter((r) => r.accountId === account).map((r) => r.id));
+      // Keyset pages of 7 give the same list.
+      const paged: string[] = [];
+      for (let after: ListCursor | undefined; ; ) {
+        const page = await listAsOf(at, null, 7, after);
+        paged.push(...page.map((r) => r.id));
+        if (page.length < 7) break;
+        after = { createdAt: page[6].createdAt, id: page[6].id };
+      }
+      expect(paged).toEqual(all.map((r) => r.id));
+      for (const record of created.filter(() => random() < 0.05)) {
+        const then = await store.getAsOf(record.id, null, at);
+        expect(then?.conflict).toBe(flags.get(record.id));
+        if (then !== null) expect(then).toEqual({ ...stored(record), conflict: flags.get(record.id) });
+        expect(await store.getAsOf(record.id, record.accountId === "acct_a" ? "acct_b" : "acct_a", at)).toBeNull();
+      }
+    }
+    // Before the first create there was nothing.
+    expect(await listAsOf(Date.UTC(2023, 0, 1), null, 10)).toEqual([]);
+  }, 120_000);
+
+  it("applies the plain filters to the ledger as it stood, and offset after them", async () => {
+    const mongo = new MemoryMongo();
+    const store = new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy });
+    const t = Date.UTC(2024, 0, 1);
+    const records = [
+      makeRecord({ methodology: "VM0042", geometry: rect(0, 0, 1, 1), createdAt: t + 1 }),
+      makeRecord({ methodology: "ISCC", geometry: rect(0.5, 0, 1.5, 1), createdAt: t + 2 }),
+      makeRecord({ methodology: "VM0042", geometry: rect(10, 10, 11, 11), createdAt: t + 3 }),
+      makeRecord({ methodology: "VM0042", geometry: rect(20, 20, 21, 21), createdAt: t + 4 }),
+    ];
+    for (const record of records) await store.insertMany([record]);
+    await store.deleteById(records[1].id, null, { by: "x", at: t + 10 });
+    const at = (asOf: number, filters: Partial<ListQuery> = {}) =>
+      store.list({ accountId: null, attributeTypes: [], limit: 100, offset: 0, asOf, ...filters });
+
+    expect((await at(t + 5, { methodology: "VM0042" })).map((r) => [r.id, r.conflict])).toEqual([
+      [records[0].id, true],
+      [records[2].id, false],
+      [records[3].id, false],
+    ]);
+    expect((await at(t + 10, { methodology: "VM0042" })).map((r) => [r.id, r.conflict])).toEqual([
+      [records[0].id, false],
+      [records[2].id, false],
+      [records[3].id, false],
+    ]);
+    expect((await at(t + 5, { conflict: true })).map((r) => r.id)).toEqual([records[0].id, records[1].id]);
+    expect((await at(t + 5, { methodology: "VM0042", offset: 1, limit: 1 })).map((r) => r.id)).toEqual([records[2].id]);
+    expect((await at(t + 5, { id: records[3].id })).map((r) => r.id)).toEqual([records[3].id]);
+    expect((await at(t + 5, { bbox: { minX: 9, minY: 9, maxX: 30, maxY: 30 } })).map((r) => r.id)).toEqual([
+      records[2].id,
+      records[3].id,
+    ]);
+    expect(await store.getAsOf(records[1].id, null, t + 9)).toMatchObject({ conflict: true });
+    expect(await store.getAsOf(records[1].id, null, t + 10)).toBeNull();
+    expect(await store.getAsOf(records[1].id, null, t + 1)).toBeNull();
   });
 });

@@ -2,8 +2,10 @@
  * Pins what the MongoDB store sends, without a server: the filter documents, sort, projection and
  * paging of every list filter combination (one account and admin), the active_at range, the
  * keyset cursor, the spatial lists (cover narrowing, the exact filtering loop), get, delete by id
- * and by alt_id, the conflict candidate queries, the guard writes, the index specifications (and
- * that an index serves every combination in list order), the ledger secret's upsert and read,
+ * and by alt_id, the conflict candidate queries, the guard writes, the event log's and the
+ * conflict pairs' documents, filters, updates and options (docs/api.md §14), the index
+ * specifications (and that an index serves every combination in list order), the ledger secret's
+ * upsert and read,
  * write/read concerns, transaction and client options. The store calls these functions and constants (src/store/mongodb/queries.ts); the
  * failure tests (mongodb-failures.test.ts) check it passes them through.
  */
@@ -14,8 +16,20 @@ import { prepareSearchArea } from "../../src/geo/intersects.js";
 import type { BoundingBox, PolygonGeometry, SourceGeometry } from "../../src/geo/types.js";
 import { type ListQuery, listFiltersOf } from "../../src/model/list-query.js";
 import { coverOf } from "../../src/store/mongodb/cover.js";
-import { toDocument } from "../../src/store/mongodb/documents.js";
+import {
+  type ConflictPairDocument,
+  conflictPairId,
+  fromEventDocument,
+  fromMeasureDocument,
+  fromPairDocument,
+  recordDocumentOf,
+  type SourceEventDocument,
+  sourceEventId,
+  toDocument,
+  toMeasureDocument,
+} from "../../src/store/mongodb/documents.js";
 import { guardCellIds, guardCellsOf } from "../../src/store/mongodb/guards.js";
+import { HistoryWrites } from "../../src/store/mongodb/history.js";
 import { emptyLayerState, LAYER_STATE_ID } from "../../src/store/mongodb/layer-state.js";
 import {
   ACTIVE_LAYER_OPTIONS,
@@ -23,11 +37,23 @@ import {
   AREA_BATCH,
   AREA_GEOMETRY_OPTIONS,
   AREA_INSERT_OPTIONS,
+  AS_OF_CHANGES_OPTIONS,
+  AS_OF_CHUNK,
+  AS_OF_FIRST_CHUNK,
+  AS_OF_HISTORY_OPTIONS,
   activeAtFilter,
   afterFilter,
   areaGeometriesFilter,
+  asOfChangesFilter,
+  asOfChunkSize,
+  asOfCreatedFilter,
+  asOfCreatedOptions,
+  asOfHistoryFilter,
   CANDIDATE_CHUNK,
   CANDIDATE_OPTIONS,
+  CONFLICT_PAIR_INDEXES,
+  CONFLICT_PAIRS,
+  COUNTERPART_OPTIONS,
   clientOptions,
   collectExact,
   conflictCandidatesFilter,
@@ -36,6 +62,10 @@ import {
   DELETE_OPTIONS,
   deleteByAltIdFilter,
   deleteByIdFilter,
+  EVENT_SEQ_WRITE_OPTIONS,
+  EVENT_SUBJECT_OPTIONS,
+  EVENT_SUBJECT_PROJECTION,
+  eventSeqWrites,
   GEOMETRY_CHUNK_INDEXES,
   GEOMETRY_CHUNK_OPTIONS,
   GEOMETRY_CHUNKS,
@@ -47,6 +77,9 @@ import {
   getFilter,
   guardWrites,
   HELLO_COMMAND,
+  HISTORY_INSERT_OPTIONS,
+  HISTORY_OPTIONS,
+  historyFilter,
   LAYER_STATE_FILTER,
   LAYERS,
   LEDGER_SECRET_BYTES,
@@ -54,23 +87,29 @@ import {
   LEDGER_SECRET_ID,
   LEDGER_SECRET_READ_OPTIONS,
   LIST_SORT,
+  LIVE_SOURCE_OPTIONS,
   layerStateWrite,
   ledgerSecretWrite,
   listFilter,
   listOptions,
   listPlan,
-  otherCandidatesFilter,
+  PAIR_KEYS_OPTIONS,
+  PAIR_OPTIONS,
   PROTECTED_AREA_CANDIDATE_OPTIONS,
   PROTECTED_AREA_INDEXES,
   PROTECTED_AREAS,
+  pairsOfAnyFilter,
+  pairsOfFilter,
   protectedAreaCandidatesFilter,
   READ_CONCERN,
   RECORD_PROJECTION,
   SETTINGS,
+  SOURCE_EVENT_INDEXES,
+  SOURCE_EVENTS,
   SOURCE_INDEXES,
   SPATIAL_LIST_OPTIONS,
   SUBJECT_PROJECTION,
-  setConflictUpdate,
+  sourcesByIdFilter,
   TAKEN_ALT_IDS_OPTIONS,
   TRANSACTION_OPTIONS,
   takenAltIdsFilter,
@@ -105,8 +144,10 @@ const RECORD_FIELDS = {
   unep_overlap: 1,
 };
 
+const EVENT_SUBJECT_FIELDS = { _id: 1, account_id: 1, alt_id: 1, event_seq: 1 };
+
 const SUBJECT_FIELDS = {
-  _id: 1,
+  ...EVENT_SUBJECT_FIELDS,
   geometry: 1,
   bbox: 1,
   area_m2: 1,
@@ -760,8 +801,9 @@ describe("get and delete", () => {
     expect(deleteByAltIdFilter("field-7", "acct_a")).toStrictEqual({ account_id: "acct_a", alt_id: "field-7" });
   });
 
-  it("returns what conflict re-evaluation needs of a deleted source", () => {
-    expect(DELETE_OPTIONS).toStrictEqual({ projection: SUBJECT_FIELDS });
+  it("returns what the delete's events name of the deleted source, and its last seq (no geometry)", () => {
+    expect(DELETE_OPTIONS).toStrictEqual({ projection: EVENT_SUBJECT_FIELDS });
+    expect(EVENT_SUBJECT_PROJECTION).toStrictEqual(EVENT_SUBJECT_FIELDS);
   });
 
   it("pins the taken-alt_id lookup", () => {
@@ -815,27 +857,277 @@ describe("conflict candidate queries", () => {
     expect(CANDIDATE_CHUNK).toBe(100);
   });
 
-  it("re-evaluating a neighbour reads only flagged sources other than itself", () => {
-    expect(otherCandidatesFilter(box, "src_n")).toStrictEqual({
-      cover: { $geoIntersects: { $geometry: coverOf(box) } },
-      _id: { $ne: "src_n" },
-      conflict: true,
-    });
-  });
-
-  it("reads only what the policy needs", () => {
+  it("reads only what the policy needs, and what the events name of a candidate with its last seq", () => {
     expect(CANDIDATE_OPTIONS).toStrictEqual({ projection: SUBJECT_FIELDS });
     expect(SUBJECT_PROJECTION).toStrictEqual(SUBJECT_FIELDS);
+    expect(Object.keys(SUBJECT_PROJECTION)).toEqual([
+      "_id",
+      "account_id",
+      "alt_id",
+      "event_seq",
+      "geometry",
+      "bbox",
+      "area_m2",
+      "start_at",
+      "end_at",
+      "attribute_type",
+      "conflict",
+    ]);
   });
 
-  it("pins the flag updates", () => {
-    expect(setConflictUpdate(["src_a", "src_b"], true)).toStrictEqual({
-      filter: { _id: { $in: ["src_a", "src_b"] } },
-      update: { $set: { conflict: true } },
+  it("pins the flag and last-seq updates of stored sources: a $set that always changes the document", () => {
+    expect(
+      eventSeqWrites([
+        { id: "src_a", eventSeq: 4, conflict: true },
+        { id: "src_b", eventSeq: 2 },
+        { id: "src_c", eventSeq: 9, conflict: false },
+      ]),
+    ).toStrictEqual([
+      { updateOne: { filter: { _id: "src_a" }, update: { $set: { event_seq: 4, conflict: true } } } },
+      { updateOne: { filter: { _id: "src_b" }, update: { $set: { event_seq: 2 } } } },
+      { updateOne: { filter: { _id: "src_c" }, update: { $set: { event_seq: 9, conflict: false } } } },
+    ]);
+    expect(EVENT_SEQ_WRITE_OPTIONS).toStrictEqual({ ordered: true });
+  });
+});
+
+describe("history and conflict pairs (docs/api.md §14)", () => {
+  const measure = {
+    overlapAreaM2: 1234.5,
+    overlapFraction: 0.25,
+    counterpartOverlapFraction: 0.5,
+    overlapPeriod: { startAt: Date.UTC(2024, 0, 1), endAt: Date.UTC(2024, 6, 1) },
+    sharedAttributeTypes: ["CARBON_REMOVAL"],
+  };
+  const measureDoc = {
+    overlap_area_m2: 1234.5,
+    overlap_fraction: 0.25,
+    counterpart_overlap_fraction: 0.5,
+    overlap_period: { start_at: new Date(Date.UTC(2024, 0, 1)), end_at: new Date(Date.UTC(2024, 6, 1)) },
+    shared_attribute_types: ["CARBON_REMOVAL"],
+  };
+  const change = { by: "client:farm-co", at: Date.UTC(2025, 2, 3, 4, 5, 6, 789) };
+
+  it("names the collections", () => {
+    expect([SOURCE_EVENTS, CONFLICT_PAIRS]).toEqual(["source_events", "conflict_pairs"]);
+  });
+
+  it("keys an event by its source and zero-padded seq (sorting in seq order), a pair by its two sides", () => {
+    expect(sourceEventId("src_01J0000000000000000000000A", 7)).toBe("src_01J0000000000000000000000A:0000000007");
+    expect(sourceEventId("src_x", 1234567890)).toBe("src_x:1234567890");
+    const ids = [1, 2, 9, 10, 11, 100].map((seq) => sourceEventId("src_x", seq));
+    expect([...ids].sort()).toEqual(ids);
+    expect(conflictPairId("src_a", "src_b")).toBe("src_a|src_b");
+  });
+
+  it("stores a measure in snake_case with its period as BSON dates, and reads it back", () => {
+    expect(toMeasureDocument(measure)).toStrictEqual(measureDoc);
+    expect(fromMeasureDocument(measureDoc)).toStrictEqual(measure);
+    const copy = toMeasureDocument(measure);
+    copy.shared_attribute_types.push("X");
+    expect(measure.sharedAttributeTypes).toEqual(["CARBON_REMOVAL"]);
+  });
+
+  it("writes a create's events: created first (the record as stored then), then a conflict_set on both sides", () => {
+    const record = makeRecord({ id: "src_new", accountId: "acct_a", altId: "north-40", conflict: true });
+    const doc = toDocument(record, 2);
+    const history = new HistoryWrites();
+    history.track({ id: "src_old", eventSeq: 5 });
+    history.created(doc, change);
+    history.conflictFound(record, { id: "src_old", accountId: "acct_b", altId: "mill" }, measure, change);
+    const at = new Date(change.at);
+    expect(history.events).toStrictEqual([
+      {
+        _id: "src_new:0000000001",
+        source_id: "src_new",
+        seq: 1,
+        account_id: "acct_a",
+        type: "created",
+        at,
+        by: "client:farm-co",
+        record: recordDocumentOf(doc),
+      },
+      {
+        _id: "src_new:0000000002",
+        source_id: "src_new",
+        seq: 2,
+        account_id: "acct_a",
+        type: "conflict_set",
+        at,
+        by: "client:farm-co",
+        counterpart: { id: "src_old", alt_id: "mill", account_id: "acct_b" },
+        measure: measureDoc,
+      },
+      {
+        _id: "src_old:0000000006",
+        source_id: "src_old",
+        seq: 6,
+        account_id: "acct_b",
+        type: "conflict_set",
+        at,
+        by: "client:farm-co",
+        counterpart: { id: "src_new", alt_id: "north-40", account_id: "acct_a" },
+        measure: { ...measureDoc, overlap_fraction: 0.5, counterpart_overlap_fraction: 0.25 },
+      },
+    ]);
+    expect(history.pairs).toStrictEqual([
+      { _id: "src_new|src_old", a: "src_new", b: "src_old", measure: measureDoc, detected_at: at },
+    ]);
+    expect(history.lastSeqOf("src_new")).toBe(2);
+    expect(history.lastSeqOf("src_old")).toBe(6);
+    expect(history.lastSeqOf("src_elsewhere")).toBe(0);
+  });
+
+  it("keeps the record of a created event apart from the document (no index-only fields, its own flag)", () => {
+    const doc = toDocument(makeRecord({ conflict: false }));
+    const kept = recordDocumentOf(doc);
+    doc.conflict = true;
+    expect(kept.conflict).toBe(false);
+    expect(Object.keys(kept).sort()).toEqual(Object.keys(RECORD_FIELDS).sort());
+    expect(toDocument(makeRecord()).event_seq).toBe(1);
+    expect(toDocument(makeRecord(), 4).event_seq).toBe(4);
+  });
+
+  it("writes a delete's events: deleted after the source's last seq, conflict_cleared on each counterpart", () => {
+    const history = new HistoryWrites();
+    const removed = { id: "src_gone", accountId: "acct_a", altId: "gone", eventSeq: 3 };
+    history.track(removed);
+    history.deleted(removed, change);
+    const counterpart = { id: "src_left", accountId: "acct_b", altId: "left", eventSeq: 8 };
+    history.track(counterpart);
+    history.track({ id: "src_left", eventSeq: 1 }); // tracked once: the first read wins
+    history.released(counterpart, removed, change);
+    const at = new Date(change.at);
+    expect(history.events).toStrictEqual([
+      {
+        _id: "src_gone:0000000004",
+        source_id: "src_gone",
+        seq: 4,
+        account_id: "acct_a",
+        type: "deleted",
+        at,
+        by: "client:farm-co",
+      },
+      {
+        _id: "src_left:0000000009",
+        source_id: "src_left",
+        seq: 9,
+        account_id: "acct_b",
+        type: "conflict_cleared",
+        at,
+        by: "client:farm-co",
+        counterpart: { id: "src_gone", alt_id: "gone", account_id: "acct_a" },
+      },
+    ]);
+    expect(history.pairs).toEqual([]);
+  });
+
+  it("reads an event back: times as epoch ms, the record through the record mapping, optional parts only when there", () => {
+    const record = makeRecord({ conflict: false });
+    const doc = toDocument(record);
+    const created: Omit<SourceEventDocument, "_id"> = {
+      source_id: record.id,
+      seq: 1,
+      account_id: record.accountId,
+      type: "created",
+      at: new Date(change.at),
+      by: change.by,
+      record: recordDocumentOf(doc),
+    };
+    const { bbox: _bbox, areaM2: _areaM2, ...stored } = record;
+    expect(fromEventDocument(created)).toStrictEqual({
+      sourceId: record.id,
+      accountId: record.accountId,
+      seq: 1,
+      type: "created",
+      at: change.at,
+      by: change.by,
+      record: stored,
     });
-    expect(setConflictUpdate(["src_c"], false)).toStrictEqual({
-      filter: { _id: { $in: ["src_c"] } },
-      update: { $set: { conflict: false } },
+    expect(
+      fromEventDocument({
+        source_id: "src_b",
+        seq: 2,
+        account_id: "acct_b",
+        type: "conflict_set",
+        at: new Date(change.at),
+        by: change.by,
+        counterpart: { id: "src_a", alt_id: "a", account_id: "acct_a" },
+        measure: measureDoc,
+      }),
+    ).toStrictEqual({
+      sourceId: "src_b",
+      accountId: "acct_b",
+      seq: 2,
+      type: "conflict_set",
+      at: change.at,
+      by: change.by,
+      counterpart: { id: "src_a", altId: "a", accountId: "acct_a" },
+      measure,
+    });
+    expect(
+      fromEventDocument({
+        source_id: "src_b",
+        seq: 3,
+        account_id: "acct_b",
+        type: "deleted",
+        at: new Date(change.at),
+        by: "admin",
+      }),
+    ).toStrictEqual({ sourceId: "src_b", accountId: "acct_b", seq: 3, type: "deleted", at: change.at, by: "admin" });
+  });
+
+  it("pins the history query: the source's events in seq order, scoped to its account or any (admins)", () => {
+    expect(historyFilter("src_1", "acct_a")).toStrictEqual({ source_id: "src_1", account_id: "acct_a" });
+    expect(historyFilter("src_1", null)).toStrictEqual({ source_id: "src_1" });
+    expect(HISTORY_OPTIONS).toStrictEqual({ sort: { seq: 1 }, projection: { _id: 0 } });
+  });
+
+  it("pins the pair queries: from either side, one clause per index; keys only for a delete", () => {
+    expect(pairsOfFilter("src_1")).toStrictEqual({ $or: [{ a: "src_1" }, { b: "src_1" }] });
+    expect(pairsOfAnyFilter(["src_1", "src_2"])).toStrictEqual({
+      $or: [{ a: { $in: ["src_1", "src_2"] } }, { b: { $in: ["src_1", "src_2"] } }],
+    });
+    expect(PAIR_KEYS_OPTIONS).toStrictEqual({ projection: { _id: 0, a: 1, b: 1 } });
+    expect(PAIR_OPTIONS).toStrictEqual({ projection: { _id: 0, a: 1, b: 1, measure: 1, detected_at: 1 } });
+    // Each clause's field leads one index, and a key read needs nothing beyond the index.
+    for (const [clause, index] of [
+      ["a", CONFLICT_PAIR_INDEXES[0]],
+      ["b", CONFLICT_PAIR_INDEXES[1]],
+    ] as const) {
+      const keys = Object.keys(index.key as object);
+      expect(keys[0]).toBe(clause);
+      expect(new Set(keys)).toEqual(new Set(["a", "b"]));
+    }
+  });
+
+  it("pins the counterpart reads and the live check of a source's conflicts", () => {
+    expect(sourcesByIdFilter(["src_1", "src_2"])).toStrictEqual({ _id: { $in: ["src_1", "src_2"] } });
+    expect(EVENT_SUBJECT_OPTIONS).toStrictEqual({ projection: EVENT_SUBJECT_FIELDS });
+    expect(COUNTERPART_OPTIONS).toStrictEqual({ projection: { _id: 1, alt_id: 1, account_id: 1 } });
+    expect(LIVE_SOURCE_OPTIONS).toStrictEqual({ projection: { _id: 1 } });
+  });
+
+  it("inserts events and pairs in the order made", () => {
+    expect(HISTORY_INSERT_OPTIONS).toStrictEqual({ ordered: true });
+  });
+
+  it("shows a pair from the asked source's side: as stored from a, turned round from b", () => {
+    const pair: Omit<ConflictPairDocument, "_id"> = {
+      a: "src_a",
+      b: "src_b",
+      measure: measureDoc,
+      detected_at: new Date(change.at),
+    };
+    expect(fromPairDocument("src_a", pair, { _id: "src_b", alt_id: "bee", account_id: "acct_b" })).toStrictEqual({
+      counterpart: { id: "src_b", altId: "bee", accountId: "acct_b" },
+      measure,
+      detectedAt: change.at,
+    });
+    expect(fromPairDocument("src_b", pair, { _id: "src_a", alt_id: "ay", account_id: "acct_a" })).toStrictEqual({
+      counterpart: { id: "src_a", altId: "ay", accountId: "acct_a" },
+      measure: { ...measure, overlapFraction: 0.5, counterpartOverlapFraction: 0.25 },
+      detectedAt: change.at,
     });
   });
 });
@@ -962,6 +1254,70 @@ describe("guard cells", () => {
   });
 });
 
+describe("the ledger at an instant (as_of)", () => {
+  const asOf = Date.UTC(2025, 0, 1);
+  const instant = new Date(asOf);
+
+  it("reads the created events by the instant, in one account or any, in list order, a chunk at a time", () => {
+    expect(asOfCreatedFilter(asOf, "acct_a")).toStrictEqual({
+      account_id: "acct_a",
+      type: "created",
+      at: { $lte: instant },
+    });
+    expect(asOfCreatedFilter(asOf, null)).toStrictEqual({ type: "created", at: { $lte: instant } });
+    expect(asOfCreatedOptions(40)).toStrictEqual({
+      sort: { at: 1, source_id: 1 },
+      projection: { _id: 0, source_id: 1, at: 1, record: 1 },
+      limit: 40,
+    });
+  });
+
+  it("reads what a page would take first (at least 16), then doubles, up to 500 created events a read", () => {
+    expect([0, 1, 2, 3, 4, 5].map((round) => asOfChunkSize(0, 7, round))).toEqual([16, 32, 64, 128, 256, 500]);
+    expect([0, 1, 2].map((round) => asOfChunkSize(20, 100, round))).toEqual([120, 240, 480]);
+    expect(asOfChunkSize(0, 1_000, 0)).toBe(500);
+    expect(asOfChunkSize(0, 1, 10_000)).toBe(500);
+    expect([AS_OF_FIRST_CHUNK, AS_OF_CHUNK]).toEqual([16, 500]);
+  });
+
+  it("continues after a keyset cursor: a range on at for the index bounds, and the exact $or", () => {
+    const t = new Date(1_700_000_000_000);
+    expect(asOfCreatedFilter(asOf, "acct_a", { createdAt: t.getTime(), id: "src_5" })).toStrictEqual({
+      account_id: "acct_a",
+      type: "created",
+      at: { $gte: t, $lte: instant },
+      $or: [{ at: { $gt: t } }, { at: t, source_id: { $gt: "src_5" } }],
+    });
+  });
+
+  it("narrows to one source when the list asks for an id", () => {
+    expect(asOfCreatedFilter(asOf, null, undefined, "src_9")).toStrictEqual({
+      type: "created",
+      at: { $lte: instant },
+      source_id: "src_9",
+    });
+  });
+
+  it("reads what happened to a chunk's sources by the instant: deletes and conflict events, types only", () => {
+    expect(asOfChangesFilter(["src_1", "src_2"], asOf)).toStrictEqual({
+      source_id: { $in: ["src_1", "src_2"] },
+      type: { $in: ["deleted", "conflict_set", "conflict_cleared"] },
+      at: { $lte: instant },
+    });
+    expect(AS_OF_CHANGES_OPTIONS).toStrictEqual({ projection: { _id: 0, source_id: 1, type: 1 } });
+  });
+
+  it("reads one source's events by the instant along source_seq for a get", () => {
+    expect(asOfHistoryFilter("src_1", "acct_a", asOf)).toStrictEqual({
+      source_id: "src_1",
+      account_id: "acct_a",
+      at: { $lte: instant },
+    });
+    expect(asOfHistoryFilter("src_1", null, asOf)).toStrictEqual({ source_id: "src_1", at: { $lte: instant } });
+    expect(AS_OF_HISTORY_OPTIONS).toStrictEqual({ sort: { seq: 1 }, projection: { _id: 0, type: 1, record: 1 } });
+  });
+});
+
 describe("index specifications", () => {
   it("pins every index of sources", () => {
     const fields = [
@@ -1011,6 +1367,34 @@ describe("index specifications", () => {
 
   it("never indexes the submitted geometry, only the cover", () => {
     expect(JSON.stringify(SOURCE_INDEXES)).not.toContain('"geometry"');
+  });
+
+  it("pins the event log's indexes: (source_id, seq) unique, also serving a history in seq order; created events in list order", () => {
+    expect(SOURCE_EVENT_INDEXES).toStrictEqual([
+      { key: { source_id: 1, seq: 1 }, name: "source_seq", unique: true },
+      { key: { account_id: 1, type: 1, at: 1, source_id: 1 }, name: "account_type_at" },
+      { key: { type: 1, at: 1, source_id: 1 }, name: "type_at" },
+    ]);
+    expect(SOURCE_EVENT_INDEXES.map((i) => Object.keys(i.key as object))).toEqual([
+      ["source_id", "seq"],
+      ["account_id", "type", "at", "source_id"],
+      ["type", "at", "source_id"],
+    ]);
+    // The history query: equality on the prefix, sorted by the next key.
+    expect(Object.keys(historyFilter("src_1", null))).toEqual(["source_id"]);
+    expect(Object.keys(HISTORY_OPTIONS.sort as object)).toEqual(["seq"]);
+    // An as_of list: its equalities are the prefix of one index, its order that index's next keys.
+    expect(Object.keys(asOfCreatedFilter(5, "acct_a")).slice(0, 2)).toEqual(["account_id", "type"]);
+    expect(Object.keys(asOfCreatedFilter(5, null))[0]).toBe("type");
+    expect(Object.keys(asOfCreatedOptions(1).sort as object)).toEqual(["at", "source_id"]);
+  });
+
+  it("pins the conflict pairs' indexes: a source's pairs are found from either side", () => {
+    expect(CONFLICT_PAIR_INDEXES).toStrictEqual([
+      { key: { a: 1, b: 1 }, name: "a_b" },
+      { key: { b: 1, a: 1 }, name: "b_a" },
+    ]);
+    expect(Object.keys(CONFLICT_PAIR_INDEXES[1].key as object)).toEqual(["b", "a"]);
   });
 
   it("pins the protected-area collections' indexes: the active layer first, then its covers", () => {

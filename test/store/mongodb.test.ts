@@ -1,8 +1,13 @@
 /**
- * The MongoDB store against a real server: the shared store contract suite, index setup, conflict
- * bookkeeping (the same cases as the embedded store, a brute-force comparison, geometries at the
- * edges of the globe), write skew between two clients racing, list behaviour (keyset pages, the
- * conflict, alt_id and active_at filters, exact bbox and intersects search) and the ledger secret.
+ * The MongoDB store against a real server: the shared store contract suite (with its history part,
+ * and with the conflict policy), index setup, conflict bookkeeping (the same cases as the embedded
+ * store, a brute-force comparison of flags and stored pairs, geometries at the edges of the globe),
+ * the event log and conflict pairs (written in the change's transaction, the invariant "flag ⇔ at
+ * least one live pair; every pair has conflict_set on both sides" after random creates and deletes
+ * of several accounts, also from two clients racing, history after deletion, account scoping, the
+ * query plans of history, pairs and as_of), write skew between two clients racing, list behaviour
+ * (keyset pages, the conflict, alt_id and active_at filters, exact bbox and intersects search) and
+ * the ledger secret.
  *
  * These tests need a MongoDB replica set (transactions) named by MONGODB_URI, e.g.
  * `mongodb://localhost:27017/?replicaSet=rs0`; CI starts one (.github/workflows/ci.yml) and
@@ -17,11 +22,18 @@ import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import type { PolygonGeometry, SourceGeometry } from "../../src/geo/types.js";
 import { conflictPolicy, sourcesConflict } from "../../src/ledger/conflict.js";
+import { fromOtherSide } from "../../src/model/history.js";
 import type { ListCursor, ListQuery } from "../../src/model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../src/model/records.js";
 import { runCli } from "../../src/protected-areas/cli.js";
 import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
-import type { ProtectedAreaDocument, SourceDocument } from "../../src/store/mongodb/documents.js";
+import {
+  type ConflictPairDocument,
+  type ProtectedAreaDocument,
+  type SourceDocument,
+  type SourceEventDocument,
+  toMeasureDocument,
+} from "../../src/store/mongodb/documents.js";
 import {
   type MongoProtectedAreaLayers,
   type MongoSourceStore,
@@ -31,27 +43,38 @@ import {
 } from "../../src/store/mongodb/index.js";
 import type { LayerStateDocument } from "../../src/store/mongodb/layer-state.js";
 import {
+  asOfCreatedFilter,
+  asOfCreatedOptions,
+  CONFLICT_PAIR_INDEXES,
+  CONFLICT_PAIRS,
   GEOMETRY_CHUNK_INDEXES,
   GEOMETRY_CHUNKS,
   GUARDS,
   garbageBatchQuery,
+  HISTORY_OPTIONS,
+  historyFilter,
   LAYERS,
   listFilter,
   listOptions,
+  PAIR_OPTIONS,
   PROTECTED_AREA_CANDIDATE_OPTIONS,
   PROTECTED_AREA_INDEXES,
   PROTECTED_AREAS,
+  pairsOfFilter,
   protectedAreaCandidatesFilter,
   SETTINGS,
+  SOURCE_EVENT_INDEXES,
+  SOURCE_EVENTS,
   SOURCE_INDEXES,
   SOURCES,
 } from "../../src/store/mongodb/queries.js";
+import { AltIdTakenError } from "../../src/store/port.js";
 import {
   type LayerImport,
   LayerSupersededError,
   type NewProtectedArea,
 } from "../../src/store/protected-area-layers.js";
-import { BASE_TIME, listQuery, makeRecord, square } from "../contract/fixtures.js";
+import { BASE_TIME, change, listQuery, makeRecord, square } from "../contract/fixtures.js";
 import { describeSourceStoreContract } from "../contract/source-store-contract.js";
 import { featureCollection, paFeature, rect, type TempDir, tempDir } from "../protected-areas/fixtures.js";
 import { ring } from "../support/geometry-fixtures.js";
@@ -92,9 +115,9 @@ describe.skipIf(!uri)(`MongoDB contract (${uri ? RUNS : SKIPPED})`, () => {
     admin = undefined;
   });
 
-  describeSourceStoreContract("mongodb", async () => {
+  const testStore = (withPolicy: boolean) => async () => {
     const database = freshDatabase();
-    const store = await openTestStore(database, false);
+    const store = await openTestStore(database, withPolicy);
     return {
       store,
       cleanup: async () => {
@@ -102,7 +125,8 @@ describe.skipIf(!uri)(`MongoDB contract (${uri ? RUNS : SKIPPED})`, () => {
         await adminClient().db(database).dropDatabase();
       },
     };
-  });
+  };
+  describeSourceStoreContract("mongodb", testStore(false), { makeConflictStore: testStore(true) });
 });
 
 const Y2025 = Date.UTC(2025, 0, 1);
@@ -121,6 +145,91 @@ function prng(seed: number): () => number {
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Every conflicting pair of `records`, as `"<id>|<id>"` with the smaller id first. */
+function bruteForcePairs(records: readonly NewSourceRecord[]): Set<string> {
+  const pairs = new Set<string>();
+  for (let j = 0; j < records.length; j++) {
+    for (let i = 0; i < j; i++) {
+      if (sourcesConflict(records[j], records[i])) pairs.add([records[i].id, records[j].id].sort().join("|"));
+    }
+  }
+  return pairs;
+}
+
+/**
+ * What the stored documents say against the invariant of docs/api.md §14, read straight from the
+ * collections: every pair joins two live sources; a source is flagged exactly when it has a pair;
+ * every pair has one conflict_set on each side naming the other, with the pair's measure from that
+ * side; a live source's `event_seq` is its last event's seq, its events are 1..n with created first,
+ * and its conflict_set events outnumber its conflict_cleared ones by its pairs; a deleted source's
+ * last event is its only deleted one. Returns the problems found (none: []) and the stored pairs.
+ */
+async function historyProblems(database: string): Promise<{ problems: string[]; pairs: Set<string> }> {
+  const db = adminClient().db(database);
+  const sources = await db
+    .collection<SourceDocument>(SOURCES)
+    .find({}, { projection: { _id: 1, conflict: 1, event_seq: 1 } })
+    .toArray();
+  const pairs = await db.collection<ConflictPairDocument>(CONFLICT_PAIRS).find({}).toArray();
+  const events = await db
+    .collection<SourceEventDocument>(SOURCE_EVENTS)
+    .find({}, { projection: { record: 0 }, sort: { source_id: 1, seq: 1 } })
+    .toArray();
+  const problems: string[] = [];
+  const live = new Map(sources.map((s) => [s._id, s]));
+  const eventsOf = new Map<string, SourceEventDocument[]>();
+  for (const event of events) {
+    const list = eventsOf.get(event.source_id);
+    if (list === undefined) eventsOf.set(event.source_id, [event]);
+    else list.push(event);
+  }
+  const pairCount = new Map<string, number>();
+  for (const pair of pairs) {
+    for (const id of [pair.a, pair.b]) {
+      pairCount.set(id, (pairCount.get(id) ?? 0) + 1);
+      if (!live.has(id)) problems.push(`pair ${pair._id}: ${id} is not live`);
+    }
+    for (const [side, other, measure] of [
+      [pair.a, pair.b, pair.measure],
+      [pair.b, pair.a, toMeasureDocument(fromOtherSide(fromMeasureOf(pair.measure)))],
+    ] as const) {
+      const sets = (eventsOf.get(side) ?? []).filter((e) => e.type === "conflict_set" && e.counterpart?.id === other);
+      if (sets.length !== 1) problems.push(`pair ${pair._id}: ${sets.length} conflict_set on ${side}`);
+      else if (JSON.stringify(sets[0].measure) !== JSON.stringify(measure)) {
+        problems.push(`pair ${pair._id}: the measure on ${side}`);
+      }
+    }
+  }
+  for (const source of sources) {
+    const paired = (pairCount.get(source._id) ?? 0) > 0;
+    if (source.conflict !== paired) problems.push(`${source._id}: conflict ${source.conflict}, paired ${paired}`);
+    const own = eventsOf.get(source._id) ?? [];
+    if (source.event_seq !== own.length) problems.push(`${source._id}: event_seq ${source.event_seq} of ${own.length}`);
+    const sets = own.filter((e) => e.type === "conflict_set").length;
+    const clears = own.filter((e) => e.type === "conflict_cleared").length;
+    if (sets - clears !== (pairCount.get(source._id) ?? 0)) problems.push(`${source._id}: sets minus clears`);
+  }
+  for (const [id, own] of eventsOf) {
+    if (!own.every((e, i) => e.seq === i + 1)) problems.push(`${id}: seqs not 1..n`);
+    if (own[0].type !== "created") problems.push(`${id}: does not start with created`);
+    const deletes = own.filter((e) => e.type === "deleted");
+    if (live.has(id) ? deletes.length > 0 : deletes.length !== 1 || own.at(-1)?.type !== "deleted") {
+      problems.push(`${id}: deleted events`);
+    }
+  }
+  return { problems, pairs: new Set(pairs.map((p) => [p.a, p.b].sort().join("|"))) };
+}
+
+function fromMeasureOf(doc: ConflictPairDocument["measure"]) {
+  return {
+    overlapAreaM2: doc.overlap_area_m2,
+    overlapFraction: doc.overlap_fraction,
+    counterpartOverlapFraction: doc.counterpart_overlap_fraction,
+    overlapPeriod: { startAt: doc.overlap_period.start_at.getTime(), endAt: doc.overlap_period.end_at.getTime() },
+    sharedAttributeTypes: doc.shared_attribute_types,
   };
 }
 
@@ -167,9 +276,13 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
     }
   }
 
-  /** Empties the ledger between tests that count on a clean slate. */
+  /**
+   * Empties the ledger between tests that count on a clean slate: sources, and (as an operator
+   * would, docs/mongodb.md "Retention and erasure") their events and pairs.
+   */
   async function clear(): Promise<void> {
-    await adminClient().db(database).collection(SOURCES).deleteMany({});
+    const db = adminClient().db(database);
+    for (const name of [SOURCES, SOURCE_EVENTS, CONFLICT_PAIRS]) await db.collection(name).deleteMany({});
   }
 
   describe("setup", () => {
@@ -191,6 +304,18 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
         expect(Boolean(found?.unique)).toBe(Boolean(spec.unique));
       }
       expect(indexes).toHaveLength(SOURCE_INDEXES.length + 1); // and _id
+      for (const [collection, specs] of [
+        [SOURCE_EVENTS, SOURCE_EVENT_INDEXES],
+        [CONFLICT_PAIRS, CONFLICT_PAIR_INDEXES],
+      ] as const) {
+        const found = await db.collection(collection).listIndexes().toArray();
+        expect(found.map((i) => i.name).sort(), collection).toEqual(["_id_", ...specs.map((i) => i.name)].sort());
+        for (const spec of specs) {
+          const index = found.find((i) => i.name === spec.name);
+          expect(index?.key, spec.name).toEqual(spec.key);
+          expect(Boolean(index?.unique)).toBe(Boolean(spec.unique));
+        }
+      }
       const areaIndexes = await db.collection(PROTECTED_AREAS).listIndexes().toArray();
       expect(areaIndexes.map((i) => i.name).sort()).toEqual(
         ["_id_", ...PROTECTED_AREA_INDEXES.map((i) => i.name)].sort(),
@@ -222,7 +347,7 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
         .findOne({ _id: record.id });
       expect(doc?.geometry).toEqual(record.geometry); // clockwise, with a repeated vertex: as sent
       expect(doc?.cover.type).toBe("Polygon");
-      await store.deleteById(record.id, null);
+      await store.deleteById(record.id, null, change());
     });
   });
 
@@ -273,12 +398,12 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
         makeRecord({ geometry: cell(0.2, 1.5, 0.8, 3) }),
       ]);
       expect([h, x, y, z, w].map((r) => r.conflict)).toEqual([true, true, true, true, true]);
-      expect(await store.deleteById(h.id, null)).toBe(true);
+      expect(await store.deleteById(h.id, null, change())).toBe(true);
       expect(await flagOf(x.id)).toBe(true);
       expect(await flagOf(w.id)).toBe(true);
       expect(await flagOf(y.id)).toBe(false);
       expect(await flagOf(z.id)).toBe(false);
-      expect(await store.deleteByAltId(w.altId, w.accountId)).toBe(true);
+      expect(await store.deleteByAltId(w.altId, w.accountId, change())).toBe(true);
       expect(await flagOf(x.id)).toBe(false);
     });
 
@@ -338,13 +463,174 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
       const first = bruteForceFlags(records);
       expect([...first.values()].filter(Boolean).length).toBeGreaterThan(100);
       expect(mismatches(first, await allRecords())).toEqual([]);
+      const afterInserts = await historyProblems(database);
+      expect(afterInserts.problems).toEqual([]);
+      expect(afterInserts.pairs).toEqual(bruteForcePairs(records));
 
       const doomed = new Set(records.filter(() => random() < 0.3).map((r) => r.id));
       for (const record of records) {
-        if (doomed.has(record.id)) expect(await store.deleteById(record.id, null)).toBe(true);
+        if (doomed.has(record.id)) expect(await store.deleteById(record.id, null, change())).toBe(true);
       }
       const live = records.filter((r) => !doomed.has(r.id));
       expect(mismatches(bruteForceFlags(live), await allRecords())).toEqual([]);
+      const afterDeletes = await historyProblems(database);
+      expect(afterDeletes.problems).toEqual([]);
+      expect(afterDeletes.pairs).toEqual(bruteForcePairs(live));
+    });
+  });
+
+  describe("history and conflict pairs (docs/api.md §14)", () => {
+    const events = (id: string, scope: string | null = null) => store.history(id, scope);
+
+    it("writes a create's events and pairs in its transaction: a rejected batch leaves none of them", async () => {
+      await clear();
+      const [a] = await store.insertMany([makeRecord({ altId: "taken", geometry: cell(0, 0, 1, 1) })]);
+      const b = makeRecord({ accountId: "acct_b", geometry: cell(0.5, 0, 1.5, 1) });
+      const clash = makeRecord({ altId: "taken", geometry: cell(5, 5, 6, 6) });
+      await expect(store.insertMany([b, clash])).rejects.toBeInstanceOf(AltIdTakenError);
+      expect(await events(b.id)).toBeNull();
+      expect((await events(a.id))?.map((e) => e.type)).toEqual(["created"]);
+      expect(await flagOf(a.id)).toBe(false);
+      expect(await adminClient().db(database).collection(CONFLICT_PAIRS).countDocuments()).toBe(0);
+
+      await store.insertMany([b]);
+      expect((await events(a.id))?.map((e) => [e.seq, e.type, e.counterpart?.id])).toEqual([
+        [1, "created", undefined],
+        [2, "conflict_set", b.id],
+      ]);
+      expect((await events(b.id))?.map((e) => [e.seq, e.type, e.counterpart?.id])).toEqual([
+        [1, "created", undefined],
+        [2, "conflict_set", a.id],
+      ]);
+      expect((await historyProblems(database)).problems).toEqual([]);
+    });
+
+    it("keeps the history after the delete, in the owning account and for admins only; conflicts of a deleted source are null", async () => {
+      await clear();
+      const [a] = await store.insertMany([makeRecord({ accountId: "acct_a", geometry: cell(0, 0, 1, 1) })]);
+      const [b] = await store.insertMany([makeRecord({ accountId: "acct_b", geometry: cell(0, 0.5, 1, 1.5) })]);
+      expect((await store.conflictsOf(a.id, "acct_a"))?.map((c) => c.counterpart)).toEqual([
+        { id: b.id, altId: b.altId, accountId: "acct_b" },
+      ]);
+      expect(await store.deleteByAltId(b.altId, "acct_b", change({ by: "client-b", at: BASE_TIME + 9e9 }))).toBe(true);
+
+      for (const scope of ["acct_b", null]) {
+        expect((await events(b.id, scope))?.map((e) => [e.seq, e.type, e.by])).toEqual([
+          [1, "created", b.createdBy],
+          [2, "conflict_set", b.createdBy],
+          [3, "deleted", "client-b"],
+        ]);
+      }
+      expect(await events(b.id, "acct_a")).toBeNull();
+      expect(await store.get(b.id, null)).toBeNull();
+      expect(await store.conflictsOf(b.id, null)).toBeNull();
+      expect(await store.conflictsOf(a.id, "acct_a")).toEqual([]);
+      expect((await events(a.id, "acct_a"))?.map((e) => [e.type, e.counterpart?.id, e.by])).toEqual([
+        ["created", undefined, a.createdBy],
+        ["conflict_set", b.id, b.createdBy],
+        ["conflict_cleared", b.id, "client-b"],
+      ]);
+      expect(await flagOf(a.id)).toBe(false);
+    });
+
+    it("keeps the invariant and the brute-force pairs through random creates and deletes of three accounts from two racing clients", async () => {
+      await clear();
+      const other = await openTestStore(database, true);
+      const random = prng(4242);
+      const everything: NewSourceRecord[] = [];
+      const gone = new Set<string>();
+      try {
+        for (let round = 0; round < 25; round++) {
+          const batch = () =>
+            Array.from({ length: 1 + Math.floor(random() * 3) }, () => {
+              const x = 30 + random() * 1.5;
+              const y = 30 + random() * 1.5;
+              const size = 0.1 + random() * 0.4;
+              return makeRecord({
+                accountId: ["acct_a", "acct_b", "acct_c"][Math.floor(random() * 3)],
+                geometry: cell(x, y, x + size, y + size),
+                attributeType: random() < 0.5 ? [] : ["CARBON_REMOVAL"],
+              });
+            });
+          const live = everything.filter((r) => !gone.has(r.id));
+          const victims = live.filter(() => random() < 0.2);
+          const creates = [batch(), batch()];
+          everything.push(...creates.flat());
+          await Promise.all([
+            store.insertMany(creates[0]),
+            other.insertMany(creates[1]),
+            ...victims.map((victim, i) =>
+              (i % 2 === 0 ? store : other).deleteById(victim.id, null, change({ at: BASE_TIME + round })),
+            ),
+          ]);
+          for (const victim of victims) gone.add(victim.id);
+        }
+      } finally {
+        await other.close();
+      }
+      const live = everything.filter((r) => !gone.has(r.id));
+      const { problems, pairs } = await historyProblems(database);
+      expect(problems).toEqual([]);
+      expect(pairs).toEqual(bruteForcePairs(live));
+      expect(pairs.size).toBeGreaterThan(20);
+      expect(gone.size).toBeGreaterThan(10);
+    });
+
+    it("reads histories, pairs and the created events of as_of through their indexes", async () => {
+      await clear();
+      const records = Array.from({ length: 60 }, (_, i) =>
+        makeRecord({ accountId: `acct_${i % 3}`, geometry: cell(50 + (i % 10) * 0.5, 20, 50.6 + (i % 10) * 0.5, 21) }),
+      );
+      await store.insertMany(records);
+      const db = adminClient().db(database);
+      const history = await db
+        .collection<SourceEventDocument>(SOURCE_EVENTS)
+        .find(historyFilter(records[5].id, "acct_2"), HISTORY_OPTIONS)
+        .explain("executionStats");
+      expect(new Set(indexNames(history.queryPlanner.winningPlan))).toEqual(new Set(["source_seq"]));
+      expect(history.executionStats.nReturned).toBe(18); // created, and a conflict_set per pair
+      const pairs = await db
+        .collection<ConflictPairDocument>(CONFLICT_PAIRS)
+        .find(pairsOfFilter(records[5].id), PAIR_OPTIONS)
+        .explain("executionStats");
+      expect(new Set(indexNames(pairs.queryPlanner.winningPlan))).toEqual(new Set(["a_b", "b_a"]));
+      // Five at the same place, six on each side overlapping by a sixth.
+      expect(pairs.executionStats.nReturned).toBe(17);
+      for (const [accountId, index] of [
+        ["acct_1", "account_type_at"],
+        [null, "type_at"],
+      ] as const) {
+        const asOf = await db
+          .collection<SourceEventDocument>(SOURCE_EVENTS)
+          .find(asOfCreatedFilter(Date.now(), accountId), asOfCreatedOptions(16))
+          .explain("executionStats");
+        expect(new Set(indexNames(asOf.queryPlanner.winningPlan)), index).toEqual(new Set([index]));
+        expect(JSON.stringify(asOf.queryPlanner.winningPlan)).not.toContain('"SORT"');
+      }
+    });
+
+    it("lists and gets the ledger as it stood at past instants", async () => {
+      await clear();
+      const t = Date.UTC(2024, 5, 1);
+      const [a] = await store.insertMany([makeRecord({ geometry: cell(0, 0, 1, 1), createdAt: t + 1 })]);
+      const [b] = await store.insertMany([
+        makeRecord({ accountId: "acct_b", geometry: cell(0.5, 0, 1.5, 1), createdAt: t + 2 }),
+      ]);
+      await store.deleteById(b.id, null, change({ at: t + 3 }));
+      const at = (instant: number, accountId: string | null = null) =>
+        store.list({ ...listQuery(accountId), asOf: instant });
+
+      expect((await at(t)).map((r) => r.id)).toEqual([]);
+      expect((await at(t + 1)).map((r) => [r.id, r.conflict])).toEqual([[a.id, false]]);
+      expect((await at(t + 2)).map((r) => [r.id, r.conflict])).toEqual([
+        [a.id, true],
+        [b.id, true],
+      ]);
+      expect((await at(t + 2, "acct_b")).map((r) => r.id)).toEqual([b.id]);
+      expect((await at(t + 3)).map((r) => [r.id, r.conflict])).toEqual([[a.id, false]]);
+      expect(await store.getAsOf(b.id, "acct_b", t + 2)).toMatchObject({ id: b.id, conflict: true });
+      expect(await store.getAsOf(b.id, "acct_a", t + 2)).toBeNull();
+      expect(await store.getAsOf(b.id, null, t + 3)).toBeNull();
     });
   });
 
@@ -378,7 +664,10 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
           thirds.push(c.id);
         }
         for (const [a, b] of pairs) {
-          const deleted = await Promise.all([store.deleteById(a.id, null), other.deleteById(b.id, null)]);
+          const deleted = await Promise.all([
+            store.deleteById(a.id, null, change()),
+            other.deleteById(b.id, null, change()),
+          ]);
           expect(deleted).toEqual([true, true]);
         }
         for (const id of thirds) expect(await flagOf(id)).toBe(false);

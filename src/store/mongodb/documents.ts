@@ -2,6 +2,14 @@ import type { Binary } from "mongodb";
 import { countPositions } from "../../geo/parts.js";
 import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
 import {
+  type ConflictMeasure,
+  type Counterpart,
+  fromOtherSide,
+  type SourceConflict,
+  type SourceEvent,
+  type SourceEventType,
+} from "../../model/history.js";
+import {
   type NewSourceRecord,
   type SourceRecord,
   type UnepOverlapJson,
@@ -52,20 +60,35 @@ export interface SourceDocument {
   updated_at: Date;
   conflict: boolean;
   unep_overlap: UnepOverlapDocument | null;
+  /**
+   * The `seq` of the source's last event in `source_events` (history.ts): every transaction that
+   * appends events for a live source sets it in the same transaction. Missing on documents written
+   * before the event log existed (read as 0: no events).
+   */
+  event_seq?: number;
 }
 
 /** The fields a record is read from (the `RECORD_PROJECTION`). */
-export type RecordDocument = Omit<SourceDocument, "cover" | "bbox" | "area_m2">;
+export type RecordDocument = Omit<SourceDocument, "cover" | "bbox" | "area_m2" | "event_seq">;
+
+/** What the events and pairs of a source name of it (the `EVENT_SUBJECT_PROJECTION`). */
+export type EventSubjectDocument = Pick<SourceDocument, "_id" | "account_id" | "alt_id" | "event_seq">;
 
 /** The fields a conflict decision reads (the `SUBJECT_PROJECTION`). */
-export type SubjectDocument = Pick<
-  SourceDocument,
-  "_id" | "geometry" | "bbox" | "area_m2" | "start_at" | "end_at" | "attribute_type" | "conflict"
->;
+export type SubjectDocument = EventSubjectDocument &
+  Pick<SourceDocument, "geometry" | "bbox" | "area_m2" | "start_at" | "end_at" | "attribute_type" | "conflict">;
+
+/** A stored source as its events and pairs name it, with the seq of its last event. */
+export interface EventSubject {
+  id: string;
+  accountId: string;
+  altId: string;
+  /** 0 when it has no event yet. */
+  eventSeq: number;
+}
 
 /** A stored source as the conflict bookkeeping sees it. */
-export interface StoredSubject extends SpatialSubject {
-  id: string;
+export interface StoredSubject extends SpatialSubject, EventSubject {
   conflict: boolean;
 }
 
@@ -99,8 +122,11 @@ function fromUnepDocument(overlap: UnepOverlapDocument): UnepOverlapRecord {
   };
 }
 
-/** The document for a new record; everything is copied, nothing of the caller's is shared. */
-export function toDocument(record: NewSourceRecord): SourceDocument {
+/**
+ * The document for a new record; everything is copied, nothing of the caller's is shared.
+ * `eventSeq` is the seq of the last event its create writes (1: the `created` event alone).
+ */
+export function toDocument(record: NewSourceRecord, eventSeq = 1): SourceDocument {
   return {
     _id: record.id,
     account_id: record.accountId,
@@ -125,7 +151,18 @@ export function toDocument(record: NewSourceRecord): SourceDocument {
     updated_at: new Date(record.updatedAt),
     conflict: record.conflict,
     unep_overlap: record.unepOverlap === null ? null : unepOverlapJson(record.unepOverlap),
+    event_seq: eventSeq,
   };
+}
+
+/**
+ * The record fields of a source document: the record as a `created` event keeps it. A shallow
+ * copy: its top-level fields (the flag) are its own, nested values are shared with the document
+ * (the driver only serializes them).
+ */
+export function recordDocumentOf(doc: SourceDocument): RecordDocument {
+  const { cover: _cover, bbox: _bbox, area_m2: _area, event_seq: _seq, ...record } = doc;
+  return record;
 }
 
 /** The record a document holds. The driver hands out fresh objects, so nothing is shared. */
@@ -154,9 +191,13 @@ export function fromDocument(doc: RecordDocument): SourceRecord {
   };
 }
 
+export function fromEventSubjectDocument(doc: EventSubjectDocument): EventSubject {
+  return { id: doc._id, accountId: doc.account_id, altId: doc.alt_id, eventSeq: doc.event_seq ?? 0 };
+}
+
 export function fromSubjectDocument(doc: SubjectDocument): StoredSubject {
   return {
-    id: doc._id,
+    ...fromEventSubjectDocument(doc),
     geometry: doc.geometry,
     bbox: fromBoxDocument(doc.bbox),
     areaM2: doc.area_m2,
@@ -175,6 +216,138 @@ export interface SettingDocument {
   _id: string;
   value: Binary;
   created_at: Date;
+}
+
+// --- history (docs/api.md §14) ---
+
+/** A conflict's measure (model/history.ts ConflictMeasure) in snake_case, the period as BSON dates. */
+export interface ConflictMeasureDocument {
+  overlap_area_m2: number;
+  overlap_fraction: number;
+  counterpart_overlap_fraction: number;
+  overlap_period: { start_at: Date; end_at: Date };
+  shared_attribute_types: string[];
+}
+
+/** The other side of a conflict, as an event names it. */
+export interface CounterpartDocument {
+  id: string;
+  alt_id: string;
+  account_id: string;
+}
+
+/**
+ * An event of collection `source_events` (docs/api.md §14). `_id` is `<source_id>:<seq>`, the seq
+ * zero-padded to 10 digits (sourceEventId), so one source's events sort by `_id` in seq order and
+ * a second event of the same seq is a duplicate key twice over (`_id` and `source_seq`).
+ * Append-only: the store only ever inserts these.
+ */
+export interface SourceEventDocument {
+  _id: string;
+  source_id: string;
+  seq: number;
+  /** The owning account of the source (not of the actor). */
+  account_id: string;
+  type: SourceEventType;
+  at: Date;
+  by: string;
+  /** `created`: the record as stored by its create (conflict as it stood then). */
+  record?: RecordDocument;
+  /** `conflict_set`, `conflict_cleared`: the other side. */
+  counterpart?: CounterpartDocument;
+  /** `conflict_set`: the pair's measure from this source's side. */
+  measure?: ConflictMeasureDocument;
+}
+
+/**
+ * A live conflict of collection `conflict_pairs`: stored once, `a` the source whose create found
+ * it and `measure` from a's side; `_id` is `<a>|<b>` (conflictPairId). Removed with either source.
+ */
+export interface ConflictPairDocument {
+  _id: string;
+  a: string;
+  b: string;
+  measure: ConflictMeasureDocument;
+  detected_at: Date;
+}
+
+/** Width of the zero-padded seq in an event's `_id`. */
+export const EVENT_SEQ_DIGITS = 10;
+
+export function sourceEventId(sourceId: string, seq: number): string {
+  return `${sourceId}:${String(seq).padStart(EVENT_SEQ_DIGITS, "0")}`;
+}
+
+/** Record ids (`src_<ULID>`) hold no `|`, so the pair's `_id` names its two sides unambiguously. */
+export function conflictPairId(a: string, b: string): string {
+  return `${a}|${b}`;
+}
+
+export function toMeasureDocument(measure: ConflictMeasure): ConflictMeasureDocument {
+  return {
+    overlap_area_m2: measure.overlapAreaM2,
+    overlap_fraction: measure.overlapFraction,
+    counterpart_overlap_fraction: measure.counterpartOverlapFraction,
+    overlap_period: {
+      start_at: new Date(measure.overlapPeriod.startAt),
+      end_at: new Date(measure.overlapPeriod.endAt),
+    },
+    shared_attribute_types: [...measure.sharedAttributeTypes],
+  };
+}
+
+export function fromMeasureDocument(doc: ConflictMeasureDocument): ConflictMeasure {
+  return {
+    overlapAreaM2: doc.overlap_area_m2,
+    overlapFraction: doc.overlap_fraction,
+    counterpartOverlapFraction: doc.counterpart_overlap_fraction,
+    overlapPeriod: { startAt: doc.overlap_period.start_at.getTime(), endAt: doc.overlap_period.end_at.getTime() },
+    sharedAttributeTypes: doc.shared_attribute_types,
+  };
+}
+
+export function toCounterpartDocument(subject: Pick<EventSubject, "id" | "altId" | "accountId">): CounterpartDocument {
+  return { id: subject.id, alt_id: subject.altId, account_id: subject.accountId };
+}
+
+export function fromCounterpartDocument(doc: CounterpartDocument): Counterpart {
+  return { id: doc.id, altId: doc.alt_id, accountId: doc.account_id };
+}
+
+/** The event an event document holds (the `_id` is not needed: source and seq say it). */
+export function fromEventDocument(doc: Omit<SourceEventDocument, "_id">): SourceEvent {
+  const event: SourceEvent = {
+    sourceId: doc.source_id,
+    accountId: doc.account_id,
+    seq: doc.seq,
+    type: doc.type,
+    at: doc.at.getTime(),
+    by: doc.by,
+  };
+  if (doc.record) event.record = fromDocument(doc.record);
+  if (doc.counterpart) event.counterpart = fromCounterpartDocument(doc.counterpart);
+  if (doc.measure) event.measure = fromMeasureDocument(doc.measure);
+  return event;
+}
+
+/** A pair as conflictsOf reads it (the `PAIR_OPTIONS` projection). */
+export type PairViewDocument = Omit<ConflictPairDocument, "_id">;
+
+/**
+ * A live conflict of source `id` from its side: the pair's measure as stored when `id` is its `a`,
+ * turned round when it is its `b`; the counterpart as its source document names it now.
+ */
+export function fromPairDocument(
+  id: string,
+  pair: PairViewDocument,
+  counterpart: Pick<EventSubjectDocument, "_id" | "alt_id" | "account_id">,
+): SourceConflict {
+  const measure = fromMeasureDocument(pair.measure);
+  return {
+    counterpart: { id: counterpart._id, altId: counterpart.alt_id, accountId: counterpart.account_id },
+    measure: pair.a === id ? measure : fromOtherSide(measure),
+    detectedAt: pair.detected_at.getTime(),
+  };
 }
 
 // --- protected areas ---

@@ -23,16 +23,22 @@ import { LIST_FILTERS, type ListFilterKind, type ListQuery, listFiltersOf } from
 import { spatialFilterOf } from "../spatial-filter.js";
 import { type CoverGeometry, coverOf } from "./cover.js";
 import type {
+  ConflictPairDocument,
   GeometryChunkDocument,
   GuardDocument,
   ProtectedAreaDocument,
   SettingDocument,
   SourceDocument,
+  SourceEventDocument,
 } from "./documents.js";
 import { LAYER_STATE_ID, type LayerStateDocument } from "./layer-state.js";
 
 export const SOURCES = "sources";
 export const GUARDS = "conflict_guards";
+/** Every change to a source, append-only (docs/api.md §14; history.ts). */
+export const SOURCE_EVENTS = "source_events";
+/** The live conflicts, one document per pair (docs/api.md §14). */
+export const CONFLICT_PAIRS = "conflict_pairs";
 export const PROTECTED_AREAS = "protected_areas";
 export const GEOMETRY_CHUNKS = "protected_area_geometry_chunks";
 export const LAYERS = "protected_area_layers";
@@ -48,7 +54,8 @@ export const WRITE_CONCERN = new WriteConcern("majority", undefined, true);
 export const READ_CONCERN = new ReadConcern("majority");
 
 /**
- * Options of every transaction (batch create, delete with conflict re-evaluation): a snapshot of
+ * Options of every transaction (batch create, delete, and the read-only ones: a source's
+ * conflicts, a create's protected areas): a snapshot of
  * majority-committed data for all reads, a majority-journaled commit, the primary, and a bound on
  * how long the server may spend committing.
  */
@@ -159,6 +166,34 @@ export const SOURCE_INDEXES: IndexDescription[] = [
 ];
 
 /**
+ * Indexes of `source_events`. `source_seq` makes `(source_id, seq)` unique (a backstop: the
+ * transactions number events from the source document's `event_seq`, history.ts) and serves a
+ * source's history in seq order, account scoping checked on the way (all events of a source carry
+ * its account), and the as_of reads of given sources. `_id` is `<source_id>:<seq>` already; the
+ * index keeps the contract's key explicit and the query plain. `account_type_at` and `type_at`
+ * walk the `created` events in list order for an as_of list (equality first, then the order, whose
+ * first key also bounds the instant: Equality-Sort-Range).
+ */
+export const SOURCE_EVENT_INDEXES: IndexDescription[] = [
+  { key: { source_id: 1, seq: 1 }, name: "source_seq", unique: true },
+  // The ledger as it stood at an instant (as_of): `created` events in list order (their `at` is
+  // the record's created_at), in one account and across accounts (asOfCreatedFilter).
+  { key: { account_id: 1, type: 1, at: 1, source_id: 1 }, name: "account_type_at" },
+  { key: { type: 1, at: 1, source_id: 1 }, name: "type_at" },
+];
+
+/**
+ * Indexes of `conflict_pairs`: a pair is stored once, so a source's pairs are found from either
+ * side, `{$or: [{a: id}, {b: id}]}`, each clause an equality on the prefix of one index. The
+ * other side as second key lets the delete's reads of pair keys be covered by the indexes.
+ * `_id` (`<a>|<b>`) keeps one document per pair.
+ */
+export const CONFLICT_PAIR_INDEXES: IndexDescription[] = [
+  { key: { a: 1, b: 1 }, name: "a_b" },
+  { key: { b: 1, a: 1 }, name: "b_a" },
+];
+
+/**
  * The protected areas of every stored layer: each area's exact geometry in `geometry`, and in
  * `cover` the same kind of 2dsphere-indexable box cover as sources (cover.ts), for the same reasons.
  *
@@ -206,9 +241,15 @@ export const RECORD_PROJECTION = {
   unep_overlap: 1,
 } as const;
 
-/** What a conflict decision reads of a stored source. */
+/** What events and pairs name of a source, and the seq of its last event (history.ts). */
+export const EVENT_SUBJECT_PROJECTION = { _id: 1, account_id: 1, alt_id: 1, event_seq: 1 } as const;
+
+/** What a conflict decision reads of a stored source, and what its events and pairs name of it. */
 export const SUBJECT_PROJECTION = {
   _id: 1,
+  account_id: 1,
+  alt_id: 1,
+  event_seq: 1,
   geometry: 1,
   bbox: 1,
   area_m2: 1,
@@ -384,8 +425,8 @@ export function deleteByIdFilter(id: string, accountId: string | null): Filter<S
   return { _id: id, ...scoped(accountId) };
 }
 
-/** A delete returns what the conflict re-evaluation needs of the deleted source. */
-export const DELETE_OPTIONS: FindOneAndDeleteOptions = { projection: SUBJECT_PROJECTION };
+/** A delete returns what its events name of the deleted source, and the seq of its last event. */
+export const DELETE_OPTIONS: FindOneAndDeleteOptions = { projection: EVENT_SUBJECT_PROJECTION };
 
 export function deleteByAltIdFilter(altId: string, accountId: string): Filter<SourceDocument> {
   return { account_id: accountId, alt_id: altId };
@@ -418,26 +459,145 @@ export function conflictCandidatesFilter(boxes: readonly BoundingBox[]): Filter<
   return { $or: boxes.map((box) => intersectingCover(coverOf(box))) };
 }
 
-/**
- * Re-evaluating a neighbour after a delete: the flagged candidates for `box` other than the source
- * `id` itself (both sides of a conflict are flagged, so only flagged sources can keep it flagged).
- */
-export function otherCandidatesFilter(box: BoundingBox, id: string): Filter<SourceDocument> {
-  return { ...intersectingCover(coverOf(box)), _id: { $ne: id }, conflict: true };
-}
-
 export const CANDIDATE_OPTIONS: FindOptions = { projection: SUBJECT_PROJECTION };
 
 /** How many boxes one candidate query asks about at most (a batch is split into such chunks). */
 export const CANDIDATE_CHUNK = 100;
 
-/** Sets the flag on the sources `ids` (both sides of a conflict are kept flagged). */
-export function setConflictUpdate(
-  ids: readonly string[],
-  conflict: boolean,
-): { filter: Filter<SourceDocument>; update: UpdateFilter<SourceDocument> } {
-  return { filter: { _id: { $in: [...ids] } }, update: { $set: { conflict } } };
+/** A stored source whose events a transaction appends (history.ts), and its flag when that changes. */
+export interface EventSeqUpdate {
+  id: string;
+  /** The seq of the last event the transaction writes for it. */
+  eventSeq: number;
+  /** The new flag; absent when the transaction leaves it as it is. */
+  conflict?: boolean;
 }
+
+/**
+ * Sets each source's `event_seq` to its last event's seq, and its flag where it changes: a create
+ * sets `conflict: true` on every stored source it found a pair with; a delete sets `false` on a
+ * counterpart left without pairs. Every one of these writes modifies its document (the seq grows),
+ * so a concurrent transaction writing the same source collides (history.ts).
+ */
+export function eventSeqWrites(updates: readonly EventSeqUpdate[]): AnyBulkWriteOperation<SourceDocument>[] {
+  return updates.map(({ id, eventSeq, conflict }) => ({
+    updateOne: {
+      filter: { _id: id },
+      update: { $set: conflict === undefined ? { event_seq: eventSeq } : { event_seq: eventSeq, conflict } },
+    },
+  }));
+}
+
+/** In the given (id) order; the first failure aborts the transaction anyway. */
+export const EVENT_SEQ_WRITE_OPTIONS = { ordered: true } as const;
+
+// --- history and conflict pairs (docs/api.md §14) ---
+
+/** Events and pairs are inserted in the order the transaction made them. */
+export const HISTORY_INSERT_OPTIONS = { ordered: true } as const;
+
+/** A source's events, in its account or (admins, `null`) any; served by `source_seq`. */
+export function historyFilter(id: string, accountId: string | null): Filter<SourceEventDocument> {
+  return accountId === null ? { source_id: id } : { source_id: id, account_id: accountId };
+}
+
+/** Oldest first; everything but the `_id` (source and seq say it). */
+export const HISTORY_OPTIONS: FindOptions = { sort: { seq: 1 }, projection: { _id: 0 } };
+
+/** The pairs of the source `id`, from either side (one clause per index). */
+export function pairsOfFilter(id: string): Filter<ConflictPairDocument> {
+  return { $or: [{ a: id }, { b: id }] };
+}
+
+/** The pairs of any of the sources `ids`, from either side. */
+export function pairsOfAnyFilter(ids: readonly string[]): Filter<ConflictPairDocument> {
+  return { $or: [{ a: { $in: [...ids] } }, { b: { $in: [...ids] } }] };
+}
+
+/** Only the two sides: what a delete needs of pairs (both in each index, so the reads are covered). */
+export const PAIR_KEYS_OPTIONS: FindOptions = { projection: { _id: 0, a: 1, b: 1 } };
+
+/** What a source's conflicts show of its pairs. */
+export const PAIR_OPTIONS: FindOptions = { projection: { _id: 0, a: 1, b: 1, measure: 1, detected_at: 1 } };
+
+// --- the ledger at an instant (as_of, docs/api.md §14) ---
+
+/** `created` events an as_of list reads at most at a time. */
+export const AS_OF_CHUNK = 500;
+/** …and at least, in its first read. */
+export const AS_OF_FIRST_CHUNK = 16;
+
+/**
+ * How many `created` events the `round`-th read (from 0) of an as_of list asks for: first what
+ * the page would take if every source were live then and matched (at least AS_OF_FIRST_CHUNK),
+ * then twice as many each time, up to AS_OF_CHUNK (each carries its record, geometry included).
+ */
+export function asOfChunkSize(offset: number, limit: number, round: number): number {
+  return Math.min(AS_OF_CHUNK, Math.max(offset + limit, AS_OF_FIRST_CHUNK) * 2 ** Math.min(round, 10));
+}
+
+/**
+ * The `created` events of the sources an as_of list may show, by the instant `asOf`: in one
+ * account (or any, `null`), after the keyset cursor, and of one source when the list asks for an
+ * id. Their `at` is the record's created_at, so `(at, source_id)` is the list order.
+ */
+export function asOfCreatedFilter(
+  asOf: number,
+  accountId: string | null,
+  after?: { createdAt: number; id: string },
+  id?: string,
+): Filter<SourceEventDocument> {
+  const filter: Record<string, unknown> = accountId === null ? {} : { account_id: accountId };
+  filter.type = "created";
+  if (after === undefined) filter.at = { $lte: new Date(asOf) };
+  else {
+    const at = new Date(after.createdAt);
+    filter.at = { $gte: at, $lte: new Date(asOf) };
+    filter.$or = [{ at: { $gt: at } }, { at, source_id: { $gt: after.id } }];
+  }
+  if (id !== undefined) filter.source_id = id;
+  return filter as Filter<SourceEventDocument>;
+}
+
+/** In list order, `limit` at a time (asOfChunkSize): the source and the record as created. */
+export function asOfCreatedOptions(limit: number): FindOptions {
+  return { sort: { at: 1, source_id: 1 }, projection: { _id: 0, source_id: 1, at: 1, record: 1 }, limit };
+}
+
+/** The event types after `created` that decide a source's state at an instant. */
+export const AS_OF_CHANGE_TYPES = ["deleted", "conflict_set", "conflict_cleared"] as const;
+
+/**
+ * What happened to the sources `ids` by the instant `asOf`: deleted then, and the conflict events
+ * that say their flags (more `conflict_set` than `conflict_cleared`: a pair sets once and clears at
+ * most once on each side). Served by `source_seq`.
+ */
+export function asOfChangesFilter(ids: readonly string[], asOf: number): Filter<SourceEventDocument> {
+  return { source_id: { $in: [...ids] }, type: { $in: [...AS_OF_CHANGE_TYPES] }, at: { $lte: new Date(asOf) } };
+}
+
+export const AS_OF_CHANGES_OPTIONS: FindOptions = { projection: { _id: 0, source_id: 1, type: 1 } };
+
+/** One source's events by the instant `asOf`, in its account or any (getAsOf), along `source_seq`. */
+export function asOfHistoryFilter(id: string, accountId: string | null, asOf: number): Filter<SourceEventDocument> {
+  return { ...historyFilter(id, accountId), at: { $lte: new Date(asOf) } };
+}
+
+export const AS_OF_HISTORY_OPTIONS: FindOptions = { sort: { seq: 1 }, projection: { _id: 0, type: 1, record: 1 } };
+
+/** The stored sources `ids` (counterparts of pairs). */
+export function sourcesByIdFilter(ids: readonly string[]): Filter<SourceDocument> {
+  return { _id: { $in: [...ids] } };
+}
+
+/** A counterpart as a delete's events name it, with its last seq. */
+export const EVENT_SUBJECT_OPTIONS: FindOptions = { projection: EVENT_SUBJECT_PROJECTION };
+
+/** A counterpart as a source's conflicts name it. */
+export const COUNTERPART_OPTIONS: FindOptions = { projection: { _id: 1, alt_id: 1, account_id: 1 } };
+
+/** Whether a source is live in scope (getFilter): its id only. */
+export const LIVE_SOURCE_OPTIONS: FindOptions = { projection: { _id: 1 } };
 
 /** Upserts that modify every guard document of `cellIds` (guards.ts), so concurrent writers collide. */
 export function guardWrites(cellIds: readonly string[]): AnyBulkWriteOperation<GuardDocument>[] {

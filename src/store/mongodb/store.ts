@@ -13,18 +13,28 @@ import {
   MongoTopologyClosedError,
 } from "mongodb";
 import type { BoundingBox } from "../../geo/types.js";
+import type { Change, ConflictMeasure, SourceConflict, SourceEvent } from "../../model/history.js";
 import type { ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
 import type { ConflictPolicy, ProtectedAreaPolicy } from "../../model/spatial.js";
 import { type AccountAltIds, altIdClash, altIdsByAccount, type SourceStore, StoreUnavailableError } from "../port.js";
+import { matcher } from "../record-filter.js";
+import { spatialFilterOf } from "../spatial-filter.js";
 import { newMongoClient } from "./client.js";
 import {
+  type ConflictPairDocument,
+  type EventSubjectDocument,
   fromDocument,
+  fromEventDocument,
+  fromEventSubjectDocument,
+  fromPairDocument,
   fromSubjectDocument,
   type GuardDocument,
+  type PairViewDocument,
   type RecordDocument,
   type SettingDocument,
   type SourceDocument,
+  type SourceEventDocument,
   type StoredSubject,
   type SubjectDocument,
   toDocument,
@@ -38,10 +48,21 @@ import {
   toStoreError,
 } from "./errors.js";
 import { guardCellsOf } from "./guards.js";
+import { HistoryWrites, type NamedSource } from "./history.js";
 import { MongoProtectedAreaReader, prepareProtectedAreaCollections } from "./protected-areas.js";
 import {
+  AS_OF_CHANGES_OPTIONS,
+  AS_OF_HISTORY_OPTIONS,
+  asOfChangesFilter,
+  asOfChunkSize,
+  asOfCreatedFilter,
+  asOfCreatedOptions,
+  asOfHistoryFilter,
   CANDIDATE_CHUNK,
   CANDIDATE_OPTIONS,
+  CONFLICT_PAIR_INDEXES,
+  CONFLICT_PAIRS,
+  COUNTERPART_OPTIONS,
   chunks,
   collectExact,
   conflictCandidatesFilter,
@@ -49,30 +70,46 @@ import {
   DELETE_OPTIONS,
   deleteByAltIdFilter,
   deleteByIdFilter,
+  EVENT_SEQ_WRITE_OPTIONS,
+  EVENT_SUBJECT_OPTIONS,
+  type EventSeqUpdate,
+  eventSeqWrites,
   GET_OPTIONS,
   GUARD_WRITE_OPTIONS,
   GUARDS,
   getFilter,
   guardWrites,
   HELLO_COMMAND,
+  HISTORY_INSERT_OPTIONS,
+  HISTORY_OPTIONS,
+  historyFilter,
   LEDGER_SECRET_BYTES,
   LEDGER_SECRET_FILTER,
   LEDGER_SECRET_ID,
   LEDGER_SECRET_READ_OPTIONS,
+  LIVE_SOURCE_OPTIONS,
   ledgerSecretWrite,
   listPlan,
-  otherCandidatesFilter,
+  PAIR_KEYS_OPTIONS,
+  PAIR_OPTIONS,
+  pairsOfAnyFilter,
+  pairsOfFilter,
   SETTINGS,
+  SOURCE_EVENT_INDEXES,
+  SOURCE_EVENTS,
   SOURCE_INDEXES,
   SOURCES,
-  setConflictUpdate,
+  sourcesByIdFilter,
   TAKEN_ALT_IDS_OPTIONS,
   TRANSACTION_OPTIONS,
   takenAltIdsFilter,
 } from "./queries.js";
 
 export interface MongoSourceStoreOptions {
-  /** Applied on every create and delete (docs/api.md §8); without it `conflict` is stored as given. */
+  /**
+   * Applied on every create (docs/api.md §8, §14): the pairs it finds are stored with their
+   * measures. Without it `conflict` is stored as given and no pair is made.
+   */
   conflictPolicy?: ConflictPolicy;
   /**
    * Computes `unep_overlap` on every create from the active protected-area layer (docs/api.md §8;
@@ -116,6 +153,8 @@ export class MongoSourceStore implements SourceStore {
   private readonly db: Db;
   private readonly sources: Collection<SourceDocument>;
   private readonly guards: Collection<GuardDocument>;
+  private readonly events: Collection<SourceEventDocument>;
+  private readonly pairs: Collection<ConflictPairDocument>;
   private readonly settings: Collection<SettingDocument>;
   /** The ledger's secret once read (or being read); reset when the read fails. */
   private secret: Promise<Uint8Array> | null = null;
@@ -131,6 +170,8 @@ export class MongoSourceStore implements SourceStore {
     this.db = client.db(database, DB_OPTIONS);
     this.sources = this.db.collection<SourceDocument>(SOURCES);
     this.guards = this.db.collection<GuardDocument>(GUARDS);
+    this.events = this.db.collection<SourceEventDocument>(SOURCE_EVENTS);
+    this.pairs = this.db.collection<ConflictPairDocument>(CONFLICT_PAIRS);
     this.settings = this.db.collection<SettingDocument>(SETTINGS);
     this.protectedAreas = options.protectedAreaPolicy
       ? new MongoProtectedAreaReader(this.db, options.protectedAreaPolicy)
@@ -177,6 +218,8 @@ export class MongoSourceStore implements SourceStore {
    * closing it then (queries.ts listPlan).
    */
   async list(query: ListQuery): Promise<SourceRecord[]> {
+    const { asOf } = query;
+    if (asOf !== undefined) return this.run("list", () => this.listAsOf(query, asOf));
     return this.run("list", async () => {
       const { filter, options, exact } = listPlan(query);
       const cursor = this.sources.find<RecordDocument>(filter, options);
@@ -193,12 +236,78 @@ export class MongoSourceStore implements SourceStore {
     });
   }
 
-  async deleteById(id: string, accountId: string | null): Promise<boolean> {
-    return this.run("delete", () => this.remove(deleteByIdFilter(id, accountId)));
+  /**
+   * The source as it stood at `asOf` (docs/api.md §14), from its events by then, one query along
+   * `source_seq`: created by then and not deleted by then, the record as created with the flag as
+   * it was then (more conflict_set than conflict_cleared).
+   */
+  async getAsOf(id: string, accountId: string | null, asOf: number): Promise<SourceRecord | null> {
+    return this.run("get", async () => {
+      const events = await this.events
+        .find<AsOfEventDocument>(asOfHistoryFilter(id, accountId, asOf), AS_OF_HISTORY_OPTIONS)
+        .toArray();
+      const created = events.find((event) => event.type === "created");
+      if (created?.record === undefined || events.some((event) => event.type === "deleted")) return null;
+      return { ...fromDocument(created.record), conflict: openConflicts(events) > 0 };
+    });
   }
 
-  async deleteByAltId(altId: string, accountId: string): Promise<boolean> {
-    return this.run("delete", () => this.remove(deleteByAltIdFilter(altId, accountId)));
+  async deleteById(id: string, accountId: string | null, change: Change): Promise<boolean> {
+    return this.run("delete", () => this.remove(deleteByIdFilter(id, accountId), change));
+  }
+
+  async deleteByAltId(altId: string, accountId: string, change: Change): Promise<boolean> {
+    return this.run("delete", () => this.remove(deleteByAltIdFilter(altId, accountId), change));
+  }
+
+  /**
+   * One query along `source_seq`: the source's events in seq order, also after its deletion (its
+   * events stay). No event in scope means no source of that id was ever in scope: null.
+   */
+  async history(id: string, accountId: string | null): Promise<SourceEvent[] | null> {
+    return this.run("history", async () => {
+      const docs = await this.events
+        .find<Omit<SourceEventDocument, "_id">>(historyFilter(id, accountId), HISTORY_OPTIONS)
+        .toArray();
+      return docs.length === 0 ? null : docs.map(fromEventDocument);
+    });
+  }
+
+  /**
+   * A live source's pairs, each from its side, with the counterpart as its document names it now,
+   * oldest pair first (then by counterpart id). The three reads (the source, its pairs, their
+   * counterparts) run in one read-only snapshot transaction, so a delete committing meanwhile is
+   * seen whole or not at all: never a pair without its counterpart.
+   */
+  async conflictsOf(id: string, accountId: string | null): Promise<SourceConflict[] | null> {
+    return this.run("conflicts", () =>
+      this.transaction("conflicts", async (session) => {
+        const live = await this.sources.findOne(getFilter(id, accountId), { ...LIVE_SOURCE_OPTIONS, session });
+        if (live === null) return null;
+        const pairs = await this.pairs
+          .find<PairViewDocument>(pairsOfFilter(id), { ...PAIR_OPTIONS, session })
+          .toArray();
+        if (pairs.length === 0) return [];
+        const counterpartIds = [...new Set(pairs.map((pair) => (pair.a === id ? pair.b : pair.a)))];
+        const counterparts = new Map(
+          (
+            await this.sources
+              .find<Pick<EventSubjectDocument, "_id" | "alt_id" | "account_id">>(sourcesByIdFilter(counterpartIds), {
+                ...COUNTERPART_OPTIONS,
+                session,
+              })
+              .toArray()
+          ).map((doc) => [doc._id, doc]),
+        );
+        const conflicts: SourceConflict[] = [];
+        for (const pair of pairs) {
+          // Both sides of a pair are live in any snapshot (a delete removes the pairs with the source).
+          const counterpart = counterparts.get(pair.a === id ? pair.b : pair.a);
+          if (counterpart !== undefined) conflicts.push(fromPairDocument(id, pair, counterpart));
+        }
+        return conflicts.sort((x, y) => x.detectedAt - y.detectedAt || compareIds(x.counterpart.id, y.counterpart.id));
+      }),
+    );
   }
 
   /**
@@ -237,6 +346,9 @@ export class MongoSourceStore implements SourceStore {
     // outages on its own.
     await this.client.connect();
     await this.sources.createIndexes(SOURCE_INDEXES);
+    // Also creates the two collections, which the transactions then only insert into.
+    await this.events.createIndexes(SOURCE_EVENT_INDEXES);
+    await this.pairs.createIndexes(CONFLICT_PAIR_INDEXES);
     await prepareProtectedAreaCollections(this.db);
     // Guards are upserted inside transactions; the collection must exist before the first one.
     await ensureCollection(this.db, GUARDS);
@@ -341,18 +453,81 @@ export class MongoSourceStore implements SourceStore {
     return records.map((record, i) => ({ ...record, unepOverlap: overlaps[i] }));
   }
 
-  /** Without a policy the store keeps each record's flag as given (the contract suite relies on it). */
+  /**
+   * A page of the ledger as it stood at `asOf` (docs/api.md §14), as the embedded store makes it:
+   * the `created` events by then in list order, a growing chunk at a time (asOfChunkSize;
+   * `account_type_at` or `type_at`),
+   * then one query for what happened to that chunk's sources by then (deleted, conflict events);
+   * each live one as created, with its flag as it was, filtered (the plain filters and the exact
+   * spatial test, in memory) and paged. Plain reads, no transaction: every event at or before a past
+   * instant was written by a change committed when the instant came (only a create still retrying
+   * then can add one later), and events are never changed, so the chunks agree with each other.
+   */
+  private async listAsOf(query: ListQuery, asOf: number): Promise<SourceRecord[]> {
+    const plain = matcher(query);
+    const spatial = spatialFilterOf(query);
+    const page: SourceRecord[] = [];
+    let skip = query.offset;
+    let after = query.after;
+    for (let round = 0; page.length < query.limit; round++) {
+      const chunk = asOfChunkSize(query.offset, query.limit, round);
+      const created = await this.events
+        .find<AsOfCreatedDocument>(asOfCreatedFilter(asOf, query.accountId, after, query.id), asOfCreatedOptions(chunk))
+        .toArray();
+      if (created.length === 0) break;
+      const changes = await this.events
+        .find<Pick<SourceEventDocument, "source_id" | "type">>(
+          asOfChangesFilter(
+            created.map((event) => event.source_id),
+            asOf,
+          ),
+          AS_OF_CHANGES_OPTIONS,
+        )
+        .toArray();
+      const deleted = new Set(changes.filter((c) => c.type === "deleted").map((c) => c.source_id));
+      const open = new Map<string, number>();
+      for (const { source_id, type } of changes) {
+        if (type !== "deleted") open.set(source_id, (open.get(source_id) ?? 0) + (type === "conflict_set" ? 1 : -1));
+      }
+      for (const event of created) {
+        after = { createdAt: event.at.getTime(), id: event.source_id };
+        if (deleted.has(event.source_id)) continue;
+        const record = { ...fromDocument(event.record), conflict: (open.get(event.source_id) ?? 0) > 0 };
+        if (!plain(record) || (spatial !== null && !spatial.matches(record.geometry))) continue;
+        if (skip > 0) skip -= 1;
+        else page.push(record);
+        if (page.length >= query.limit) break;
+      }
+      if (created.length < chunk) break;
+    }
+    return page;
+  }
+
+  /**
+   * Without a policy the store keeps each record's flag as given (the contract suite relies on it)
+   * and makes no pair; each record still gets its `created` event.
+   */
   private async insertAsGiven(records: readonly NewSourceRecord[], session: ClientSession): Promise<SourceRecord[]> {
-    const docs = records.map(toDocument);
+    const history = new HistoryWrites();
+    const docs = records.map((record) => toDocument(record));
+    docs.forEach((doc, k) => {
+      history.created(doc, changeOf(records[k]));
+    });
     await this.sources.insertMany(docs, { session, ordered: true });
+    await this.events.insertMany(history.events, { ...HISTORY_INSERT_OPTIONS, session });
     return docs.map(fromDocument);
   }
 
   /**
-   * docs/api.md §8 on create, inside the transaction: guard the batch's cells, read the candidates
-   * of every account through the 2dsphere index, decide with the policy on the exact geometries
-   * (stored sources and earlier members of the batch), flag the stored sources that now conflict,
-   * then insert the batch with its own flags.
+   * docs/api.md §8 and §14 on create, inside the transaction: guard the batch's cells, read the
+   * candidates of every account through the 2dsphere index, and measure each new source, in
+   * request order, against every candidate (in id order) and then every earlier member of the
+   * batch, with the policy on the exact geometries. Each conflict is a pair, stored once with the
+   * measure from the new source's side, with a `conflict_set` event on both sides. A new source's
+   * `created` event comes first and holds the record as it stood when its turn came (flagged when
+   * it conflicts with what was there before it); its document and the response hold the final flag
+   * (later members may flag it too). Then: the flag and last seq of every stored source that got a
+   * pair, the batch, its pairs, and every event.
    */
   private async insertWithConflicts(
     records: readonly NewSourceRecord[],
@@ -372,66 +547,104 @@ export class MongoSourceStore implements SourceStore {
         stored.set(candidate.id, candidate);
       }
     }
+    const candidates = [...stored.values()].sort((x, y) => compareIds(x.id, y.id));
 
+    const history = new HistoryWrites();
+    for (const candidate of candidates) history.track(candidate);
     const conflict = records.map(() => false);
-    const flagged = new Set<string>();
+    const paired = new Set<string>();
+    const docs: SourceDocument[] = [];
     records.forEach((record, k) => {
-      for (const other of stored.values()) {
-        if (!policy.conflicts(record, other)) continue;
-        conflict[k] = true;
-        if (!other.conflict) flagged.add(other.id);
+      const change = changeOf(record);
+      const found: { other: NamedSource; measure: ConflictMeasure; member: number }[] = [];
+      for (const other of candidates) {
+        const measure = policy.measure(record, other);
+        if (measure !== null) found.push({ other, measure, member: -1 });
       }
       for (let j = 0; j < k; j++) {
-        if (policy.conflicts(record, records[j])) conflict[j] = conflict[k] = true;
+        const measure = policy.measure(record, records[j]);
+        if (measure !== null) found.push({ other: records[j], measure, member: j });
+      }
+      conflict[k] = found.length > 0;
+      const doc = toDocument({ ...record, conflict: conflict[k] });
+      docs.push(doc);
+      history.created(doc, change);
+      for (const { other, measure, member } of found) {
+        history.conflictFound(record, other, measure, change);
+        if (member >= 0) conflict[member] = true;
+        else paired.add(other.id);
       }
     });
+    // The final flags (later members may have flagged earlier ones) and last seqs; the `created`
+    // events keep their own copies of the record fields as they stood.
+    docs.forEach((doc, k) => {
+      doc.conflict = conflict[k];
+      doc.event_seq = history.lastSeqOf(doc._id);
+    });
 
-    if (flagged.size > 0) {
-      const { filter, update } = setConflictUpdate([...flagged], true);
-      await this.sources.updateMany(filter, update, { session });
+    if (paired.size > 0) {
+      const updates: EventSeqUpdate[] = candidates
+        .filter((candidate) => paired.has(candidate.id))
+        .map((candidate) => ({ id: candidate.id, eventSeq: history.lastSeqOf(candidate.id), conflict: true }));
+      await this.sources.bulkWrite(eventSeqWrites(updates), { ...EVENT_SEQ_WRITE_OPTIONS, session });
     }
-    const docs = records.map((record, k) => toDocument({ ...record, conflict: conflict[k] }));
     await this.sources.insertMany(docs, { session, ordered: true });
+    if (history.pairs.length > 0) {
+      await this.pairs.insertMany(history.pairs, { ...HISTORY_INSERT_OPTIONS, session });
+    }
+    await this.events.insertMany(history.events, { ...HISTORY_INSERT_OPTIONS, session });
     return docs.map(fromDocument);
   }
 
   /**
-   * Deletes the source `filter` names. With a policy, in a transaction: when the source was
-   * flagged, every flagged neighbour that conflicted with it is re-evaluated against what is
-   * left and cleared when nothing else conflicts with it; the cells of the deleted source and of
-   * every re-evaluated neighbour are guarded, so a concurrent create or delete touching them collides.
+   * Deletes the source `filter` names, in a transaction with its events: the source's `deleted`
+   * event; its pairs removed; for each counterpart (in id order) a `conflict_cleared` event naming
+   * it, and the flag cleared when that was the counterpart's last pair. Nothing is re-evaluated:
+   * the pairs say what conflicted. No guard is needed: every transaction that changes the pairs of
+   * a source appends an event for it and so writes its document (history.ts); a create pairing
+   * with the deleted source writes that source's document, which the delete removes, and one
+   * pairing with a counterpart writes the counterpart's document, as the delete does: either way
+   * MongoDB lets one commit and the other retries.
    */
-  private async remove(filter: Filter<SourceDocument>): Promise<boolean> {
-    const policy = this.policy;
-    if (policy === null) return (await this.sources.deleteOne(filter)).deletedCount === 1;
+  private async remove(filter: Filter<SourceDocument>, change: Change): Promise<boolean> {
     return this.transaction("delete", async (session) => {
       const doc = await this.sources.findOneAndDelete(filter, { ...DELETE_OPTIONS, session });
       if (doc === null) return false;
-      const removed = fromSubjectDocument(doc);
-      if (!removed.conflict) return true;
+      const removed = fromEventSubjectDocument(doc);
+      const history = new HistoryWrites();
+      history.track(removed);
+      history.deleted(removed, change);
 
-      const guarded: BoundingBox[] = [removed.bbox];
-      const cleared = new Set<string>();
-      const around = await this.candidates([removed.bbox], session);
-      for (const neighbour of around) {
-        if (!neighbour.conflict || !policy.conflicts(neighbour, removed)) continue;
-        guarded.push(neighbour.bbox);
-        // Both sides of a conflict are flagged, so only flagged sources can keep this one flagged.
-        // Its other conflicts are usually around the removed source (already read): try those
-        // before querying its own neighbourhood.
-        const conflictsWith = (other: StoredSubject) =>
-          other.conflict && !cleared.has(other.id) && other.id !== neighbour.id && policy.conflicts(neighbour, other);
-        if (around.some(conflictsWith)) continue;
-        const others = await this.sources
-          .find<SubjectDocument>(otherCandidatesFilter(neighbour.bbox, neighbour.id), { ...CANDIDATE_OPTIONS, session })
+      const pairs = await this.pairs
+        .find<Pick<ConflictPairDocument, "a" | "b">>(pairsOfFilter(removed.id), { ...PAIR_KEYS_OPTIONS, session })
+        .toArray();
+      if (pairs.length > 0) {
+        const ids = [...new Set(pairs.map((pair) => (pair.a === removed.id ? pair.b : pair.a)))];
+        await this.pairs.deleteMany(pairsOfFilter(removed.id), { session });
+        const counterparts = (
+          await this.sources
+            .find<EventSubjectDocument>(sourcesByIdFilter(ids), { ...EVENT_SUBJECT_OPTIONS, session })
+            .toArray()
+        )
+          .map(fromEventSubjectDocument)
+          .sort((x, y) => compareIds(x.id, y.id));
+        const left = await this.pairs
+          .find<Pick<ConflictPairDocument, "a" | "b">>(pairsOfAnyFilter(ids), { ...PAIR_KEYS_OPTIONS, session })
           .toArray();
-        if (!others.map(fromSubjectDocument).some(conflictsWith)) cleared.add(neighbour.id);
+        const stillPaired = new Set(left.flatMap((pair) => [pair.a, pair.b]));
+        const updates: EventSeqUpdate[] = counterparts.map((counterpart) => {
+          history.track(counterpart);
+          history.released(counterpart, removed, change);
+          const eventSeq = history.lastSeqOf(counterpart.id);
+          return stillPaired.has(counterpart.id)
+            ? { id: counterpart.id, eventSeq }
+            : { id: counterpart.id, eventSeq, conflict: false };
+        });
+        if (updates.length > 0) {
+          await this.sources.bulkWrite(eventSeqWrites(updates), { ...EVENT_SEQ_WRITE_OPTIONS, session });
+        }
       }
-      await this.writeGuards(guarded, session);
-      if (cleared.size > 0) {
-        const { filter: clearFilter, update } = setConflictUpdate([...cleared], false);
-        await this.sources.updateMany(clearFilter, update, { session });
-      }
+      await this.events.insertMany(history.events, { ...HISTORY_INSERT_OPTIONS, session });
       return true;
     });
   }
@@ -473,6 +686,36 @@ export class MongoSourceStore implements SourceStore {
       if (clash) throw clash;
     }
   }
+}
+
+/** An event as getAsOf reads it. */
+type AsOfEventDocument = Pick<SourceEventDocument, "type" | "record">;
+
+/** A `created` event as an as_of list reads it. */
+interface AsOfCreatedDocument {
+  source_id: string;
+  at: Date;
+  record: RecordDocument;
+}
+
+/** Pairs still open after these events: a pair sets once and clears at most once on each side. */
+function openConflicts(events: readonly Pick<SourceEventDocument, "type">[]): number {
+  let open = 0;
+  for (const { type } of events) {
+    if (type === "conflict_set") open += 1;
+    else if (type === "conflict_cleared") open -= 1;
+  }
+  return open;
+}
+
+/** Who made a create and when: what its events say. */
+function changeOf(record: NewSourceRecord): Change {
+  return { by: record.createdBy, at: record.createdAt };
+}
+
+/** Code-unit order of ids, as MongoDB compares strings (no locale). */
+function compareIds(x: string, y: string): number {
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /**
