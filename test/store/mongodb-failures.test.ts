@@ -39,7 +39,9 @@ import {
   asOfHistoryFilter,
   CANDIDATE_OPTIONS,
   CONFLICT_PAIR_INDEXES,
+  CONFLICT_PAIRS_FILLED,
   COUNTERPART_OPTIONS,
+  CREATED_EVENTS_FILLED,
   conflictCandidatesFilter,
   DB_OPTIONS,
   DELETE_OPTIONS,
@@ -48,6 +50,9 @@ import {
   EVENT_SEQ_WRITE_OPTIONS,
   EVENT_SUBJECT_OPTIONS,
   eventSeqWrites,
+  FLAG_FILL_OPTIONS,
+  fillMarkerFilter,
+  flagFillFilter,
   GEOMETRY_CHUNK_INDEXES,
   GET_OPTIONS,
   getFilter,
@@ -55,12 +60,16 @@ import {
   HISTORY_INSERT_OPTIONS,
   HISTORY_OPTIONS,
   historyFilter,
+  LEGACY_RECORD_OPTIONS,
   LIVE_SOURCE_OPTIONS,
+  legacySourcesQuery,
   listFilter,
   listOptions,
+  numberLegacyUpdate,
   PAIR_KEYS_OPTIONS,
   PAIR_OPTIONS,
   PROTECTED_AREA_INDEXES,
+  pairFillQuery,
   pairsOfAnyFilter,
   pairsOfFilter,
   SOURCE_EVENT_INDEXES,
@@ -69,6 +78,7 @@ import {
   TAKEN_ALT_IDS_OPTIONS,
   TRANSACTION_OPTIONS,
   takenAltIdsFilter,
+  unnumberedFilter,
 } from "../../src/store/mongodb/queries.js";
 import { openProductionStore } from "../../src/store/open.js";
 import { AltIdTakenError, StoreUnavailableError } from "../../src/store/port.js";
@@ -113,7 +123,17 @@ class FakeDriver {
     },
   };
 
+  /**
+   * Whether the history fill's markers read as set (a ledger filled already): those reads are then
+   * answered here and not recorded, so the other tests see only their own calls.
+   */
+  filled = true;
+
   private answer(target: string, method: string, args: unknown[], fallback: unknown): Promise<unknown> {
+    const marker = (args[0] as { _id?: unknown } | undefined)?._id;
+    if (this.filled && target === "settings" && method === "findOne" && String(marker).startsWith("history_")) {
+      return Promise.resolve(args[0]);
+    }
     this.calls.push({ target, method, args });
     const handler = this.handlers.get(`${target}.${method}`);
     try {
@@ -136,6 +156,7 @@ class FakeDriver {
       find: (...args: unknown[]) => ({ toArray: () => this.answer(name, "find", args, []) }),
       findOne: call("findOne", null),
       insertMany: call("insertMany", { acknowledged: true }),
+      updateOne: call("updateOne", { acknowledged: true }),
       updateMany: call("updateMany", { acknowledged: true }),
       bulkWrite: call("bulkWrite", { acknowledged: true }),
       findOneAndDelete: call("findOneAndDelete", null),
@@ -253,6 +274,68 @@ describe("what the store sends (fake driver)", () => {
       throw serverError(48, "NamespaceExists", "Collection ledger.conflict_guards already exists.");
     });
     await expect(fake.store().ping()).resolves.toBeUndefined();
+  });
+
+  it("fills in a ledger stored before the event log at setup: created events in a transaction, then pairs and flags, each step marked", async () => {
+    const legacy = makeRecord({ conflict: true });
+    const { event_seq: _none, ...legacyDoc } = toDocument(legacy);
+    const fake = new FakeDriver().on("sources.find", (filter) => {
+      const text = JSON.stringify(filter);
+      if (text === JSON.stringify(legacySourcesQuery().filter)) return [{ _id: legacy.id }];
+      if (text === JSON.stringify(unnumberedFilter([legacy.id]))) return [recordDocumentOf(toDocument(legacy))];
+      return [];
+    });
+    fake.filled = false;
+    await fake.store({ policy: true }).ready();
+
+    const session = fake.session;
+    const steps = fake.calls.filter(
+      (c) => c.target !== "client" && !["createIndexes", "createCollection"].includes(c.method),
+    );
+    expect(steps.map((c) => `${c.target}.${c.method}`)).toEqual([
+      "settings.findOne",
+      "sources.find",
+      "session.startTransaction",
+      "sources.find",
+      "sources.updateMany",
+      "source_events.insertMany",
+      "session.endSession",
+      "settings.updateOne",
+      "settings.findOne",
+      "session.startTransaction",
+      "sources.find",
+      "session.endSession",
+      "sources.find",
+      "settings.updateOne",
+    ]);
+    const [legacyRead, reread, walk, flags] = fake.callsTo("sources", "find");
+    expect(legacyRead).toEqual([legacySourcesQuery().filter, legacySourcesQuery().options]);
+    expect(reread).toEqual([unnumberedFilter([legacy.id]), { ...LEGACY_RECORD_OPTIONS, session }]);
+    expect(walk).toEqual([pairFillQuery().filter, { ...pairFillQuery().options, session }]);
+    expect(flags).toEqual([flagFillFilter(), FLAG_FILL_OPTIONS]);
+    const numbered = numberLegacyUpdate([legacy.id]);
+    expect(fake.callsTo("sources", "updateMany")).toEqual([[numbered.filter, numbered.update, { session }]]);
+    expect(fake.callsTo("source_events", "insertMany")).toEqual([
+      [
+        [
+          {
+            _id: `${legacy.id}:0000000001`,
+            source_id: legacy.id,
+            seq: 1,
+            account_id: legacy.accountId,
+            type: "created",
+            at: new Date(legacy.createdAt),
+            by: legacy.createdBy,
+            record: recordDocumentOf({ ...legacyDoc, event_seq: 1 }),
+          },
+        ],
+        { ...HISTORY_INSERT_OPTIONS, session },
+      ],
+    ]);
+    expect(fake.callsTo("settings", "updateOne").map(([filter]) => filter)).toEqual([
+      fillMarkerFilter(CREATED_EVENTS_FILLED),
+      fillMarkerFilter(CONFLICT_PAIRS_FILLED),
+    ]);
   });
 
   it("lists and gets with the pinned filter and options", async () => {

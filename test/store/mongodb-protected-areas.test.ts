@@ -9,7 +9,9 @@
  *   used here) and records every call, so the tests also check that the pinned values are sent;
  * - the CLI's import through `importProtectedAreas` into that fake;
  * - seeded random creates and deletes through that fake against a brute-force model of flags,
- *   pairs, measures and histories, and as_of replaying the model's past states.
+ *   pairs, measures and histories, and as_of replaying the model's past states;
+ * - the fill of a ledger stored before the event log (history-fill.ts), also one that fails
+ *   part-way and is finished by the next open.
  * The same behaviour runs against a real replica set in mongodb.test.ts (when MONGODB_URI is set).
  * The fake lives in this test only; the product never fakes MongoDB.
  */
@@ -31,7 +33,9 @@ import {
   geometryChunkId,
   geometryFromChunks,
   protectedAreaId,
+  recordDocumentOf,
   type SourceEventDocument,
+  toDocument,
   toMeasureDocument,
   toProtectedAreaDocuments,
 } from "../../src/store/mongodb/documents.js";
@@ -50,6 +54,8 @@ import {
   ACTIVE_LAYER_OPTIONS,
   AREA_GEOMETRY_OPTIONS,
   areaGeometriesFilter,
+  CONFLICT_PAIRS_FILLED,
+  CREATED_EVENTS_FILLED,
   LAYER_STATE_FILTER,
   PROTECTED_AREA_CANDIDATE_OPTIONS,
   protectedAreaCandidatesFilter,
@@ -370,11 +376,12 @@ function sortDocs(docs: Doc[], sort: Record<string, 1 | -1> | undefined): Doc[] 
   });
 }
 
-/** `$set` and `$inc`, the update operators the store sends. */
-function applyUpdate(doc: Doc, update: Doc): void {
+/** `$set`, `$inc` and `$setOnInsert` (applied by an upsert that inserts), the update operators the store sends. */
+function applyUpdate(doc: Doc, update: Doc, inserting = false): void {
   for (const [operator, fields] of Object.entries(update)) {
     for (const [key, value] of Object.entries(fields as Doc)) {
-      if (operator === "$set") doc[key] = structuredClone(value);
+      if (operator === "$set" || (operator === "$setOnInsert" && inserting)) doc[key] = structuredClone(value);
+      else if (operator === "$setOnInsert") continue;
       else if (operator === "$inc") doc[key] = ((doc[key] as number | undefined) ?? 0) + (value as number);
       else throw new Error(`the fake does not know ${operator}`);
     }
@@ -460,7 +467,7 @@ class MemoryMongo {
       }
       if (targets.length === 0 && options.upsert) {
         const inserted: Doc = { _id: filter._id };
-        applyUpdate(inserted, update);
+        applyUpdate(inserted, update, true);
         docs().set(inserted._id, inserted);
       }
       return targets.length;
@@ -527,6 +534,10 @@ class MemoryMongo {
           }
         }
         return { deletedCount };
+      },
+      updateOne: async (filter: Doc, update: Doc, options: { upsert?: boolean } = {}) => {
+        this.record(name, "updateOne", [filter, update, options]);
+        return { acknowledged: true, matchedCount: updateWhere(filter, update, options) };
       },
       updateMany: async (filter: Doc, update: Doc, ...rest: unknown[]) => {
         this.record(name, "updateMany", [filter, update, ...rest]);
@@ -681,6 +692,7 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
 
   it("reads the layer and its candidates in a snapshot transaction with the pinned queries, before the write transaction", async () => {
     const store = openStore();
+    await store.ready(); // setup (indexes, the history fill's markers) is not what this test looks at
     await loadLayer(openLayers(), "WDPA", [pa("1", rect(0.5, -1, 2, 2))]);
     mongo.calls.length = 0;
     mongo.transactions.length = 0;
@@ -1298,3 +1310,174 @@ describe("source history, conflict pairs and as_of (in-memory fake, docs/api.md 
     expect(await store.getAsOf(records[1].id, null, t + 1)).toBeNull();
   });
 });
+
+// --- a ledger stored before the event log ---
+
+describe("a ledger stored before the event log gains its history once (in-memory fake, docs/api.md §14)", () => {
+  /** Sources as the store wrote them before the event log: no `event_seq`, flags as given. */
+  function legacyLedger(count: number, seed: number): NewSourceRecord[] {
+    const random = prng(seed);
+    const t = Date.UTC(2023, 0, 1);
+    return Array.from({ length: count }, (_, i) => {
+      const x = random() * 4;
+      const y = random() * 4;
+      const size = 0.3 + random();
+      return makeRecord({
+        accountId: i % 2 === 0 ? "acct_a" : "acct_b",
+        geometry: rect(x, y, x + size, y + size),
+        // Pairs of sources share a created_at: the fill orders them by id then.
+        createdAt: t + Math.floor(i / 2) * 1_000,
+        createdBy: `legacy-${i}`,
+        // Stale on purpose for some: the fill sets every flag from the pairs.
+        conflict: random() < 0.5,
+      });
+    });
+  }
+
+  async function storeLegacy(mongo: MemoryMongo, records: readonly NewSourceRecord[]): Promise<void> {
+    const docs = records.map((record) => {
+      const { event_seq: _none, ...doc } = toDocument(record);
+      return doc as unknown as Doc;
+    });
+    await mongo.collection("sources").insertMany(docs);
+  }
+
+  const before = (x: NewSourceRecord, y: NewSourceRecord) =>
+    x.createdAt < y.createdAt || (x.createdAt === y.createdAt && x.id < y.id);
+
+  /** What the fill must give: the pairs of conflicting sources, each from its later side. */
+  function expectedPairs(records: readonly NewSourceRecord[]): Map<string, { a: NewSourceRecord; b: NewSourceRecord }> {
+    const pairs = new Map<string, { a: NewSourceRecord; b: NewSourceRecord }>();
+    for (const a of records) {
+      for (const b of records) {
+        if (before(b, a) && conflictPolicy.measure(a, b) !== null) pairs.set(`${a.id}|${b.id}`, { a, b });
+      }
+    }
+    return pairs;
+  }
+
+  function checkFilled(mongo: MemoryMongo, records: readonly NewSourceRecord[]): void {
+    const pairs = expectedPairs(records);
+    const storedPairs = mongo.all("conflict_pairs") as unknown as ConflictPairDocument[];
+    expect(storedPairs.map((p) => p._id).sort()).toEqual([...pairs.keys()].sort());
+    const events = mongo.all("source_events") as unknown as SourceEventDocument[];
+    const problems: string[] = [];
+    for (const pair of storedPairs) {
+      const { a, b } = pairs.get(pair._id) as { a: NewSourceRecord; b: NewSourceRecord };
+      const measure = conflictPolicy.measure(a, b) as ConflictMeasure;
+      if (JSON.stringify(pair.measure) !== JSON.stringify(toMeasureDocument(measure)))
+        problems.push(`${pair._id} measure`);
+      if (pair.detected_at.getTime() !== a.createdAt) problems.push(`${pair._id} detected_at`);
+      for (const [side, other, seen] of [
+        [a, b, measure],
+        [b, a, fromOtherSide(measure)],
+      ] as const) {
+        const set = events.filter(
+          (e) => e.source_id === side.id && e.type === "conflict_set" && e.counterpart?.id === other.id,
+        );
+        // At the later source's creation, by its creator: when its create would have found it.
+        const ok =
+          set.length === 1 &&
+          set[0].at.getTime() === a.createdAt &&
+          set[0].by === a.createdBy &&
+          JSON.stringify(set[0].measure) === JSON.stringify(toMeasureDocument(seen));
+        if (!ok) problems.push(`${pair._id} conflict_set on ${side.id}`);
+      }
+    }
+    for (const record of records) {
+      const own = events.filter((e) => e.source_id === record.id).sort((x, y) => x.seq - y.seq);
+      const [created] = own;
+      const doc = mongo.all("sources").find((d) => d._id === record.id) as Doc;
+      const paired = storedPairs.some((p) => p.a === record.id || p.b === record.id);
+      if (
+        created?.type !== "created" ||
+        created.at.getTime() !== record.createdAt ||
+        created.by !== record.createdBy ||
+        created.account_id !== record.accountId
+      ) {
+        problems.push(`${record.id} created event`);
+      }
+      // The record as it was stored, its old flag included.
+      if (JSON.stringify(created?.record) !== JSON.stringify(recordDocumentOf(toDocument(record)))) {
+        problems.push(`${record.id} created record`);
+      }
+      if (!own.every((e, i) => e.seq === i + 1) || doc.event_seq !== own.length) problems.push(`${record.id} seqs`);
+      if (doc.conflict !== paired) problems.push(`${record.id} flag`);
+    }
+    expect(problems).toEqual([]);
+    expect(
+      mongo
+        .all("settings")
+        .map((d) => d._id)
+        .sort(),
+    ).toEqual([CONFLICT_PAIRS_FILLED, CREATED_EVENTS_FILLED]);
+  }
+
+  it("created events for every source, then every conflicting pair from its later side with conflict_set on both, flags from the pairs", async () => {
+    const mongo = new MemoryMongo();
+    const records = legacyLedger(120, 77);
+    await storeLegacy(mongo, records);
+    const store = new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy });
+    await store.ready();
+
+    expect(expectedPairs(records).size).toBeGreaterThan(60);
+    expect(records.filter((r) => r.conflict !== flagIn(mongo, r.id)).length).toBeGreaterThan(10); // stale ones fixed
+    checkFilled(mongo, records);
+    // History, conflicts and as_of read the filled-in ledger like any other.
+    const [first] = records;
+    expect((await store.history(first.id, first.accountId))?.[0]).toMatchObject({ seq: 1, type: "created" });
+    expect(await store.getAsOf(first.id, null, first.createdAt)).toMatchObject({ id: first.id });
+
+    // Opening again reads the two markers and writes nothing.
+    const events = mongo.all("source_events").length;
+    mongo.calls.length = 0;
+    await new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy }).ready();
+    expect(mongo.all("source_events")).toHaveLength(events);
+    expect(mongo.calls.filter((c) => c.method !== "createIndexes" && c.method !== "createCollection")).toEqual([
+      { target: "settings", method: "findOne", args: [{ _id: CREATED_EVENTS_FILLED }, undefined] },
+      { target: "settings", method: "findOne", args: [{ _id: CONFLICT_PAIRS_FILLED }, undefined] },
+    ]);
+
+    // And the filled ledger goes on like any other: a create pairs with the stored sources.
+    const [late] = await store.insertMany([
+      makeRecord({ geometry: rect(1, 1, 2, 2), createdAt: Date.UTC(2024, 0, 1) }),
+    ]);
+    expect(late.conflict).toBe(true);
+    expect(mongo.all("sources").find((d) => d._id === late.id)?.event_seq).toBeGreaterThan(1);
+  });
+
+  it("without a policy fills the created events only; the first open with one fills the pairs", async () => {
+    const mongo = new MemoryMongo();
+    const records = legacyLedger(30, 5);
+    await storeLegacy(mongo, records);
+    await new MongoSourceStore(mongo.client(), "ledger").ready();
+    expect(mongo.all("source_events")).toHaveLength(30);
+    expect(mongo.all("conflict_pairs")).toEqual([]);
+    expect(mongo.all("settings").map((d) => d._id)).toEqual([CREATED_EVENTS_FILLED]);
+
+    await new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy }).ready();
+    checkFilled(mongo, records);
+  });
+
+  it("a fill that fails part-way (a chunk's transaction lost) is finished by the next open, each event written once", async () => {
+    const mongo = new MemoryMongo();
+    const records = legacyLedger(130, 11); // three chunks of pairs
+    await storeLegacy(mongo, records);
+    let chunks = 0;
+    mongo.before.set("conflict_pairs.insertMany", () => {
+      chunks += 1;
+      if (chunks === 2) throw new MongoServerError({ message: "interrupted", code: 11602 });
+    });
+    const store = new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy });
+    await expect(store.ready()).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(mongo.all("settings").map((d) => d._id)).toEqual([CREATED_EVENTS_FILLED]);
+    expect(mongo.all("conflict_pairs").length).toBeGreaterThan(0);
+
+    await store.ready();
+    checkFilled(mongo, records);
+  });
+});
+
+function flagIn(mongo: MemoryMongo, id: string): unknown {
+  return mongo.all("sources").find((d) => d._id === id)?.conflict;
+}

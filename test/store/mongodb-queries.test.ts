@@ -53,7 +53,9 @@ import {
   CANDIDATE_OPTIONS,
   CONFLICT_PAIR_INDEXES,
   CONFLICT_PAIRS,
+  CONFLICT_PAIRS_FILLED,
   COUNTERPART_OPTIONS,
+  CREATED_EVENTS_FILLED,
   clientOptions,
   collectExact,
   conflictCandidatesFilter,
@@ -66,6 +68,11 @@ import {
   EVENT_SUBJECT_OPTIONS,
   EVENT_SUBJECT_PROJECTION,
   eventSeqWrites,
+  FILL_CANDIDATE_OPTIONS,
+  FLAG_FILL_OPTIONS,
+  fillMarkerFilter,
+  fillMarkerWrite,
+  flagFillFilter,
   GEOMETRY_CHUNK_INDEXES,
   GEOMETRY_CHUNK_OPTIONS,
   GEOMETRY_CHUNKS,
@@ -86,18 +93,24 @@ import {
   LEDGER_SECRET_FILTER,
   LEDGER_SECRET_ID,
   LEDGER_SECRET_READ_OPTIONS,
+  LEGACY_CHUNK,
+  LEGACY_RECORD_OPTIONS,
   LIST_SORT,
   LIVE_SOURCE_OPTIONS,
   layerStateWrite,
   ledgerSecretWrite,
+  legacySourcesQuery,
   listFilter,
   listOptions,
   listPlan,
+  numberLegacyUpdate,
+  PAIR_FILL_CHUNK,
   PAIR_KEYS_OPTIONS,
   PAIR_OPTIONS,
   PROTECTED_AREA_CANDIDATE_OPTIONS,
   PROTECTED_AREA_INDEXES,
   PROTECTED_AREAS,
+  pairFillQuery,
   pairsOfAnyFilter,
   pairsOfFilter,
   protectedAreaCandidatesFilter,
@@ -109,10 +122,12 @@ import {
   SOURCE_INDEXES,
   SPATIAL_LIST_OPTIONS,
   SUBJECT_PROJECTION,
+  setFlagsUpdate,
   sourcesByIdFilter,
   TAKEN_ALT_IDS_OPTIONS,
   TRANSACTION_OPTIONS,
   takenAltIdsFilter,
+  unnumberedFilter,
   uriOptionNames,
   WRITE_CONCERN,
 } from "../../src/store/mongodb/queries.js";
@@ -674,12 +689,19 @@ describe("the ledger's secret", () => {
 
 type Handler = (...args: unknown[]) => unknown;
 
-/** A MongoClient stand-in: records `collection.method(args)` calls and answers from `handlers`. */
+const FILL_MARKERS = [CREATED_EVENTS_FILLED, CONFLICT_PAIRS_FILLED];
+
+/**
+ * A MongoClient stand-in: records `collection.method(args)` calls and answers from `handlers`.
+ * The history fill's markers read as set (a ledger filled already), unrecorded.
+ */
 function standIn(handlers: Record<string, Handler> = {}) {
   const calls: { key: string; args: unknown[] }[] = [];
   const call =
     (key: string, fallback: unknown) =>
     async (...args: unknown[]) => {
+      const marker = (args[0] as { _id?: unknown } | undefined)?._id;
+      if (key === "settings.findOne" && FILL_MARKERS.includes(String(marker))) return args[0];
       calls.push({ key, args });
       const handler = handlers[key];
       return handler ? handler(...args) : fallback;
@@ -933,7 +955,7 @@ describe("history and conflict pairs (docs/api.md §14)", () => {
     const doc = toDocument(record, 2);
     const history = new HistoryWrites();
     history.track({ id: "src_old", eventSeq: 5 });
-    history.created(doc, change);
+    history.created(recordDocumentOf(doc), change);
     history.conflictFound(record, { id: "src_old", accountId: "acct_b", altId: "mill" }, measure, change);
     const at = new Date(change.at);
     expect(history.events).toStrictEqual([
@@ -1251,6 +1273,61 @@ describe("guard cells", () => {
       { updateOne: { filter: { _id: "g1:1:3" }, update: { $inc: { writes: 1 } }, upsert: true } },
     ]);
     expect(GUARD_WRITE_OPTIONS).toStrictEqual({ ordered: true });
+  });
+});
+
+describe("filling in the history of a ledger stored before the event log", () => {
+  it("marks each step done once in settings, under the embedded store's names", () => {
+    expect([CREATED_EVENTS_FILLED, CONFLICT_PAIRS_FILLED]).toEqual([
+      "history_created_events_filled",
+      "history_conflict_pairs_filled",
+    ]);
+    expect(fillMarkerFilter(CREATED_EVENTS_FILLED)).toStrictEqual({ _id: "history_created_events_filled" });
+    const { filter, update, options } = fillMarkerWrite(CONFLICT_PAIRS_FILLED, 5);
+    expect(filter).toStrictEqual({ _id: "history_conflict_pairs_filled" });
+    expect(options).toStrictEqual({ upsert: true });
+    const inserted = (update as { $setOnInsert: { value: Binary; created_at: Date } }).$setOnInsert;
+    expect([...inserted.value.value()]).toEqual([1]);
+    expect(inserted.created_at).toEqual(new Date(5));
+  });
+
+  it("walks the sources without event_seq by _id, ids only; re-reads and numbers them inside the transaction", () => {
+    expect(legacySourcesQuery()).toStrictEqual({
+      filter: { event_seq: { $exists: false } },
+      options: { sort: { _id: 1 }, limit: 500, projection: { _id: 1 } },
+    });
+    expect(legacySourcesQuery("src_9").filter).toStrictEqual({ _id: { $gt: "src_9" }, event_seq: { $exists: false } });
+    expect(unnumberedFilter(["src_1", "src_2"])).toStrictEqual({
+      _id: { $in: ["src_1", "src_2"] },
+      event_seq: { $exists: false },
+    });
+    expect(LEGACY_RECORD_OPTIONS).toStrictEqual({ projection: RECORD_FIELDS });
+    expect(numberLegacyUpdate(["src_1"])).toStrictEqual({
+      filter: { _id: { $in: ["src_1"] }, event_seq: { $exists: false } },
+      update: { $set: { event_seq: 1 } },
+    });
+    expect(LEGACY_CHUNK).toBe(500);
+  });
+
+  it("walks every source in list order for the pairs, reading what a conflict subject needs and its creation", () => {
+    const fields = { ...SUBJECT_FIELDS, created_at: 1, created_by: 1 };
+    expect(pairFillQuery()).toStrictEqual({
+      filter: {},
+      options: { sort: { created_at: 1, _id: 1 }, limit: 50, projection: fields },
+    });
+    expect(pairFillQuery({ createdAt: 7, id: "src_3" }).filter).toStrictEqual(afterFilter(7, "src_3"));
+    expect(FILL_CANDIDATE_OPTIONS).toStrictEqual({ projection: fields });
+    expect(PAIR_FILL_CHUNK).toBe(50);
+  });
+
+  it("then sets every flag from the pairs, a chunk of sources by _id at a time, only where it differs", () => {
+    expect(flagFillFilter()).toStrictEqual({});
+    expect(flagFillFilter("src_4")).toStrictEqual({ _id: { $gt: "src_4" } });
+    expect(FLAG_FILL_OPTIONS).toStrictEqual({ sort: { _id: 1 }, limit: 500, projection: { _id: 1, conflict: 1 } });
+    expect(setFlagsUpdate(["src_1", "src_2"], false)).toStrictEqual({
+      filter: { _id: { $in: ["src_1", "src_2"] } },
+      update: { $set: { conflict: false } },
+    });
   });
 });
 

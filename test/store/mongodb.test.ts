@@ -32,6 +32,7 @@ import {
   type ProtectedAreaDocument,
   type SourceDocument,
   type SourceEventDocument,
+  toDocument,
   toMeasureDocument,
 } from "../../src/store/mongodb/documents.js";
 import {
@@ -47,6 +48,8 @@ import {
   asOfCreatedOptions,
   CONFLICT_PAIR_INDEXES,
   CONFLICT_PAIRS,
+  CONFLICT_PAIRS_FILLED,
+  CREATED_EVENTS_FILLED,
   GEOMETRY_CHUNK_INDEXES,
   GEOMETRY_CHUNKS,
   GUARDS,
@@ -606,6 +609,58 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
           .explain("executionStats");
         expect(new Set(indexNames(asOf.queryPlanner.winningPlan)), index).toEqual(new Set([index]));
         expect(JSON.stringify(asOf.queryPlanner.winningPlan)).not.toContain('"SORT"');
+      }
+    });
+
+    it("fills in a ledger stored before the event log when the store first opens it", async () => {
+      const legacyDatabase = freshDatabase();
+      const random = prng(31337);
+      const records = Array.from({ length: 80 }, (_, i) => {
+        const x = 60 + random() * 2;
+        const y = 10 + random() * 2;
+        const size = 0.2 + random() * 0.6;
+        return makeRecord({
+          accountId: i % 2 === 0 ? "acct_a" : "acct_b",
+          geometry: cell(x, y, x + size, y + size),
+          conflict: random() < 0.5, // stale flags: the fill sets them from the pairs
+        });
+      });
+      const db = adminClient().db(legacyDatabase);
+      try {
+        // As the store wrote them before the event log: no event_seq, no events, no pairs.
+        await db.collection<Omit<SourceDocument, "event_seq">>(SOURCES).insertMany(
+          records.map((record) => {
+            const { event_seq: _none, ...doc } = toDocument(record);
+            return doc;
+          }),
+        );
+        const opened = await openTestStore(legacyDatabase, true);
+        try {
+          const { problems, pairs } = await historyProblems(legacyDatabase);
+          expect(problems).toEqual([]);
+          expect(pairs).toEqual(bruteForcePairs(records));
+          expect(pairs.size).toBeGreaterThan(20);
+          const [first] = records;
+          expect((await opened.history(first.id, first.accountId))?.[0]).toMatchObject({
+            seq: 1,
+            type: "created",
+            at: first.createdAt,
+            by: first.createdBy,
+          });
+          const markers = await db
+            .collection(SETTINGS)
+            .find({}, { projection: { _id: 1 } })
+            .toArray();
+          expect(markers.map((m) => m._id).sort()).toEqual([CONFLICT_PAIRS_FILLED, CREATED_EVENTS_FILLED]);
+          // A second open finds the markers and writes nothing.
+          const events = await db.collection(SOURCE_EVENTS).countDocuments();
+          await (await openTestStore(legacyDatabase, true)).close();
+          expect(await db.collection(SOURCE_EVENTS).countDocuments()).toBe(events);
+        } finally {
+          await opened.close();
+        }
+      } finally {
+        await db.dropDatabase();
       }
     });
 

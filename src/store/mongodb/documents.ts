@@ -63,7 +63,7 @@ export interface SourceDocument {
   /**
    * The `seq` of the source's last event in `source_events` (history.ts): every transaction that
    * appends events for a live source sets it in the same transaction. Missing on documents written
-   * before the event log existed (read as 0: no events).
+   * before the event log existed, until the history fill (history-fill.ts) gives them their events.
    */
   event_seq?: number;
 }
@@ -77,6 +77,9 @@ export type EventSubjectDocument = Pick<SourceDocument, "_id" | "account_id" | "
 /** The fields a conflict decision reads (the `SUBJECT_PROJECTION`). */
 export type SubjectDocument = EventSubjectDocument &
   Pick<SourceDocument, "geometry" | "bbox" | "area_m2" | "start_at" | "end_at" | "attribute_type" | "conflict">;
+
+/** What the history fill reads of a stored source: a conflict subject, and its creation. */
+export type FillSubjectDocument = SubjectDocument & Pick<SourceDocument, "created_at" | "created_by">;
 
 /** A stored source as its events and pairs name it, with the seq of its last event. */
 export interface EventSubject {

@@ -3,8 +3,7 @@ import {
   type ConflictPairDocument,
   conflictPairId,
   type EventSubject,
-  recordDocumentOf,
-  type SourceDocument,
+  type RecordDocument,
   type SourceEventDocument,
   sourceEventId,
   toCounterpartDocument,
@@ -45,9 +44,9 @@ export class HistoryWrites {
     return this.lastSeq.get(id) ?? 0;
   }
 
-  /** The `created` event of a new source: the record as its document holds it. */
-  created(doc: SourceDocument, change: Change): void {
-    this.append({ id: doc._id, accountId: doc.account_id }, "created", change, { record: recordDocumentOf(doc) });
+  /** The `created` event of a source: its record as stored (recordDocumentOf a new document). */
+  created(record: RecordDocument, change: Change): void {
+    this.append({ id: record._id, accountId: record.account_id }, "created", change, { record });
   }
 
   /**

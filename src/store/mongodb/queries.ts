@@ -520,6 +520,97 @@ export const PAIR_KEYS_OPTIONS: FindOptions = { projection: { _id: 0, a: 1, b: 1
 /** What a source's conflicts show of its pairs. */
 export const PAIR_OPTIONS: FindOptions = { projection: { _id: 0, a: 1, b: 1, measure: 1, detected_at: 1 } };
 
+// --- filling in the history of a ledger stored before the event log (history-fill.ts) ---
+
+/** `settings` documents marking each step of the fill done (the embedded store's names). */
+export const CREATED_EVENTS_FILLED = "history_created_events_filled";
+export const CONFLICT_PAIRS_FILLED = "history_conflict_pairs_filled";
+
+export function fillMarkerFilter(name: string): Filter<SettingDocument> {
+  return { _id: name };
+}
+
+/** Marks a step done: inserted once, never changed (`$setOnInsert`). */
+export function fillMarkerWrite(
+  name: string,
+  now: number,
+): { filter: Filter<SettingDocument>; update: UpdateFilter<SettingDocument>; options: UpdateOptions } {
+  return {
+    filter: { _id: name },
+    update: { $setOnInsert: { value: new Binary(Uint8Array.of(1)), created_at: new Date(now) } },
+    options: { upsert: true },
+  };
+}
+
+/** Sources a `created` event is filled in for at a time, and flags checked at a time. */
+export const LEGACY_CHUNK = 500;
+/** Sources whose stored pairs are filled in per transaction (each measured against its neighbours). */
+export const PAIR_FILL_CHUNK = 50;
+
+/**
+ * The next sources written before the event log (no `event_seq`), by `_id` from a keyset cursor:
+ * one walk of the `_id` index over the collection, ids only.
+ */
+export function legacySourcesQuery(after?: string): { filter: Filter<SourceDocument>; options: FindOptions } {
+  return {
+    filter:
+      after === undefined ? { event_seq: { $exists: false } } : { _id: { $gt: after }, event_seq: { $exists: false } },
+    options: { sort: { _id: 1 }, limit: LEGACY_CHUNK, projection: { _id: 1 } },
+  };
+}
+
+/** Of the sources `ids`, those still without `event_seq` (re-read inside the fill's transaction). */
+export function unnumberedFilter(ids: readonly string[]): Filter<SourceDocument> {
+  return { _id: { $in: [...ids] }, event_seq: { $exists: false } };
+}
+
+/** The record a filled-in `created` event keeps: the record fields as stored. */
+export const LEGACY_RECORD_OPTIONS: FindOptions = { projection: RECORD_PROJECTION };
+
+/** Their `created` event is seq 1. */
+export function numberLegacyUpdate(ids: readonly string[]): {
+  filter: Filter<SourceDocument>;
+  update: UpdateFilter<SourceDocument>;
+} {
+  return { filter: unnumberedFilter(ids), update: { $set: { event_seq: 1 } } };
+}
+
+/** What the pair fill reads of a source: a conflict subject, its creation, what its events name. */
+export const FILL_SUBJECT_PROJECTION = { ...SUBJECT_PROJECTION, created_at: 1, created_by: 1 } as const;
+
+/** The next sources of the pair fill, in list order from a keyset cursor (the `created` index). */
+export function pairFillQuery(after?: { createdAt: number; id: string }): {
+  filter: Filter<SourceDocument>;
+  options: FindOptions;
+} {
+  return {
+    filter: after === undefined ? {} : afterFilter(after.createdAt, after.id),
+    options: { sort: LIST_SORT, limit: PAIR_FILL_CHUNK, projection: FILL_SUBJECT_PROJECTION },
+  };
+}
+
+/** A source's candidates (conflictCandidatesFilter) as the pair fill reads them. */
+export const FILL_CANDIDATE_OPTIONS: FindOptions = { projection: FILL_SUBJECT_PROJECTION };
+
+/** The flag pass: every source by `_id`, from a keyset cursor, its flag only. */
+export function flagFillFilter(after?: string): Filter<SourceDocument> {
+  return after === undefined ? {} : { _id: { $gt: after } };
+}
+
+export const FLAG_FILL_OPTIONS: FindOptions = {
+  sort: { _id: 1 },
+  limit: LEGACY_CHUNK,
+  projection: { _id: 1, conflict: 1 },
+};
+
+/** Sets the flag of the sources `ids`. */
+export function setFlagsUpdate(
+  ids: readonly string[],
+  conflict: boolean,
+): { filter: Filter<SourceDocument>; update: UpdateFilter<SourceDocument> } {
+  return { filter: { _id: { $in: [...ids] } }, update: { $set: { conflict } } };
+}
+
 // --- the ledger at an instant (as_of, docs/api.md §14) ---
 
 /** `created` events an as_of list reads at most at a time. */

@@ -32,6 +32,7 @@ import {
   type GuardDocument,
   type PairViewDocument,
   type RecordDocument,
+  recordDocumentOf,
   type SettingDocument,
   type SourceDocument,
   type SourceEventDocument,
@@ -49,6 +50,7 @@ import {
 } from "./errors.js";
 import { guardCellsOf } from "./guards.js";
 import { HistoryWrites, type NamedSource } from "./history.js";
+import { fillHistory } from "./history-fill.js";
 import { MongoProtectedAreaReader, prepareProtectedAreaCollections } from "./protected-areas.js";
 import {
   AS_OF_CHANGES_OPTIONS,
@@ -352,6 +354,19 @@ export class MongoSourceStore implements SourceStore {
     await prepareProtectedAreaCollections(this.db);
     // Guards are upserted inside transactions; the collection must exist before the first one.
     await ensureCollection(this.db, GUARDS);
+    // A ledger stored before the event log gains it once (history-fill.ts); later opens read two
+    // markers and go on.
+    await fillHistory(
+      {
+        sources: this.sources,
+        events: this.events,
+        pairs: this.pairs,
+        settings: this.settings,
+        transaction: (action, work) => this.transaction(action, work),
+        now: Date.now,
+      },
+      this.policy,
+    );
   }
 
   /**
@@ -511,7 +526,7 @@ export class MongoSourceStore implements SourceStore {
     const history = new HistoryWrites();
     const docs = records.map((record) => toDocument(record));
     docs.forEach((doc, k) => {
-      history.created(doc, changeOf(records[k]));
+      history.created(recordDocumentOf(doc), changeOf(records[k]));
     });
     await this.sources.insertMany(docs, { session, ordered: true });
     await this.events.insertMany(history.events, { ...HISTORY_INSERT_OPTIONS, session });
@@ -568,7 +583,7 @@ export class MongoSourceStore implements SourceStore {
       conflict[k] = found.length > 0;
       const doc = toDocument({ ...record, conflict: conflict[k] });
       docs.push(doc);
-      history.created(doc, change);
+      history.created(recordDocumentOf(doc), change);
       for (const { other, measure, member } of found) {
         history.conflictFound(record, other, measure, change);
         if (member >= 0) conflict[member] = true;
