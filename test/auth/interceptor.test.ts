@@ -190,6 +190,8 @@ describe("scopeForMethod", () => {
       ["GetSource", "read:sources"],
       ["DeleteSource", "delete:sources"],
       ["SearchSources", "read:sources"],
+      ["ListSourceEvents", "read:sources"],
+      ["ListConflicts", "read:sources"],
     ]);
     expect(scopeForMethod("createSources")).toBeUndefined();
   });

@@ -225,7 +225,7 @@ describe("readListRequest with a QueryReader", () => {
         "id",
         'unknown query parameter "id"; allowed here: methodology, steward_id, project_id, outcome_reporting_year, ' +
           "source_type, attribute_type, geometry_source, limit, offset, account_id, alt_id, page_token, conflict, " +
-          "active_at, bbox",
+          "active_at, bbox, as_of",
       ),
       at("conflict", 'conflict must be true or false, got "yes"'),
       at("active_at", `active_at must be ${INSTANT}, got "soon"`),

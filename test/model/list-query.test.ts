@@ -16,7 +16,7 @@ import { attributeTypes, geometrySources, sourceTypes } from "../../src/model/vo
 const byName = new Map(LIST_FILTERS.map((filter) => [filter.name, filter]));
 
 describe("LIST_FILTERS", () => {
-  it("is every ListSourcesRequest field except limit, offset, account_id and page_token, in proto order", () => {
+  it("is every ListSourcesRequest field except limit, offset, account_id, page_token and as_of, in proto order", () => {
     const fields = ListSourcesRequestSchema.fields.map((f) => f.name);
     expect(fields).toEqual([
       "methodology",
@@ -35,16 +35,17 @@ describe("LIST_FILTERS", () => {
       "conflict",
       "active_at",
       "bbox",
+      "as_of",
     ]);
     expect(LIST_FILTERS.map((f) => f.name)).toEqual(
-      fields.filter((name) => !["limit", "offset", "account_id", "page_token"].includes(name)),
+      fields.filter((name) => !["limit", "offset", "account_id", "page_token", "as_of"].includes(name)),
     );
   });
 
   it("reads each filter from the generated message property of its field", () => {
     expect(LIST_FILTERS.map((f) => f.messageKey)).toEqual(
       ListSourcesRequestSchema.fields
-        .filter((f) => !["limit", "offset", "account_id", "page_token"].includes(f.name))
+        .filter((f) => !["limit", "offset", "account_id", "page_token", "as_of"].includes(f.name))
         .map((f) => f.localName),
     );
     expect(LIST_FILTERS.map((f) => f.messageKey)).toEqual([
