@@ -143,8 +143,9 @@ export class SqliteSourceStore implements SourceStore {
       if (key === undefined) return false;
       const removed = { seq: key.seq, id: key.id, accountId: key.account_id, altId: key.alt_id };
       const counterparts = this.events.counterpartsOf(removed.seq);
-      this.statements.deleteBySeq.run(removed.seq);
+      // Before the row goes: the deleted event keeps its geometry (history.ts).
       this.events.deleted(removed, change);
+      this.statements.deleteBySeq.run(removed.seq);
       this.events.released(removed, counterparts, change);
       return true;
     });
