@@ -277,12 +277,17 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     `${base}/:id/history`,
     { config: { rpcMethod: methods.listSourceEvents.name } },
     async (request, reply) => {
-      const query = new QueryReader(request.query as Record<string, string>, []);
-      const message = create(ListSourceEventsRequestSchema, { id: request.params.id });
+      const query = new QueryReader(request.query as Record<string, string>, ["limit", "page_token"]);
+      const message = create(ListSourceEventsRequestSchema, {
+        id: request.params.id,
+        limit: query.integer("limit"),
+        pageToken: query.text("page_token") ?? "",
+      });
       const options = callOptions(request, query.violations);
       const events: VisibleEvent[] = [];
       options.values.set(eventSinkKey, events);
-      await call(methods.listSourceEvents, message, options);
+      const answer = await call(methods.listSourceEvents, message, options);
+      if (answer.nextPageToken !== "") reply.header("link", nextPageLink(request.url, answer.nextPageToken));
       return reply.code(200).type(JSON_CONTENT_TYPE).send(renderEventsJson(events));
     },
   );
@@ -291,12 +296,17 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
     `${base}/:id/conflicts`,
     { config: { rpcMethod: methods.listConflicts.name } },
     async (request, reply) => {
-      const query = new QueryReader(request.query as Record<string, string>, []);
-      const message = create(ListConflictsRequestSchema, { id: request.params.id });
+      const query = new QueryReader(request.query as Record<string, string>, ["limit", "page_token"]);
+      const message = create(ListConflictsRequestSchema, {
+        id: request.params.id,
+        limit: query.integer("limit"),
+        pageToken: query.text("page_token") ?? "",
+      });
       const options = callOptions(request, query.violations);
       const conflicts: VisibleConflict[] = [];
       options.values.set(conflictSinkKey, conflicts);
-      await call(methods.listConflicts, message, options);
+      const answer = await call(methods.listConflicts, message, options);
+      if (answer.nextPageToken !== "") reply.header("link", nextPageLink(request.url, answer.nextPageToken));
       return reply.code(200).type(JSON_CONTENT_TYPE).send(renderConflictsJson(conflicts));
     },
   );

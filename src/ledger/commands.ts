@@ -74,3 +74,11 @@ export interface DeleteCommand extends Unread {
   /** Admin only: the account whose alt_id is meant (required with alt_id). */
   accountId?: string;
 }
+
+/** A source's history or conflicts, a page at a time (docs/api.md §14). */
+export interface SourcePageCommand extends GetCommand {
+  /** 1 to 1,000; 100 when absent. */
+  limit?: number;
+  /** The nextPageToken of the previous page; absent or "" for the first. */
+  pageToken?: string;
+}

@@ -14,7 +14,14 @@ import {
 import type { Principal } from "../model/principal.js";
 import type { NewSourceRecord, SourceRecord } from "../model/records.js";
 import { AltIdTakenError, CapacityExceededError, type SourceStore, StoreUnavailableError } from "../store/port.js";
-import type { CreateCommand, DeleteCommand, GetCommand, ListCommand, SearchCommand } from "./commands.js";
+import type {
+  CreateCommand,
+  DeleteCommand,
+  GetCommand,
+  ListCommand,
+  SearchCommand,
+  SourcePageCommand,
+} from "./commands.js";
 import { invalid, LedgerError, notFound } from "./errors.js";
 import type { IdScheme } from "./ids.js";
 import { PageTokens, pageTokenKey } from "./page-token.js";
@@ -43,6 +50,13 @@ export interface LedgerOptions {
   now?: () => number;
 }
 
+/** A page of a source's history or conflicts. */
+export interface Page<T> {
+  items: T[];
+  /** The token of the next page, or null on the last. */
+  nextPageToken: string | null;
+}
+
 /** One page of a listing (docs/api.md §12). */
 export interface ListPage {
   records: SourceRecord[];
@@ -68,9 +82,9 @@ export interface Ledger {
   search(principal: Principal, command: SearchCommand): Promise<ListPage>;
   get(principal: Principal, command: GetCommand): Promise<SourceRecord>;
   /** A source's events, oldest first, also after it was deleted (docs/api.md §14). */
-  history(principal: Principal, command: GetCommand): Promise<VisibleEvent[]>;
+  history(principal: Principal, command: SourcePageCommand): Promise<Page<VisibleEvent>>;
   /** A live source's current conflicts, each explained, counterparts as the caller may see them. */
-  conflicts(principal: Principal, command: GetCommand): Promise<VisibleConflict[]>;
+  conflicts(principal: Principal, command: SourcePageCommand): Promise<Page<VisibleConflict>>;
   delete(principal: Principal, command: DeleteCommand): Promise<void>;
 }
 
@@ -258,6 +272,32 @@ function checkedFilters(environment: Environment, values: ListFilterValues, viol
   return filters as ListFilterValues;
 }
 
+/** A history or conflicts command's id and limit checked; the limit to use. */
+function pagedSourceCommand(command: SourcePageCommand): number {
+  const violations: Violation[] = command.id === "" ? [{ field: "id", detail: "id is required" }] : [];
+  const limit = command.limit ?? DEFAULT_LIST_LIMIT;
+  const limitIssue = limitProblem(limit);
+  if (limitIssue) violations.push({ field: "limit", detail: limitIssue });
+  rejectIfInvalid(command.readViolations, violations);
+  return limit;
+}
+
+/** Where a history or conflicts page starts; a token made for another page of anything is refused. */
+function readSourcePageToken(keys: PageTokens, token: string | undefined, binding: string) {
+  if (token === undefined || token === "") return undefined;
+  const after = keys.read(token, binding);
+  if (after === null) {
+    throw invalid([
+      {
+        field: "page_token",
+        detail:
+          "page_token does not belong to this listing: it was made for another source, caller or environment, or was altered",
+      },
+    ]);
+  }
+  return after;
+}
+
 export function createLedger(options: LedgerOptions): Ledger {
   const { store, newId, environment } = options;
   const now = options.now ?? Date.now;
@@ -428,33 +468,73 @@ export function createLedger(options: LedgerOptions): Ledger {
     },
 
     async history(principal, command) {
-      rejectIfInvalid(command.readViolations, command.id === "" ? [{ field: "id", detail: "id is required" }] : []);
+      const limit = pagedSourceCommand(command);
       let events: SourceEvent[] | null;
       let view: CounterpartView;
+      let keys: PageTokens;
       try {
-        [events, view] = await Promise.all([store.history(command.id, accountScope(principal)), counterpartView()]);
+        [events, view, keys] = await Promise.all([
+          store.history(command.id, accountScope(principal)),
+          counterpartView(),
+          tokens(),
+        ]);
       } catch (error) {
         return storeFailure(error);
       }
       if (!events) throw notFound(`source "${command.id}"`);
-      return events.map((event) => view.event(principal, event));
+      // Events are only ever appended: a page starts after the last seq it was given.
+      const binding = JSON.stringify([environment, "history", principal.isAdmin, principal.accountId, command.id]);
+      const after = readSourcePageToken(keys, command.pageToken, binding);
+      const rest = events.filter((event) => after === undefined || event.seq > after.createdAt);
+      const page = rest.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        items: page.map((event) => view.event(principal, event)),
+        nextPageToken: rest.length > limit && last ? keys.mint({ createdAt: last.seq, id: command.id }, binding) : null,
+      };
     },
 
     async conflicts(principal, command) {
-      rejectIfInvalid(command.readViolations, command.id === "" ? [{ field: "id", detail: "id is required" }] : []);
+      const limit = pagedSourceCommand(command);
       let found: SourceConflict[] | null;
       let view: CounterpartView;
+      let keys: PageTokens;
       try {
-        [found, view] = await Promise.all([store.conflictsOf(command.id, accountScope(principal)), counterpartView()]);
+        [found, view, keys] = await Promise.all([
+          store.conflictsOf(command.id, accountScope(principal)),
+          counterpartView(),
+          tokens(),
+        ]);
       } catch (error) {
         return storeFailure(error);
       }
       if (!found) throw notFound(`source "${command.id}"`);
-      return found.map((conflict) => ({
-        counterpart: view.counterpart(principal, command.id, conflict.counterpart),
-        measure: conflict.measure,
-        detectedAt: conflict.detectedAt,
-      }));
+      // Keyset on (detected_at, the pair's ref): a token is readable, so it carries the ref, never
+      // the counterpart's id (docs/api.md §14).
+      const keyed = found
+        .map((conflict) => ({
+          conflict,
+          key: { createdAt: conflict.detectedAt, id: view.refOf(command.id, conflict.counterpart.id) },
+        }))
+        .sort((a, b) => a.key.createdAt - b.key.createdAt || (a.key.id < b.key.id ? -1 : a.key.id > b.key.id ? 1 : 0));
+      const binding = JSON.stringify([environment, "conflicts", principal.isAdmin, principal.accountId, command.id]);
+      const after = readSourcePageToken(keys, command.pageToken, binding);
+      const rest = keyed.filter(
+        ({ key }) =>
+          after === undefined ||
+          key.createdAt > after.createdAt ||
+          (key.createdAt === after.createdAt && key.id > after.id),
+      );
+      const page = rest.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        items: page.map(({ conflict }) => ({
+          counterpart: view.counterpart(principal, command.id, conflict.counterpart),
+          measure: conflict.measure,
+          detectedAt: conflict.detectedAt,
+        })),
+        nextPageToken: rest.length > limit && last ? keys.mint(last.key, binding) : null,
+      };
     },
 
     async get(principal, command) {

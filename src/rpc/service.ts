@@ -129,24 +129,34 @@ export function createServiceImpl(ledger: Ledger): ServiceImpl<typeof SourceLedg
 
     async listSourceEvents(req, context) {
       const principal = principalOf(context);
-      const events = await asConnect(() =>
-        ledger.history(principal, { id: req.id, readViolations: readViolations(context, []) }),
-      );
+      const command = {
+        id: req.id,
+        limit: req.limit,
+        pageToken: req.pageToken,
+        readViolations: readViolations(context, []),
+      };
+      const page = await asConnect(() => ledger.history(principal, command));
+      const nextPageToken = page.nextPageToken ?? "";
       const sink = context.values.get(eventSinkKey);
-      if (sink === null) return { events: events.map(toProtoEvent) };
-      sink.push(...events);
-      return { events: [] };
+      if (sink === null) return { events: page.items.map(toProtoEvent), nextPageToken };
+      sink.push(...page.items);
+      return { events: [], nextPageToken };
     },
 
     async listConflicts(req, context) {
       const principal = principalOf(context);
-      const conflicts = await asConnect(() =>
-        ledger.conflicts(principal, { id: req.id, readViolations: readViolations(context, []) }),
-      );
+      const command = {
+        id: req.id,
+        limit: req.limit,
+        pageToken: req.pageToken,
+        readViolations: readViolations(context, []),
+      };
+      const page = await asConnect(() => ledger.conflicts(principal, command));
+      const nextPageToken = page.nextPageToken ?? "";
       const sink = context.values.get(conflictSinkKey);
-      if (sink === null) return { conflicts: conflicts.map(toProtoConflict) };
-      sink.push(...conflicts);
-      return { conflicts: [] };
+      if (sink === null) return { conflicts: page.items.map(toProtoConflict), nextPageToken };
+      sink.push(...page.items);
+      return { conflicts: [], nextPageToken };
     },
 
     async getSource(req, context) {
