@@ -213,6 +213,8 @@ function bindingOf(
   environment: Environment,
   principal: Principal,
   query: Omit<ListQuery, "limit" | "offset" | "after">,
+  /** The as_of instant as the caller gave it, past or not: a listing's tokens are bound to it. */
+  asOf: number | undefined,
 ): string {
   const filters = LIST_FILTERS.map((filter) => {
     const value = query[filter.queryKey];
@@ -238,7 +240,7 @@ function bindingOf(
     query.accountId,
     filters,
     where,
-    query.asOf ?? null,
+    asOf ?? null,
   ]);
 }
 
@@ -376,7 +378,7 @@ export function createLedger(options: LedgerOptions): Ledger {
     };
     const listing: Omit<ListQuery, "limit" | "offset" | "after"> =
       area === undefined ? scope : { ...scope, intersects: area };
-    const binding = bindingOf(environment, principal, listing);
+    const binding = bindingOf(environment, principal, listing, command.asOf);
     const token = command.pageToken ?? "";
     if (token !== "" && command.offset !== undefined) {
       violations.push({
