@@ -9,14 +9,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PolygonGeometry, Position } from "../src/geo/types.js";
 import { conflictPolicy } from "../src/ledger/conflict.js";
 import { productionIds } from "../src/ledger/ids.js";
 import { createLedger } from "../src/ledger/ledger.js";
 import type { Principal } from "../src/model/principal.js";
 import { unepOverlapPolicy } from "../src/protected-areas/overlap.js";
 import { openSqliteStore } from "../src/store/sqlite/index.js";
-import { cellCentre, GRID_COLUMNS, RING_POSITIONS, SEED_REGION } from "./geometry.js";
+import { ellipseOverThree, GRID_COLUMNS, SEED_REGION } from "./geometry.js";
 import { BENCH_ACCOUNT, seedLedger } from "./seed.js";
 
 function option(name: string, fallback: string): string {
@@ -26,25 +25,6 @@ function option(name: string, fallback: string): string {
 
 const creates = Number(option("creates", "200"));
 const sizes = option("sizes", "1000,100000").split(",").map(Number);
-
-/**
- * An ellipse centred on seeded cell k+1, 0.007° wide and 0.004° high: it contains most of cell
- * k+1's circle and overlaps cells k and k+2 by about 5% of their area, and reaches no other row,
- * so it has exactly 3 real neighbours.
- */
-function neighbourOfThree(k: number): PolygonGeometry {
-  const [cx, cy] = cellCentre(SEED_REGION, k + 1);
-  const ring: Position[] = [];
-  for (let i = 0; i < RING_POSITIONS - 1; i++) {
-    const angle = (2 * Math.PI * i) / (RING_POSITIONS - 1);
-    ring.push([
-      Math.round((cx + 0.007 * Math.cos(angle)) * 1e7) / 1e7,
-      Math.round((cy + 0.004 * Math.sin(angle)) * 1e7) / 1e7,
-    ]);
-  }
-  ring.push(ring[0]);
-  return { type: "Polygon", coordinates: [ring] };
-}
 
 const principal: Principal = {
   subject: "bench",
@@ -92,7 +72,7 @@ async function measure(
       sourceType: null,
       attributeType: [],
       geometrySource: null,
-      geometry: neighbourOfThree(k),
+      geometry: ellipseOverThree(SEED_REGION, k),
       startAt: Date.UTC(2024, 0, 1),
       endAt: Date.UTC(2025, 0, 1),
     };

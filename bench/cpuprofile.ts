@@ -53,8 +53,9 @@ function fileOf(frame: CallFrame): string {
   if (url === "") return META.has(frame.functionName) ? "" : "(native)";
   let path = url.startsWith("file://") ? decodeURIComponent(new URL(url).pathname) : url;
   if (path.startsWith(REPO_ROOT)) path = path.slice(REPO_ROOT.length);
-  // The bench runs the servers compiled (bench/.build/src/x.js): name the source file instead.
-  const compiled = /^bench\/\.build\/((?:src|gen|bench)\/.+)\.js$/.exec(path);
+  // The bench runs the servers compiled (bench/.build/src/x.js): name the source file instead,
+  // also for another checkout's build (the code before a change, bench/scenarios/before.ts).
+  const compiled = /(?:^|\/)bench\/\.build\/((?:src|gen|bench)\/.+)\.js$/.exec(path);
   return compiled ? `${compiled[1]}.ts` : path;
 }
 

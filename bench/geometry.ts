@@ -52,6 +52,22 @@ export function circleRing(cx: number, cy: number, r = RADIUS_DEG, positions = R
   return ring;
 }
 
+/**
+ * An ellipse centred on cell k + 1, 0.007° wide and 0.004° high (RING_POSITIONS positions): it
+ * contains most of cell k + 1's circle and overlaps cells k and k + 2 by about 5% of their area,
+ * and reaches no other cell's box, so it conflicts with exactly those three circles.
+ */
+export function ellipseOverThree(region: Region, k: number): PolygonGeometry {
+  const [cx, cy] = cellCentre(region, k + 1);
+  const ring: Position[] = [];
+  for (let i = 0; i < RING_POSITIONS - 1; i++) {
+    const angle = (2 * Math.PI * i) / (RING_POSITIONS - 1);
+    ring.push([round7(cx + 0.007 * Math.cos(angle)), round7(cy + 0.004 * Math.sin(angle))]);
+  }
+  ring.push([ring[0][0], ring[0][1]]);
+  return { type: "Polygon", coordinates: [ring] };
+}
+
 /** The 100-position circle of grid cell k. */
 export function cellPolygon(region: Region, k: number): PolygonGeometry {
   const [cx, cy] = cellCentre(region, k);

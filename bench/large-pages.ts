@@ -31,6 +31,7 @@ import * as protoLoader from "@grpc/proto-loader";
 import { geodesicAreaM2 } from "../src/geo/area.js";
 import { boundingBox } from "../src/geo/bbox.js";
 import type { PolygonGeometry, Position } from "../src/geo/types.js";
+import { conflictPolicy } from "../src/ledger/conflict.js";
 import { productionIds } from "../src/ledger/ids.js";
 import type { NewSourceRecord } from "../src/model/records.js";
 import { openSqliteStore } from "../src/store/sqlite/index.js";
@@ -126,7 +127,10 @@ function sourcesThatFit(dir: string): { sources: number; freeBytes: number; perS
 async function loadLedger(path: string, sources: number): Promise<LedgerInfo> {
   const started = performance.now();
   for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
-  const store = openSqliteStore({ path });
+  // With the conflict policy, as the service opens it: the store then records at once that this
+  // (empty) ledger's conflict pairs are filled (issue 10), so the server's first open does not
+  // read every stored geometry back to look for pairs.
+  const store = openSqliteStore({ path, conflictPolicy });
   const newId = productionIds();
   const ids: string[] = [];
   let geoJsonBytes = 0;

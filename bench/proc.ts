@@ -28,6 +28,8 @@ export interface SpawnOptions {
   env: Record<string, string>;
   nodeArgs?: string[];
   timeoutMs?: number;
+  /** The checkout the entry is relative to (default: this one; the code before issue 10 runs from its own, before.ts). */
+  cwd?: string;
 }
 
 /**
@@ -44,15 +46,15 @@ export const SERVER_BUILD_DIR = "bench/.build";
  * dist/src/main.js`): tsx's module loader would otherwise run in a worker thread of every server,
  * adding ~55 MB of RSS and a second isolate's CPU that the deployed service does not have.
  */
-export function compileServers(): Promise<string> {
-  return runNode("node_modules/typescript/bin/tsc", ["-p", "bench/tsconfig.servers.json"], [], false);
+export function compileServers(cwd = REPO_ROOT): Promise<string> {
+  return runNode("node_modules/typescript/bin/tsc", ["-p", "bench/tsconfig.servers.json"], [], false, cwd);
 }
 
 /** A server entry: compiled JavaScript (`*.js`) runs as it is, TypeScript through tsx. */
 export function spawnServer(options: SpawnOptions): Promise<ServerProcess> {
   const loader = options.entry.endsWith(".js") ? [] : ["--import", "tsx"];
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...loader, options.entry], {
-    cwd: REPO_ROOT,
+    cwd: options.cwd ?? REPO_ROOT,
     env: { ...process.env, ...options.env },
     stdio: ["ignore", "ignore", "pipe", "ipc"],
   });
@@ -98,11 +100,20 @@ export function spawnServer(options: SpawnOptions): Promise<ServerProcess> {
   });
 }
 
-/** Runs `node --import tsx <entry> args…` (without tsx for JavaScript) to completion; rejects on a non-zero exit. */
-export function runNode(entry: string, args: string[], nodeArgs: string[] = [], typescript = true): Promise<string> {
+/**
+ * Runs `node --import tsx <entry> args…` (without tsx for JavaScript) to completion in `cwd` (this
+ * checkout by default); rejects on a non-zero exit.
+ */
+export function runNode(
+  entry: string,
+  args: string[],
+  nodeArgs: string[] = [],
+  typescript = true,
+  cwd = REPO_ROOT,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...nodeArgs, ...(typescript ? ["--import", "tsx"] : []), entry, ...args], {
-      cwd: REPO_ROOT,
+      cwd,
       stdio: ["ignore", "pipe", "pipe"],
     });
     running.add(child);

@@ -64,6 +64,8 @@ export interface Report {
   cpuCount: number;
   totalMemory: number;
   ledgerBytes: Record<string, number>;
+  /** os.loadavg() (1, 5, 15 minutes) when the run started and when it wrote its report. */
+  loadAverage?: { start: number[]; end: number[] };
 }
 
 function number(value: number, unit: string): string {
@@ -199,7 +201,16 @@ function docs(report: Report, host: Record<string, string>): string {
   const profileKeys = [
     ...new Set(missed.map((r) => r.profile).filter((p): p is string => !!p && !!report.profiles[p])),
   ];
-  const datasets = report.datasets as { count: number; method: string; seconds: number; bytes: number }[];
+  const datasets = report.datasets as {
+    count: number;
+    method: string;
+    seconds: number;
+    bytes: number;
+    history?: { events: number; pairs: number; eventsPerSource: { min: number; median: number; max: number } };
+  }[];
+  const load = (values: number[] | undefined) =>
+    values ? values.map((v) => v.toFixed(2)).join(" / ") : "not recorded";
+  const before = (report.details?.before ?? null) as { commit: string } | null;
   const bodies = report.bodies as Record<string, number>;
   const lines = [
     "# Benchmarks",
@@ -215,16 +226,18 @@ function docs(report: Report, host: Record<string, string>): string {
     `- Kernel: ${host.kernel}`,
     `- Node.js: ${host.node}`,
     `- Ledger files: ${host.ledgerFilesystem}`,
-    `- Source: \`${host.source}\` (git describe; \`-dirty\` means uncommitted changes were measured)`,
+    `- Source: \`${host.source}\` (git describe; \`-dirty\` means uncommitted changes were measured)${before ? `; S4 also on \`${before.commit.slice(0, 7)}\` (\`--before\`)` : ""}`,
+    `- Load average (1 / 5 / 15 min, of ${host.nproc} CPUs): ${load(report.loadAverage?.start)} at the start, ${load(report.loadAverage?.end)} at the end`,
     "",
     "## Running it",
     "",
     "```sh",
     "npm run bench              # full: the ledgers below, 3 runs per scenario, CPU profiles of missed targets, rewrites this file",
-    "npm run bench -- --quick   # about 1.5 minutes: ledgers of 1,000 / 10,000 / 100,000, one run, no profiles, leaves this file alone",
+    "npm run bench -- --quick   # about 2 minutes: ledgers of 1,000 / 10,000 / 100,000, one run, no profiles, leaves this file alone",
+    "npm run bench -- --before 7ecac0d   # also S4 on the code before issue 10, back to back with this code's",
     "```",
     "",
-    "Both print one table and write `bench/results/latest.json` (and `full.json` or `quick.json`). Options: `--runs N`, `--duration S`, `--batch-connections N`, `--no-profile`, `--profile-all` (`--profile` in quick mode), `--fresh` (rebuild the cached ledgers), `--no-docs`, `--alg ES256`. `node --import tsx bench/cpuprofile.ts <file.cpuprofile>` summarises any profile; `node --import tsx bench/report.ts` rewrites this file from `bench/results/full.json`. The quick mode's sizes: S2 over 10,000 records, S3 at 1,000 and 100,000, S4 at 1,000 and 10,000, S9–S11 at 100,000 (one counted walk; 300 boxes and 100 polygons at one connection).",
+    "Both print one table and write `bench/results/latest.json` (and `full.json` or `quick.json`). Options: `--runs N`, `--duration S`, `--batch-connections N`, `--no-profile`, `--profile-all` (`--profile` in quick mode), `--fresh` (rebuild the cached ledgers), `--no-docs`, `--alg ES256`, `--before COMMIT`. `node --import tsx bench/cpuprofile.ts <file.cpuprofile>` summarises any profile; `node --import tsx bench/report.ts` rewrites this file from `bench/results/full.json`. The quick mode's sizes: S2 over 10,000 records, S3 at 1,000 and 100,000, S4 at 1,000 and 10,000, S9–S11 at 100,000 (one counted walk; 300 boxes and 100 polygons at one connection), S12–S13 at 10,000.",
     "",
     "## How it measures",
     "",
@@ -232,13 +245,14 @@ function docs(report: Report, host: Record<string, string>): string {
     "",
     "- **S1 baselines**: a bare Fastify 5 server (`bench/baseline-server.ts`, a separate process, compiled the same way) with JSON routes on the same paths returning the service's real answers as constant values (serialised by Fastify per request): " +
       `one record ${bodies.baselineRecordBytes?.toLocaleString("en-US")} B (service: ${bodies.recordBytes?.toLocaleString("en-US")} B) and a page of 100 records ${bodies.baselinePageBytes?.toLocaleString("en-US")} B (service: ${bodies.pageBytes?.toLocaleString("en-US")} B).`,
-    "- **Ledgers** are loaded through the store before the servers start (`bench/seed.ts`): records built like the service builds them (production ids, bounding box and geodesic area from `src/geo`), one account, each a 100-position circle (0.004° radius, ~50 ha) in its own 0.01° cell of a grid, so no two overlap; half are `FIELD`. Ledgers up to 100,000 go through `insertMany`; the 1,000,000 one repeats the 10,000 one in SQL, because `insertMany` loads ~9,000 records/s: each copy gets new ids, alt_ids and creation times and the geometry, box, area and tags of its own cells (copy c is the grid's rows 10c…10c + 9), so it equals a seeded ledger but for its ids and a spatial search meets one source per cell. Ledgers are cached in `$TMPDIR/source-ledger-bench/<hash of the store's and the seeder's source>/` (about 5.6 GB for the full set; safe to delete, `--fresh` rebuilds), so only the first run after a store change pays for them.",
+    "- **Ledgers** are loaded through the store before the servers start (`bench/seed.ts`): records built like the service builds them (production ids, bounding box and geodesic area from `src/geo`), one account, each a 100-position circle (0.004° radius, ~50 ha) in its own 0.01° cell of a grid, so no two overlap; half are `FIELD`. The store is opened with the production conflict policy, as the service opens it, so every source has its `created` event (issue 10) and a server has nothing to fill in when it opens the file. Ledgers up to 100,000 go through `insertMany`; the 1,000,000 one repeats the 10,000 one in SQL, because `insertMany` loads ~6,000 records/s: each copy gets new ids, alt_ids and creation times and the geometry, box, area and tags of its own cells (copy c is the grid's rows 10c…10c + 9), and each new row its `created` event as the store writes it, so it equals a seeded ledger but for its ids and a spatial search meets one source per cell. The **history ledger** (S12, S13) goes through `insertMany` and `deleteById` with the conflict policy: triples of circles under an ellipse that overlaps all three (3 conflicts for the ellipse, 1 for each circle; every other ellipse in a second account, so the bench account sees those counterparts as refs), every tenth triple's middle circle deleted (`deleted`, and `conflict_cleared` on its ellipse) after each batch of 1,250 triples, so deletes come all along the ledger's time, and as many lone circles, so the stated count is live. Ledgers are cached in `$TMPDIR/source-ledger-bench/<hash of the store's and the seeder's source>/` (about 7 GB for the full set; safe to delete, `--fresh` rebuilds; another code's directory is removed once unused for 6 hours), so only the first run after a store change pays for them.",
     ...datasets.map(
       (d) =>
-        `  - ${d.count.toLocaleString("en-US")} records: ${(d.bytes / 1024 / 1024).toFixed(0)} MB, ${d.method}, built in ${d.seconds.toFixed(1)} s`,
+        `  - ${d.count.toLocaleString("en-US")} records${d.history ? ` (history ledger: ${d.history.events.toLocaleString("en-US")} events, ${d.history.eventsPerSource.min}–${d.history.eventsPerSource.max} a source, ${d.history.pairs.toLocaleString("en-US")} live pairs)` : ""}: ${(d.bytes / 1024 / 1024).toFixed(0)} MB, ${d.method}, built in ${d.seconds.toFixed(1)} s`,
     ),
-    "- **S2** asks for ids spread over the whole ledger in random order; **S3** always asks for the first page (the query the issue names); **S4** posts GeoJSON FeatureCollections of 1 or 100 new 100-position features (unique alt_ids, cells in a region away from the seeded one, so the conflict check finds no candidates) into a copy of the ledger, and deletes what it created after every load, so each run starts at the planned size; **S5** calls `GetSource` on a second server process over the S2 ledger; **S6** times `checkGeometry` in the bench process (median of several runs after a warm-up); **S7** reads `VmHWM` from `/proc/<pid>/status` of each server after the runs.",
+    "- **S2** asks for ids spread over the whole ledger in random order; **S3** always asks for the first page (the query the issue names); **S4** posts GeoJSON FeatureCollections of 1 or 100 new 100-position features (unique alt_ids, cells in a region away from the seeded one, so the conflict check finds no candidates) into a copy of the ledger, and deletes what it created after every load, so each run starts at the planned size (the loads' events stay: the event log is append-only); its two conflicting loads (issue 10) put each feature over one seeded source (~80% of each overlaps), so every source created has a pair, measured, and a `conflict_set` event on both sides (the cleanup clears the seeded side's flag); **S5** calls `GetSource` on a second server process over the S2 ledger; **S6** times `checkGeometry` in the bench process (median of several runs after a warm-up); **S7** reads `VmHWM` from `/proc/<pid>/status` of each server after the runs.",
     `- **S9–S11** (issue 11) run on a server process of their own over the largest ledger (\`search\`). **S9** walks the first 100,000 records in pages of 1,000 on one connection (\`GET /sources?limit=1000\`, then each answer's \`Link: rel="next"\`), checking every page is full and every record comes once, then reads keyset page 1, keyset page 100 (the walk's Link to it), \`offset=0\`, \`offset=99000\` and the ledger's last page by offset one after the other, ${plan.paging?.cycles ?? 10} cycles alternating in order; a warm-up round, then ${plan.runs} counted. The target compares the p50 of page 100 with page 1 from those cycles (same pages, same conditions); the walk's own pages 96–100 against 1–5 are shown too. **S10** asks \`GET /sources?bbox=<box>&limit=100\` with a different random 0.09° box per request, anywhere in the seeded region (81–100 sources each; the counts are in the rows): one connection, one request at a time, timed to the last byte with \`performance.now()\` (a warm-up round, then ${plan.runs} rounds; medians of the rounds' p50 and p99), and autocannon at ${plan.connections} connections against \`GET /sources?limit=N\`, N the median count of 200 preflight boxes; a last, informational row asks for the first page of 100 in random 1° boxes (~10,000 matches, past the store's 5,000 candidates where it walks the list order instead of sorting them). **S11** posts a different random star-shaped 1,000-vertex polygon (~0.045° radius, ~25 KB of JSON) per request to \`POST /sources/search\` with \`limit: 100\`, measured the same two ways.`,
+    `- **Issue 10.** With \`--before COMMIT\`, every S4 load also runs on a server compiled from that commit (its tree exported with \`git archive\` to \`$TMPDIR/source-ledger-bench-before/\`, node_modules linked, its own ledgers seeded by its own \`bench/seed.ts\`), immediately before or after this code's same load, the order alternating from run to run; the judged rows compare the medians and take the median of the per-run ratios (sources/s at least 0.90×, single-feature p99 on the large ledger at most 1.10×). **S12** and **S13** run on a server process of their own over the history ledger (\`history\`). **S12** asks \`GET /sources/{id}/history\` (live, deleted and lone sources of the bench account) and \`GET /sources/{id}/conflicts\` (live ones) for a different source per request in a random order at ${plan.connections} connections (target p99 < 10 ms), with \`GET /sources/{id}\` of the same sources as the scale of the machine, and both again at one connection, one request at a time (no target); a preflight checks every kind answers 200 and counts events, conflicts and refs. **S13** asks \`GET /sources?limit=100&as_of=<instant>\` with a different random instant per request between the ledger's first and last event, against \`GET /sources?limit=100\` on the same server (target: ratio ≥ 0.5); an informational row asks \`GET /sources/{id}?as_of=<instant>\` of the live sources at an instant within a day after the last change, against S12's \`GET /sources/{id}\`.`,
     "",
     "## Results",
     "",

@@ -19,16 +19,20 @@
  *   --fresh            rebuild the cached ledgers
  *   --no-docs          do not rewrite docs/benchmarks.md (quick mode never does)
  *   --alg ES256        sign ES256 tokens instead of RS256
+ *   --before COMMIT    also run every S4 load on the code of COMMIT (issue 10: 7ecac0d, main before
+ *                      it), back to back with this code's, alternating which goes first
+ *                      (bench/scenarios/before.ts); judged rows: within 10% of it
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
-import { cpus, tmpdir, totalmem } from "node:os";
-import { join } from "node:path";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { basename, join } from "node:path";
 import type { ProfileSummary } from "./cpuprofile.js";
 import { compileServers, type ServerProcess } from "./proc.js";
 import { type Row, writeReport } from "./report.js";
+import { type BeforeCode, prepareBefore } from "./scenarios/before.js";
 import { startFleet } from "./scenarios/fleet.js";
 import { runInterleaved } from "./scenarios/interleave.js";
-import { prepareLedgers } from "./scenarios/ledgers.js";
+import { type Ledgers, prepareLedgers } from "./scenarios/ledgers.js";
 import { shuffled } from "./scenarios/load.js";
 import { elapsed, log, startClock } from "./scenarios/log.js";
 import { planFor } from "./scenarios/options.js";
@@ -44,9 +48,11 @@ import * as s7 from "./scenarios/s7-memory.js";
 import * as s9 from "./scenarios/s9-paging.js";
 import * as s10 from "./scenarios/s10-bbox.js";
 import * as s11 from "./scenarios/s11-polygon.js";
+import * as s12 from "./scenarios/s12-history.js";
+import * as s13 from "./scenarios/s13-as-of.js";
 import type { Rounds } from "./scenarios/sequential.js";
 import type { Measured, Scenario } from "./scenarios/types.js";
-import { BENCH_ACCOUNT, BENCH_ACTOR, type DatasetInfo } from "./seed.js";
+import { BENCH_ACCOUNT, BENCH_ACTOR, type DatasetInfo, type HistoryInfo } from "./seed.js";
 import { startIssuer } from "./tokens.js";
 import type { ValidationResult } from "./validate.js";
 
@@ -65,8 +71,11 @@ if (option("--runs")) plan.runs = Math.max(1, Number(option("--runs")));
 if (option("--duration")) plan.duration = Math.max(1, Number(option("--duration")));
 if (option("--batch-connections")) plan.batchConnections = Math.max(1, Number(option("--batch-connections")));
 const alg = option("--alg") === "ES256" ? "ES256" : "RS256";
+const beforeCommit = option("--before");
 const profiling = quick ? flag("--profile") || flag("--profile-all") : !flag("--no-profile");
 const started = startClock();
+/** The machine's load average when the run starts (1, 5, 15 minutes), recorded in the report. */
+const startLoad = loadavg();
 
 mkdirSync(PROFILE_DIR, { recursive: true });
 const runDir = mkdtempSync(join(tmpdir(), "source-ledger-bench-run-"));
@@ -85,18 +94,26 @@ async function main(): Promise<void> {
   const compiling = Date.now();
   await compileServers();
   log(`servers compiled with tsc in ${((Date.now() - compiling) / 1000).toFixed(1)} s`);
-  const ledgers = await prepareLedgers(plan.datasets, flag("--fresh"));
+  const ledgers = await prepareLedgers(plan.datasets, plan.history, flag("--fresh"));
+  const before =
+    beforeCommit === undefined
+      ? null
+      : await prepareBefore(beforeCommit, [plan.postSmall, plan.postLarge], ledgers.cacheDir);
   const issuer = await startIssuer(alg);
   const token = await issuer.token({ accountId: BENCH_ACCOUNT, actor: BENCH_ACTOR });
-  const fleet = await startFleet(plan, ledgers, issuer.issuer, runDir);
+  const fleet = await startFleet(plan, ledgers, issuer.issuer, runDir, before);
   // B1, S2 and S5 ask for the S2 ledger's ids in one random order.
-  const ids = shuffled((ledgers.get(plan.get) as DatasetInfo).ids);
+  const ids = shuffled((ledgers.byCount.get(plan.get) as DatasetInfo).ids);
   const baseline = await s1.startBaseline(fleet.servers, ids[0], token, runDir);
   fleet.servers.set("baseline", baseline.server);
   // S10's reference page is as large as its boxes' typical answer: a preflight finds it.
   const search = fleet.servers.get("search") as ServerProcess;
   const bbox = await s10.prepare(plan, search, token);
   const polygons = s11.prepare(plan);
+  // S12 and S13 (issue 10) read the history ledger from a process of their own.
+  const historyServer = fleet.servers.get("history") as ServerProcess;
+  const history = await s12.prepare(ledgers.history, historyServer, token);
+  const asOf = await s13.prepare(ledgers.history, historyServer, token);
 
   // The order of every run: each reference just before the scenarios compared with it.
   const scenarios: Scenario[] = [
@@ -105,11 +122,13 @@ async function main(): Promise<void> {
     ...s5.scenarios(plan, ids),
     s1.pageBaseline(),
     ...s3.scenarios(plan),
-    ...s4.scenarios(plan, fleet.files),
+    ...s4.scenarios(plan, fleet.files, before),
     ...s10.scenarios(bbox),
     ...s11.scenarios(polygons),
+    ...s12.scenarios(history),
+    ...s13.scenarios(asOf),
   ];
-  const results = await runInterleaved(plan, scenarios, fleet.servers, token);
+  const results = await runInterleaved(plan, scenarios, fleet.servers, token, s4.alternated);
   // One connection, one request at a time, on the search server alone (the others are idle now).
   const issue11: Issue11 = {
     paging: await s9.measure(plan, search, token),
@@ -119,11 +138,17 @@ async function main(): Promise<void> {
     polygons,
     polygonOne: await s11.measureOneConnection(plan, search, token, polygons),
   };
+  const issue10: Issue10 = {
+    before,
+    history,
+    historyOne: await s12.measureOneConnection(plan, historyServer, token, history),
+    asOf,
+  };
   const memory = s7.measure(fleet.servers);
   log(`jwks fetched ${issuer.jwksRequests} time(s) by ${fleet.services} service processes`);
   await fleet.stopAll();
 
-  const rows = reportRows(scenarios, results, validation, memory, issue11);
+  const rows = reportRows(scenarios, results, validation, memory, issue11, issue10);
   // CPU profiles of the scenarios behind missed targets.
   const profiled = [...scenarios, s9.profileScenario(issue11.paging)];
   const profiles = profiling
@@ -141,8 +166,17 @@ async function main(): Promise<void> {
     ledgers,
     profiles,
     issue11,
+    issue10,
   });
   log(`done in ${elapsed()}`);
+}
+
+/** Issue 10's setups and what S12 measured at one connection. */
+interface Issue10 {
+  before: BeforeCode | null;
+  history: s12.HistorySetup;
+  historyOne: { history: Rounds; conflicts: Rounds };
+  asOf: s13.AsOfSetup;
 }
 
 /** What S9–S11 measured outside the interleaved loads (one connection, one request at a time). */
@@ -162,19 +196,22 @@ function reportRows(
   validation: ValidationResult[],
   memory: s7.Memory,
   issue11: Issue11,
+  issue10: Issue10,
 ): Row[] {
   const m = measurements(scenarios, results);
   return judged([
     ...s1.rows(m),
     ...s2.rows(m),
     ...s3.rows(plan, m),
-    ...s4.rows(plan, m),
+    ...s4.rows(plan, m, issue10.before),
     ...s5.rows(m),
     ...s6.rows(validation),
     ...s7.rows(plan, memory),
     ...s9.rows(issue11.paging),
     ...s10.rows(plan, m, issue11.bbox, issue11.bboxOne, issue11.bboxLarge),
     ...s11.rows(plan, m, issue11.polygons, issue11.polygonOne),
+    ...s12.rows(m, issue10.history, issue10.historyOne, plan.connections),
+    ...s13.rows(m, issue10.asOf, plan.connections),
   ]);
 }
 
@@ -185,14 +222,17 @@ interface Outcome {
   memory: s7.Memory;
   validation: ValidationResult[];
   bodies: s1.Bodies;
-  ledgers: Map<number, DatasetInfo>;
+  ledgers: Ledgers;
   profiles: Record<string, ProfileSummary>;
   issue11: Issue11;
+  issue10: Issue10;
 }
 
 /** The table on stdout, bench/results/*.json and (full mode, unless --no-docs) docs/benchmarks.md. */
 async function writeResults(outcome: Outcome): Promise<void> {
-  const datasets = [...outcome.ledgers.values()].map(({ ids: _ids, ...rest }) => ({ ...rest, path: rest.path }));
+  const datasets = [...outcome.ledgers.byCount.values(), outcome.ledgers.history].map(
+    ({ ids: _ids, history, ...rest }) => ({ ...rest, path: rest.path, history: history && historyCounts(history) }),
+  );
   await writeReport({
     mode: plan.mode,
     plan,
@@ -207,12 +247,13 @@ async function writeResults(outcome: Outcome): Promise<void> {
     bodies: outcome.bodies,
     datasets,
     profiles: outcome.profiles,
-    details: issue11Details(outcome.issue11),
+    details: { ...issue11Details(outcome.issue11), ...issue10Details(outcome.issue10) },
     writeDocs: !quick && !flag("--no-docs"),
     alg,
     cpuCount: cpus().length,
     totalMemory: totalmem(),
-    ledgerBytes: Object.fromEntries(datasets.map((d) => [d.count, statSync(d.path).size])),
+    ledgerBytes: Object.fromEntries(datasets.map((d) => [basename(d.path), statSync(d.path).size])),
+    loadAverage: { start: startLoad, end: loadavg() },
   });
 }
 
@@ -229,6 +270,35 @@ function issue11Details(issue11: Issue11): Record<string, unknown> {
       largeBoxes: { ...issue11.bboxLarge, counts: countsOf(issue11.bboxLarge.counts) },
     },
     polygons: { ...polygons, oneConnection: { ...issue11.polygonOne, counts: countsOf(issue11.polygonOne.counts) } },
+  };
+}
+
+/** The history ledger's info without its id lists. */
+function historyCounts({ conflicted, deleted, lone, ...rest }: HistoryInfo) {
+  return { ...rest, conflicted: conflicted.length, deleted: deleted.length, lone: lone.length };
+}
+
+/** S4's comparison and S12–S13's raw figures for bench/results/*.json (paths left out). */
+function issue10Details(issue10: Issue10): Record<string, unknown> {
+  const { historyPaths: _h, conflictPaths: _c, getPaths: _g, ...history } = issue10.history;
+  const { before } = issue10;
+  return {
+    before: before && { commit: before.commit, dir: before.dir, ledgers: [...before.ledgers.keys()] },
+    history: {
+      ...history,
+      events: countsOf(history.events),
+      conflicts: countsOf(history.conflicts),
+      oneConnection: {
+        history: { ...issue10.historyOne.history, counts: countsOf(issue10.historyOne.history.counts) },
+        conflicts: { ...issue10.historyOne.conflicts, counts: countsOf(issue10.historyOne.conflicts.counts) },
+      },
+    },
+    asOf: {
+      stored: issue10.asOf.stored,
+      counts: countsOf(issue10.asOf.counts),
+      instants: issue10.asOf.paths.length,
+      gets: issue10.asOf.getPaths.length,
+    },
   };
 }
 

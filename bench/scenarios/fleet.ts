@@ -1,19 +1,23 @@
 /**
  * The service processes the scenarios load (bench/server.ts, compiled): one per role, each over
- * its ledger; the ones that get writes over a copy of it in the run's directory.
+ * its ledger; the ones that get writes over a copy of it in the run's directory. With `--before`,
+ * two more run the code before issue 10 (before.ts) over its own copies of S4's ledgers.
  */
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { SERVER_BUILD_DIR, SERVICE_NODE_FLAGS, type ServerProcess, spawnServer } from "../proc.js";
-import type { DatasetInfo } from "../seed.js";
+import type { BeforeCode } from "./before.js";
+import type { Ledgers } from "./ledgers.js";
 import { log } from "./log.js";
 import type { Plan } from "./options.js";
 
 interface ServerSpec {
   name: string;
-  /** Which ledger (count) it serves; copies are made for the ones that get writes. */
-  ledger: number;
+  /** The ledger file it serves (a copy of it when it gets writes). */
+  ledger: string;
   writes: boolean;
+  /** The checkout whose compiled server it runs (default: this one). */
+  cwd?: string;
 }
 
 export interface Fleet {
@@ -28,35 +32,51 @@ export interface Fleet {
   stopAll(): Promise<void>;
 }
 
-function serverSpecs(plan: Plan): ServerSpec[] {
-  return [
-    { name: "get", ledger: plan.get, writes: false },
-    { name: "grpc", ledger: plan.get, writes: false },
-    { name: "list-small", ledger: plan.listSmall, writes: false },
-    { name: "list-large", ledger: plan.listLarge, writes: false },
+/** The name of the server running the code before issue 10 in `server`'s place. */
+export const beforeServer = (server: string) => `${server}-before`;
+
+function serverSpecs(plan: Plan, ledgers: Ledgers, before: BeforeCode | null): ServerSpec[] {
+  const plain = (count: number) => ledgers.byCount.get(count)?.path as string;
+  const specs: ServerSpec[] = [
+    { name: "get", ledger: plain(plan.get), writes: false },
+    { name: "grpc", ledger: plain(plan.get), writes: false },
+    { name: "list-small", ledger: plain(plan.listSmall), writes: false },
+    { name: "list-large", ledger: plain(plan.listLarge), writes: false },
     // S9–S11 (paging and search) read the same ledger from a process of their own, so S3's and
     // S7's figures for list-large stay what they were (pages of 1,000 records raise the peak RSS).
-    { name: "search", ledger: plan.listLarge, writes: false },
-    { name: "create-small", ledger: plan.postSmall, writes: true },
-    { name: "create-large", ledger: plan.postLarge, writes: true },
+    { name: "search", ledger: plain(plan.listLarge), writes: false },
+    { name: "create-small", ledger: plain(plan.postSmall), writes: true },
+    { name: "create-large", ledger: plain(plan.postLarge), writes: true },
+    // S12 and S13 (issue 10): history, conflicts and as_of over the ledger with conflicts.
+    { name: "history", ledger: ledgers.history.path, writes: false },
   ];
+  if (before !== null) {
+    for (const [name, count] of [
+      ["create-small", plan.postSmall],
+      ["create-large", plan.postLarge],
+    ] as const) {
+      const ledger = before.ledgers.get(count)?.path as string;
+      specs.push({ name: beforeServer(name), ledger, writes: true, cwd: before.dir });
+    }
+  }
+  return specs;
 }
 
 /** Starts every service, in parallel, with `issuer` as AUTH_ISSUER. */
 export async function startFleet(
   plan: Plan,
-  ledgers: Map<number, DatasetInfo>,
+  ledgers: Ledgers,
   issuer: string,
   runDir: string,
+  before: BeforeCode | null,
 ): Promise<Fleet> {
-  const specs = serverSpecs(plan);
-  const ledgerPath = (count: number) => (ledgers.get(count) as DatasetInfo).path;
+  const specs = serverSpecs(plan, ledgers, before);
   const files = new Map<string, string>();
   for (const spec of specs) {
-    if (!spec.writes) files.set(spec.name, ledgerPath(spec.ledger));
+    if (!spec.writes) files.set(spec.name, spec.ledger);
     else {
       const copy = join(runDir, `${spec.name}.sqlite`);
-      copyFileSync(ledgerPath(spec.ledger), copy);
+      copyFileSync(spec.ledger, copy);
       files.set(spec.name, copy);
     }
   }
@@ -77,6 +97,7 @@ export async function startFleet(
       entry: `${SERVER_BUILD_DIR}/bench/server.js`,
       env: serviceEnv(files.get(name) as string),
       nodeArgs: [...SERVICE_NODE_FLAGS, ...nodeArgs],
+      cwd: specs.find((s) => s.name === name)?.cwd,
     });
 
   log("starting servers");

@@ -41,19 +41,21 @@ async function measure(
  * Runs every scenario `plan.runs` times, interleaved, and returns each scenario's measured runs
  * (keyed by scenario key, in the scenarios' order). The first time a scenario meets its server it
  * gets a warm-up load first; a load during which other processes were busy is measured again
- * while the run's retry budget lasts, keeping the quieter attempt.
+ * while the run's retry budget lasts, keeping the quieter attempt. `orderOf` may reorder the
+ * scenarios of a run (1, 2, …): S4's comparison with the code before alternates which goes first.
  */
 export async function runInterleaved(
   plan: Plan,
   scenarios: Scenario[],
   servers: Map<string, ServerProcess>,
   token: string,
+  orderOf: (scenarios: Scenario[], run: number) => Scenario[] = (all) => all,
 ): Promise<Map<string, Measured[]>> {
   const results = new Map<string, Measured[]>(scenarios.map((s) => [s.key, []]));
   const retries = { seconds: 0 };
   const warmed = new Set<string>();
   for (let run = 1; run <= plan.runs; run++) {
-    for (const scenario of scenarios) {
+    for (const scenario of orderOf(scenarios, run)) {
       const server = servers.get(scenario.server) as ServerProcess;
       const warmKey = `${scenario.server}/${scenario.key}`;
       if (!warmed.has(warmKey)) {
@@ -91,6 +93,6 @@ async function measureQuietest(
 function logRun(run: number, scenario: Scenario, result: Measured): void {
   const failures = result.failed > 0 ? `, ${result.failed} FAILED ${JSON.stringify(result.statusCodes)}` : "";
   log(
-    `run ${run} ${scenario.key.padEnd(16)} ${fmt(Math.round(result.rps * scenario.perRequest)).padStart(7)} ${scenario.perRequest > 1 ? "sources/s" : "req/s"}, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms; cores: server ${result.cpu.serverCores.toFixed(2)}, bench ${result.cpu.benchCores.toFixed(2)}, other ${result.cpu.otherCores.toFixed(2)}${failures}`,
+    `run ${run} ${scenario.key.padEnd(26)} ${fmt(Math.round(result.rps * scenario.perRequest)).padStart(7)} ${scenario.perRequest > 1 ? "sources/s" : "req/s"}, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms; cores: server ${result.cpu.serverCores.toFixed(2)}, bench ${result.cpu.benchCores.toFixed(2)}, other ${result.cpu.otherCores.toFixed(2)}${failures}`,
   );
 }

@@ -89,13 +89,19 @@ export async function runLoad(
       });
     }
     case "create": {
-      const { features } = load;
+      const { features, conflictsIn } = load;
       return runHttpLoad({
         port,
         duration,
         connections: features > 1 ? plan.batchConnections : plan.connections,
         headers: { ...headers, "content-type": "application/json" },
-        requests: [{ method: "POST", path: "/sources", setupRequest: (r) => ({ ...r, body: createBody(features) }) }],
+        requests: [
+          {
+            method: "POST",
+            path: "/sources",
+            setupRequest: (r) => ({ ...r, body: createBody(features, conflictsIn) }),
+          },
+        ],
       });
     }
   }

@@ -8,6 +8,8 @@ export interface Plan {
   listLarge: number;
   postSmall: number;
   postLarge: number;
+  /** S12 and S13's ledger with conflicts (issue 10): live sources. */
+  history: number;
   /** Ledgers to build; `base` ones are replicated from that (smaller) ledger. */
   datasets: { count: number; base?: number }[];
   runs: number;
@@ -43,6 +45,7 @@ export function planFor(quick: boolean): Plan {
         listLarge: 100_000,
         postSmall: 1_000,
         postLarge: 10_000,
+        history: 10_000,
         datasets: [{ count: 1_000 }, { count: 10_000 }, { count: 100_000, base: 10_000 }],
         runs: 1,
         duration: 2,
@@ -65,6 +68,7 @@ export function planFor(quick: boolean): Plan {
         listLarge: 1_000_000,
         postSmall: 1_000,
         postLarge: 100_000,
+        history: 100_000,
         datasets: [{ count: 1_000 }, { count: 10_000 }, { count: 100_000 }, { count: 1_000_000, base: 10_000 }],
         runs: 3,
         duration: 3,

@@ -23,10 +23,16 @@ const PROFILED = [
   "S3-large",
   "S4-batch-large",
   "S4-single-large",
+  "S4-conflict-batch",
+  "S4-conflict-single",
   "S5",
   "S9-late",
   "S10-bbox",
   "S11-polygon",
+  "S12-history",
+  "S12-conflicts",
+  "S13-as-of",
+  "S13-get-as-of",
 ];
 
 export interface ProfileRequest {

@@ -4,7 +4,8 @@ import type { LoadResult } from "../http-load.js";
 export type LoadKind =
   | { kind: "get"; ids: string[] }
   | { kind: "list" }
-  | { kind: "create"; features: number }
+  /** POST /sources; `conflictsIn`: each feature overlaps one of the ledger's first N seeded cells (S4's conflicting loads). */
+  | { kind: "create"; features: number; conflictsIn?: number }
   | { kind: "grpc"; ids: string[]; client: "h2" | "connect"; acceptCompression: boolean }
   /** GET each path in turn (S9's late page, S10's boxes and its reference page); `connections` overrides the plan's. */
   | { kind: "paths"; paths: string[]; connections?: number }
