@@ -9,6 +9,15 @@ export type Listable = Omit<SourceRecord, "geometry" | "geometryJson" | "tags" |
   readonly attributeType: readonly string[];
 };
 
+/** Whether `query` has a plain filter that can refuse a record (the keyset cursor aside). */
+export function narrows(query: ListQuery): boolean {
+  return (
+    EQUALITY_FILTERS.some((f) => query[f.queryKey] !== undefined) ||
+    (query.attributeTypes?.length ?? 0) > 0 ||
+    query.activeAt !== undefined
+  );
+}
+
 /**
  * A predicate for every plain filter of `query` and its keyset cursor, over records in memory (the
  * sandbox's, and the embedded store's as they stood at an instant); not the account, which those

@@ -8,6 +8,7 @@ import type Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ListQuery } from "../../src/model/list-query.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
+import { EVENTS_OF_SQL, GET_AS_OF_SQL, listAsOfSql } from "../../src/store/sqlite/history.js";
 import { buildListStatement, type SpatialPlan } from "../../src/store/sqlite/list-query.js";
 import { runMigrations } from "../../src/store/sqlite/migrations.js";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.js";
@@ -74,6 +75,65 @@ describe("spatial lists", () => {
     expect(plan).toEqual([
       "SEARCH s USING INDEX sources_account_created (account_id=? AND (created_at,id)>(?,?))",
       "SCAN b VIRTUAL TABLE INDEX 1:",
+    ]);
+  });
+});
+
+describe("history reads (docs/api.md §14) seek by key, whatever the ledger's age", () => {
+  const planOfSql = (sql: string, params: (string | number)[]): string[] =>
+    db
+      .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+      .all(...params)
+      .map((row) => (row as { detail: string }).detail);
+  const T = 1_700_000_000_000;
+  /** Each correlated test is one seek: a deleted event by id, the live row by id, the events by id. */
+  const perCandidate = [
+    "SEARCH d USING COVERING INDEX source_events_deleted (source_id=? AND at<?)",
+    "SEARCH s USING INDEX sqlite_autoindex_sources_1 (id=?)",
+    "SEARCH f USING INDEX source_events_by_source (source_id=?)",
+  ];
+
+  it.each<[string, boolean, boolean, string]>([
+    ["every account", false, false, "source_events_created (at<?)"],
+    ["one account", true, false, "source_events_account_created (account_id=? AND at<?)"],
+    [
+      "one account, after a cursor",
+      true,
+      true,
+      "source_events_account_created (account_id=? AND (at,source_id)>(?,?) AND at<?)",
+    ],
+    ["every account, after a cursor", false, true, "source_events_created ((at,source_id)>(?,?) AND at<?)"],
+  ])("an as_of list, %s: created events in list order, no sort", (_name, inAccount, after, index) => {
+    const params: (string | number)[] = [T, T, T];
+    if (inAccount) params.push("acct");
+    if (after) params.push(T - 1, "src_x");
+    params.push(101);
+    const plan = planOfSql(listAsOfSql(inAccount, after), params);
+    expect(plan[0]).toBe(`SEARCH e USING INDEX ${index}`);
+    expect(
+      plan
+        .filter((line) => line.startsWith("SEARCH"))
+        .slice(1)
+        .sort(),
+    ).toEqual([...perCandidate].sort());
+    expect(plan.join("\n")).not.toContain("TEMP B-TREE");
+  });
+
+  it("a get as_of finds the created event by its key (seq 1)", () => {
+    const plan = planOfSql(GET_AS_OF_SQL, [T, "src_x", T, T]);
+    expect(plan[0]).toBe("SEARCH e USING INDEX source_events_by_source (source_id=? AND seq=?)");
+    expect(
+      plan
+        .filter((line) => line.startsWith("SEARCH"))
+        .slice(1)
+        .sort(),
+    ).toEqual([...perCandidate].sort());
+  });
+
+  it("a history reads the source's events by key, the live geometry by id", () => {
+    expect(planOfSql(EVENTS_OF_SQL, ["src_x"]).filter((line) => line.startsWith("SEARCH"))).toEqual([
+      "SEARCH e USING INDEX source_events_by_source (source_id=?)",
+      "SEARCH s USING INDEX sqlite_autoindex_sources_1 (id=?)",
     ]);
   });
 });

@@ -10,7 +10,7 @@ import {
 } from "../../model/history.js";
 import type { ListQuery } from "../../model/list-query.js";
 import type { SourceRecord } from "../../model/records.js";
-import { matcher } from "../record-filter.js";
+import { matcher, narrows } from "../record-filter.js";
 import { spatialFilterOf } from "../spatial-filter.js";
 import { COLUMNS, fromRow, type SourceRow } from "./rows.js";
 
@@ -30,6 +30,8 @@ interface EventRow {
   at: number;
   by: string;
   data: string | null;
+  /** `created` events of a live source: the geometry its row holds (the event leaves it out). */
+  live_geometry: string | null;
 }
 
 /** What an event row's `data` holds, by type. */
@@ -45,16 +47,30 @@ interface EventData {
   measure?: ConflictMeasure;
 }
 
-/** A `created` event as an as_of read takes it. */
+/** A `created` event as an as_of read takes it, with what the source was at the instant. */
 interface CreatedRow {
   source_id: string;
   account_id: string;
   at: number;
   data: string;
+  /** The geometry of the row while the source lives; null once it is deleted (the event keeps it). */
+  live_geometry: string | null;
+  /** conflict_set minus conflict_cleared events by the instant: more sets than clears is a live pair. */
+  open_pairs: number;
 }
 
-/** Created events read at a time by an as_of list. */
+/** Created events read at a time by an as_of list, at most: a page reads no more than it may use. */
 const AS_OF_CHUNK = 500;
+
+/** The columns of an as_of read (CreatedRow); its two placeholders are the instant. */
+const AS_OF_COLUMNS = `e.source_id, e.account_id, e.at, e.data,
+       (SELECT s.geometry FROM sources s WHERE s.id = e.source_id) AS live_geometry,
+       (SELECT coalesce(sum(f.type = 'conflict_set'), 0) - coalesce(sum(f.type = 'conflict_cleared'), 0)
+          FROM source_events f WHERE f.source_id = e.source_id AND f.at <= ?) AS open_pairs`;
+
+/** Whether the created event \`e\` names a source deleted by the instant (the placeholder). */
+const DELETED_BY = `EXISTS (SELECT 1 FROM source_events d
+                              WHERE d.source_id = e.source_id AND d.type = 'deleted' AND d.at <= ?)`;
 
 interface PairRow {
   id: string;
@@ -111,7 +127,7 @@ export class SqliteHistory {
              OR EXISTS (SELECT 1 FROM conflict_pairs WHERE b_seq = ?) AS found`,
       ),
       clearFlag: db.prepare<[number]>("UPDATE sources SET conflict = 0 WHERE seq = ?"),
-      eventsOf: db.prepare<[string], EventRow>("SELECT * FROM source_events WHERE source_id = ? ORDER BY seq"),
+      eventsOf: db.prepare<[string], EventRow>(EVENTS_OF_SQL),
       liveGeometry: db.prepare<[string], { geometry: string }>("SELECT geometry FROM sources WHERE id = ?"),
       deletedData: db.prepare<[string], { data: string | null }>(
         "SELECT data FROM source_events WHERE source_id = ? AND type = 'deleted'",
@@ -119,27 +135,18 @@ export class SqliteHistory {
       liveSeq: db.prepare<[string], { seq: number; account_id: string }>(
         "SELECT seq, account_id FROM sources WHERE id = ?",
       ),
-      createdAsOf: db.prepare<[string, number, number], CreatedRow>(
-        `SELECT e.source_id, e.account_id, e.at, e.data FROM source_events e
-          WHERE e.source_id = ? AND e.type = 'created' AND e.at <= ?
-            AND NOT EXISTS (SELECT 1 FROM source_events d
-                             WHERE d.source_id = e.source_id AND d.type = 'deleted' AND d.at <= ?)`,
-      ),
-      // Each pair sets once and clears at most once on a side: more sets than clears is a live pair.
-      flagAt: db.prepare<[string, number], { open: number }>(
-        `SELECT coalesce(sum(type = 'conflict_set'), 0) - coalesce(sum(type = 'conflict_cleared'), 0) AS open
-           FROM source_events WHERE source_id = ? AND at <= ?`,
-      ),
+      createdAsOf: db.prepare<[number, string, number, number], CreatedRow>(GET_AS_OF_SQL),
     };
   }
 
+  /** Appends an event; `seq` when the caller knows it (its own events within its transaction). */
   private append(
     subject: Pick<EventSubject, "id" | "accountId">,
     type: SourceEventType,
     change: Change,
     data: EventData | null,
+    seq = this.statements.nextSeq.get(subject.id)?.next ?? 1,
   ): void {
-    const seq = this.statements.nextSeq.get(subject.id)?.next ?? 1;
     const json = data === null ? null : JSON.stringify(data);
     this.statements.insertEvent.run(subject.id, seq, subject.accountId, type, change.at, change.by, json);
   }
@@ -147,16 +154,23 @@ export class SqliteHistory {
   /** The `created` event of a source just inserted, with the record as stored (its geometry stays in the row). */
   created(row: SourceRow, change: Change): void {
     const { geometry: _inTheRow, ...record } = row;
-    this.append({ id: row.id, accountId: row.account_id }, "created", change, { record });
+    this.append({ id: row.id, accountId: row.account_id }, "created", change, { record }, 1);
   }
 
   /**
    * A conflict found by a create: the pair, stored once with its measure from `subject`'s side, and
-   * a `conflict_set` event on each side naming the other.
+   * a `conflict_set` event on each side naming the other. `subjectSeq`: the event's seq on the
+   * subject's side when the caller knows it (a source just created: 2 for its first pair, and on).
    */
-  conflictFound(subject: EventSubject, other: EventSubject, measure: ConflictMeasure, change: Change): void {
+  conflictFound(
+    subject: EventSubject,
+    other: EventSubject,
+    measure: ConflictMeasure,
+    change: Change,
+    subjectSeq?: number,
+  ): void {
     this.statements.insertPair.run(subject.seq, other.seq, JSON.stringify(measure), change.at);
-    this.append(subject, "conflict_set", change, { counterpart: counterpartOf(other), measure });
+    this.append(subject, "conflict_set", change, { counterpart: counterpartOf(other), measure }, subjectSeq);
     this.append(other, "conflict_set", change, {
       counterpart: counterpartOf(subject),
       measure: fromOtherSide(measure),
@@ -192,12 +206,21 @@ export class SqliteHistory {
     this.append(subject, "deleted", change, geometry === undefined ? null : { geometry });
   }
 
-  /** A created event's record, whole: its geometry from the event, the live row, or the deleted event. */
-  private recordOf(sourceId: string, data: EventData): SourceRow {
+  /**
+   * A created event's record, whole: its geometry from the event (older ledgers' filled events), the
+   * live row (read with the event), or else the deleted event, the one case that costs a query.
+   */
+  private recordOf(
+    sourceId: string,
+    data: EventData,
+    liveGeometry: string | null,
+    deletedGeometry?: string,
+  ): SourceRow {
     const record = data.record as NonNullable<EventData["record"]>;
     if (record.geometry !== undefined) return record as SourceRow;
     const geometry =
-      this.statements.liveGeometry.get(sourceId)?.geometry ??
+      liveGeometry ??
+      deletedGeometry ??
       (JSON.parse(this.statements.deletedData.get(sourceId)?.data ?? "{}") as EventData).geometry;
     if (geometry === undefined) throw new Error(`the geometry of source ${sourceId} is neither live nor kept`);
     return { ...record, geometry };
@@ -210,43 +233,44 @@ export class SqliteHistory {
    */
   listAsOf(query: ListQuery & { asOf: number }): SourceRecord[] {
     const { asOf } = query;
-    const statement = this.asOfStatement(query.accountId !== null, query.after !== undefined);
-    const params: (string | number)[] = [asOf, asOf];
-    if (query.accountId !== null) params.push(query.accountId);
-    if (query.after !== undefined) params.push(query.after.createdAt, query.after.id);
     const plain = matcher(query);
     const spatial = spatialFilterOf(query);
+    // Without filters every event read is kept or skipped: read no more than the page needs.
+    const filtered = narrows(query) || spatial !== null;
+    const chunk = filtered ? AS_OF_CHUNK : Math.max(1, Math.min(AS_OF_CHUNK, query.offset + query.limit));
     const records: SourceRecord[] = [];
     let skip = query.offset;
-    // Read whole (not iterated): each candidate's flag is another query on the same connection.
-    for (let last: (string | number)[] = [], rows = statement.all(...params); ; ) {
+    let after = query.after === undefined ? null : ([query.after.createdAt, query.after.id] as const);
+    if (query.limit <= 0) return records;
+    for (;;) {
+      const params: (string | number)[] = [asOf, asOf, asOf];
+      if (query.accountId !== null) params.push(query.accountId);
+      if (after !== null) params.push(...after);
+      params.push(chunk);
+      // Read whole (not iterated): a deleted source's geometry is another query on the connection.
+      const rows = this.asOfStatement(query.accountId !== null, after !== null).all(...params);
       for (const row of rows) {
-        const record = this.asItWas(row, asOf);
-        last = [row.at, row.source_id];
+        const record = this.asItWas(row);
+        after = [row.at, row.source_id];
         if (!plain(record) || (spatial !== null && !spatial.matches(record.geometry))) continue;
         if (skip > 0) skip -= 1;
         else records.push(record);
         if (records.length >= query.limit) return records;
       }
-      if (rows.length < AS_OF_CHUNK) return records;
-      rows = this.asOfStatement(query.accountId !== null, true).all(
-        ...params.slice(0, query.accountId !== null ? 3 : 2),
-        ...last,
-      );
+      if (rows.length < chunk) return records;
     }
   }
 
   /** One source as it stood at `asOf`; null when it was not live then (or not in scope). */
   getAsOf(id: string, accountId: string | null, asOf: number): SourceRecord | null {
-    const row = this.statements.createdAsOf.get(id, asOf, asOf);
+    const row = this.statements.createdAsOf.get(asOf, id, asOf, asOf);
     if (row === undefined || (accountId !== null && row.account_id !== accountId)) return null;
-    return this.asItWas(row, asOf);
+    return this.asItWas(row);
   }
 
-  private asItWas(row: CreatedRow, asOf: number): SourceRecord {
-    const record = this.recordOf(row.source_id, JSON.parse(row.data) as EventData);
-    const flag = (this.statements.flagAt.get(row.source_id, asOf)?.open ?? 0) > 0;
-    return fromRow({ ...record, conflict: flag ? 1 : 0 });
+  private asItWas(row: CreatedRow): SourceRecord {
+    const record = this.recordOf(row.source_id, JSON.parse(row.data) as EventData, row.live_geometry);
+    return fromRow({ ...record, conflict: row.open_pairs > 0 ? 1 : 0 });
   }
 
   private readonly asOfStatements = new Map<string, Database.Statement<(string | number)[], CreatedRow>>();
@@ -255,15 +279,7 @@ export class SqliteHistory {
     const key = `${inAccount}:${after}`;
     let statement = this.asOfStatements.get(key);
     if (statement === undefined) {
-      statement = this.db.prepare<(string | number)[], CreatedRow>(
-        `SELECT e.source_id, e.account_id, e.at, e.data FROM source_events e
-          WHERE e.type = 'created' AND e.at <= ?
-            AND NOT EXISTS (SELECT 1 FROM source_events d
-                             WHERE d.source_id = e.source_id AND d.type = 'deleted' AND d.at <= ?)
-            ${inAccount ? "AND e.account_id = ?" : ""}
-            ${after ? "AND (e.at, e.source_id) > (?, ?)" : ""}
-          ORDER BY e.at, e.source_id LIMIT ${AS_OF_CHUNK}`,
-      );
+      statement = this.db.prepare<(string | number)[], CreatedRow>(listAsOfSql(inAccount, after));
       this.asOfStatements.set(key, statement);
     }
     return statement;
@@ -273,8 +289,11 @@ export class SqliteHistory {
   eventsOf(id: string, accountId: string | null): SourceEvent[] | null {
     const rows = this.statements.eventsOf.all(id);
     if (rows.length === 0 || (accountId !== null && rows[0].account_id !== accountId)) return null;
-    return rows.map((row) => {
-      const data = row.data === null ? {} : (JSON.parse(row.data) as EventData);
+    const data = rows.map((row) => (row.data === null ? {} : (JSON.parse(row.data) as EventData)));
+    // A deleted source's geometry is in its last event, read with the others.
+    const deletedGeometry = rows.at(-1)?.type === "deleted" ? data.at(-1)?.geometry : undefined;
+    return rows.map((row, i) => {
+      const { record, counterpart, measure } = data[i];
       const event: SourceEvent = {
         sourceId: row.source_id,
         accountId: row.account_id,
@@ -283,9 +302,9 @@ export class SqliteHistory {
         at: row.at,
         by: row.by,
       };
-      if (data.record) event.record = fromRow(this.recordOf(row.source_id, data));
-      if (data.counterpart) event.counterpart = data.counterpart;
-      if (data.measure) event.measure = data.measure;
+      if (record) event.record = fromRow(this.recordOf(row.source_id, data[i], row.live_geometry, deletedGeometry));
+      if (counterpart) event.counterpart = counterpart;
+      if (measure) event.measure = measure;
       return event;
     });
   }
@@ -303,6 +322,31 @@ export class SqliteHistory {
       };
     });
   }
+}
+
+/** A source's events in order, a created event with the geometry of the live row. */
+export const EVENTS_OF_SQL = `SELECT e.source_id, e.seq, e.account_id, e.type, e.at, e.by, e.data,
+       CASE e.type WHEN 'created' THEN (SELECT s.geometry FROM sources s WHERE s.id = e.source_id) END
+         AS live_geometry
+  FROM source_events e WHERE e.source_id = ? ORDER BY e.seq`;
+
+/**
+ * One source at an instant. Its created event is its first (seq 1), found by the key rather than
+ * by walking every created event up to the instant. Placeholders: instant, id, instant, instant.
+ */
+export const GET_AS_OF_SQL = `SELECT ${AS_OF_COLUMNS} FROM source_events e
+ WHERE e.source_id = ? AND e.seq = 1 AND e.at <= ? AND NOT ${DELETED_BY}`;
+
+/**
+ * Created events of sources live at an instant, in list order. Placeholders: the instant thrice,
+ * the account (when `inAccount`), the cursor's created_at and id (when `after`), the limit.
+ */
+export function listAsOfSql(inAccount: boolean, after: boolean): string {
+  return `SELECT ${AS_OF_COLUMNS} FROM source_events e
+ WHERE e.type = 'created' AND e.at <= ? AND NOT ${DELETED_BY}
+   ${inAccount ? "AND e.account_id = ?" : ""}
+   ${after ? "AND (e.at, e.source_id) > (?, ?)" : ""}
+ ORDER BY e.at, e.source_id LIMIT ?`;
 }
 
 /** What the migration to the event log still owes a ledger stored before it (ledger_settings names). */

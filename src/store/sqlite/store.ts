@@ -336,7 +336,7 @@ export class SqliteSourceStore implements SourceStore {
       this.events.created(row, change);
       const subject = { seq, id: record.id, accountId: record.accountId, altId: record.altId };
       admitted?.others.forEach((other, i) => {
-        this.events.conflictFound(subject, other, admitted.measures[i], change);
+        this.events.conflictFound(subject, other, admitted.measures[i], change, 2 + i);
       });
       // Read back through the same mapping as get(), so the response equals what a later read returns.
       inserted.push(fromRow(row));
