@@ -530,8 +530,8 @@ export function createLedger(options: LedgerOptions): Ledger {
       const page = rest.slice(0, limit);
       const last = page.at(-1);
       return {
-        items: page.map(({ conflict }) => ({
-          counterpart: view.counterpart(principal, command.id, conflict.counterpart),
+        items: page.map(({ conflict, key }) => ({
+          counterpart: view.counterpart(principal, command.id, conflict.counterpart, key.id),
           measure: conflict.measure,
           detectedAt: conflict.detectedAt,
         })),

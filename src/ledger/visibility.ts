@@ -59,10 +59,11 @@ export class CounterpartView {
       .toString("base64url");
   }
 
-  counterpart(principal: Principal, sourceId: string, other: Counterpart): VisibleCounterpart {
+  /** `ref`: the pair's reference when the caller has it already (refOf of the same two ids). */
+  counterpart(principal: Principal, sourceId: string, other: Counterpart, ref?: string): VisibleCounterpart {
     if (principal.isAdmin) return { id: other.id, altId: other.altId, accountId: other.accountId };
     if (other.accountId === principal.accountId) return { id: other.id, altId: other.altId };
-    return { ref: this.refOf(sourceId, other.id) };
+    return { ref: ref ?? this.refOf(sourceId, other.id) };
   }
 
   /**
