@@ -28,7 +28,7 @@ export interface DecodedCreate {
   violations: Violation[];
 }
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 const OPTIONAL_FIELDS = [
   "methodology",
@@ -41,7 +41,7 @@ const OPTIONAL_FIELDS = [
   "geometry_source",
 ] as const;
 
-function isObject(value: unknown): value is Json {
+export function isObject(value: unknown): value is Json {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 

@@ -10,7 +10,7 @@ import type { Violation } from "../ledger/violation.js";
 import type { Environment } from "../model/list-query.js";
 import type { Vocabulary } from "../model/vocabulary.js";
 import { preview } from "./preview.js";
-import { decodeGeometry } from "./rest-decode.js";
+import { decodeGeometry, isObject, type Json } from "./rest-decode.js";
 import {
   BOX_FORMAT,
   boxOf,
@@ -20,11 +20,6 @@ import {
   listParametersOf,
   readListRequest,
 } from "./rest-query.js";
-
-type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** The members of a search body besides the listing's: the area. */
 const AREA_MEMBER = "intersects";

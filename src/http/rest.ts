@@ -224,20 +224,23 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
   app.post(`${base}/search`, { config: { rpcMethod: methods.searchSources.name } }, async (request, reply) => {
     const query = new QueryReader(request.query as Record<string, string>, ["page_token"]);
     const queryToken = query.text("page_token");
-    let inBody: RequestFieldPointer = (v) =>
-      v.coordinates ? ["/intersects/coordinates", ...v.coordinates].join("/") : `/${v.field}`;
+    // The listing's problems point at body members, a page_token's at the query when it came there.
+    const inBody: RequestFieldPointer = (v) =>
+      v.field === "page_token" && queryToken !== undefined
+        ? "/query/page_token"
+        : v.coordinates
+          ? ["/intersects/coordinates", ...v.coordinates].join("/")
+          : `/${v.field}`;
     try {
       if (request.body === undefined) return sendProblem(reply, unsupportedMediaType());
       const violations: Violation[] = [...query.violations];
-      let decoded: ReturnType<typeof decodeSearchBody>;
+      const unparseable = request.body instanceof UnparseableBody;
       if (request.body instanceof UnparseableBody) {
         violations.push({ field: "intersects", pointer: "", detail: request.body.reason });
-        decoded = decodeSearchBody({}, environment);
-        decoded.violations = [];
-      } else {
-        decoded = decodeSearchBody(request.body, environment);
       }
-      violations.push(...decoded.violations);
+      // An unparseable body is reported alone, not also as a body without `intersects`.
+      const decoded = decodeSearchBody(unparseable ? {} : request.body, environment);
+      if (!unparseable) violations.push(...decoded.violations);
       const listing = decoded.request.query;
       if (queryToken !== undefined && listing) {
         if (listing.pageToken !== "" && listing.pageToken !== queryToken) {
@@ -248,8 +251,6 @@ export const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, opt
           });
         }
         listing.pageToken = queryToken;
-        const fromBody = inBody;
-        inBody = (v) => (v.field === "page_token" ? "/query/page_token" : fromBody(v));
       }
       const records: SourceRecord[] = [];
       const answer = await call(methods.searchSources, decoded.request, callOptions(request, violations, records));

@@ -378,7 +378,12 @@ export function createLedger(options: LedgerOptions): Ledger {
     };
     const listing: Omit<ListQuery, "limit" | "offset" | "after"> =
       area === undefined ? scope : { ...scope, intersects: area };
-    const binding = bindingOf(environment, principal, listing, command.asOf);
+    // Only when a token is read or made: it spells out a search's whole area (up to 100,000 positions).
+    let bindingText: string | undefined;
+    const binding = () => {
+      bindingText ??= bindingOf(environment, principal, listing, command.asOf);
+      return bindingText;
+    };
     const token = command.pageToken ?? "";
     if (token !== "" && command.offset !== undefined) {
       violations.push({
@@ -394,7 +399,7 @@ export function createLedger(options: LedgerOptions): Ledger {
       return storeFailure(error);
     }
     // Read once the listing is otherwise valid: a token cannot belong to filters that are wrong.
-    const after = token === "" ? undefined : (keys.read(token, binding) ?? undefined);
+    const after = token === "" ? undefined : (keys.read(token, binding()) ?? undefined);
     if (token !== "" && after === undefined) {
       throw invalid([
         {
@@ -416,7 +421,7 @@ export function createLedger(options: LedgerOptions): Ledger {
       return storeFailure(error);
     }
     const records = found.slice(0, pageLength(found, limit, maxGeometryChars));
-    const tokenAfter = (record: SourceRecord) => keys.mint({ createdAt: record.createdAt, id: record.id }, binding);
+    const tokenAfter = (record: SourceRecord) => keys.mint({ createdAt: record.createdAt, id: record.id }, binding());
     const last = records.at(-1);
     const more = found.length > records.length;
     return { records, nextPageToken: more && last ? tokenAfter(last) : null, tokenAfter };

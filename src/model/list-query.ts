@@ -142,6 +142,14 @@ export const LIST_FILTERS: readonly ListFilter[] = ListSourcesRequestSchema.fiel
     };
   });
 
+/**
+ * The filters a store matches by equality of one value on the source's own field (`conflict` as a
+ * boolean): every store reads this list; `anyOf`, `instant` and `box` each need their own test.
+ */
+export const EQUALITY_FILTERS: readonly ListFilter[] = LIST_FILTERS.filter((filter) =>
+  ["text", "year", "enum", "bool"].includes(filter.kind),
+);
+
 /** The filters one environment offers. */
 export function listFiltersOf(environment: Environment): readonly ListFilter[] {
   return LIST_FILTERS.filter((filter) => filter.environments.includes(environment));

@@ -1,8 +1,5 @@
-import { LIST_FILTERS, type ListQuery } from "../model/list-query.js";
+import { EQUALITY_FILTERS, type ListQuery } from "../model/list-query.js";
 import type { SourceRecord } from "../model/records.js";
-
-/** The filters matched by equality on the record's own field. */
-const EQUALITY_FILTERS = LIST_FILTERS.filter((filter) => ["text", "year", "enum", "bool"].includes(filter.kind));
 
 /** What the filters and the order read: a record's plain fields (a stored source has them too). */
 export type Listable = Omit<SourceRecord, "geometry" | "geometryJson" | "tags" | "attributeType"> & {

@@ -19,7 +19,13 @@ import {
 } from "mongodb";
 import type { PreparedSearchArea } from "../../geo/intersects.js";
 import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
-import { LIST_FILTERS, type ListFilterKind, type ListQuery, listFiltersOf } from "../../model/list-query.js";
+import {
+  EQUALITY_FILTERS,
+  LIST_FILTERS,
+  type ListFilter,
+  type ListQuery,
+  listFiltersOf,
+} from "../../model/list-query.js";
 import { spatialFilterOf } from "../spatial-filter.js";
 import { type CoverGeometry, coverOf } from "./cover.js";
 import type {
@@ -111,11 +117,11 @@ export function clientOptions(uri: string): MongoClientOptions {
  * an equality index could hold (the document's own `bbox` field is the source's box for the
  * conflict checks, not this filter).
  */
-const EQUALITY_KINDS: ReadonlySet<ListFilterKind> = new Set<ListFilterKind>(["text", "year", "bool", "enum", "anyOf"]);
+const servedByEquality = (filter: ListFilter) => filter.kind === "anyOf" || EQUALITY_FILTERS.includes(filter);
 
 /** The production list filters matched by equality, as document fields, in the proto's order. */
 const EQUALITY_FIELDS = listFiltersOf("production")
-  .filter((filter) => EQUALITY_KINDS.has(filter.kind))
+  .filter(servedByEquality)
   .map((filter) => filter.documentPath);
 
 /**

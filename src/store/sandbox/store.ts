@@ -4,6 +4,7 @@ import { SANDBOX_DEFAULTS } from "../../config.js";
 import type { Change, SourceConflict, SourceEvent } from "../../model/history.js";
 import type { ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
+import { collectPage } from "../page-collector.js";
 import {
   altIdClash,
   altIdsByAccount,
@@ -152,14 +153,13 @@ export class SandboxSourceStore implements SourceStore {
     }
     found.sort(byCreatedThenId);
     // The exact geometry is unpacked and tested only until the page is full.
-    const shown: StoredSource[] = [];
-    let skip = query.offset;
-    for (const source of found) {
-      if (shown.length === query.limit) break;
-      if (spatial !== null && !spatial.matches(unpackGeometry(source.packed))) continue;
-      if (skip > 0) skip -= 1;
-      else shown.push(source);
-    }
+    const exact = (source: StoredSource) => spatial === null || spatial.matches(unpackGeometry(source.packed));
+    const shown = collectPage(
+      found,
+      (source) => (exact(source) ? source : null),
+      query,
+      () => 0,
+    );
     // Across accounts (an admin), only the sessions the answer comes from are read.
     if (query.accountId === null) this.holdAccountsOf(shown);
     return shown.map(toRecord);

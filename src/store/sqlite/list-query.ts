@@ -1,9 +1,6 @@
 import type { BoundingBox } from "../../geo/types.js";
-import { LIST_FILTERS, type ListQuery } from "../../model/list-query.js";
+import { EQUALITY_FILTERS, type ListQuery } from "../../model/list-query.js";
 import { selectList } from "./rows.js";
-
-/** The filters matched by equality on their own column (conflict as 0 or 1). */
-const EQUALITY_FILTERS = LIST_FILTERS.filter((filter) => ["text", "year", "enum", "bool"].includes(filter.kind));
 
 /**
  * How the R*Tree takes part in a spatial list: `driving` reads the few sources whose box meets the

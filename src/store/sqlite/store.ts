@@ -5,6 +5,7 @@ import type { Change, SourceConflict, SourceEvent } from "../../model/history.js
 import { geometryCharsOf, type ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
 import type { ConflictPolicy, ProtectedAreaPolicy } from "../../model/spatial.js";
+import { collectPage } from "../page-collector.js";
 import { altIdClash, altIdsByAccount, type SourceStore, StoreUnavailableError } from "../port.js";
 import { type SpatialFilter, spatialFilterOf } from "../spatial-filter.js";
 import { openMigrated } from "./connection.js";
@@ -178,16 +179,8 @@ export class SqliteSourceStore implements SourceStore {
         const statement = buildListStatement(query);
         const rows = this.listStatement(statement);
         if (query.maxGeometryChars === undefined) return rows.all(...statement.params).map(fromColumns);
-        const records: SourceRecord[] = [];
-        let chars = 0;
-        for (const row of rows.iterate(...statement.params)) {
-          const record = fromColumns(row);
-          records.push(record);
-          // One record past the budget: the caller learns that more follow.
-          if (chars >= query.maxGeometryChars) break;
-          chars += geometryCharsOf(record);
-        }
-        return records;
+        // The statement has applied the offset already.
+        return collectPage(rows.iterate(...statement.params), fromColumns, { ...query, offset: 0 }, geometryCharsOf);
       }
       return this.spatialList(query, spatial);
     });
@@ -202,25 +195,18 @@ export class SqliteSourceStore implements SourceStore {
     const candidates = this.listStatement(count).get(...count.params) as unknown[];
     const plan: SpatialPlan = (candidates[0] as number) <= DRIVING_CANDIDATES ? "driving" : "probing";
     const statement = buildListStatement(query, { envelope: spatial.envelope, plan });
-    const records: SourceRecord[] = [];
-    let skip = query.offset;
-    let chars = 0;
-    if (query.limit <= 0) return records;
-    for (const row of this.listStatement(statement).iterate(...statement.params)) {
-      const record = fromColumns(row);
-      // The R*Tree's box (rounded outwards) holds the geometry: within every area, it matches.
-      const [minX, maxX, minY, maxY] = row.slice(COLUMNS.length) as number[];
-      if (!spatial.covers({ minX, maxX, minY, maxY }) && !spatial.matches(record.geometry)) continue;
-      if (skip > 0) {
-        skip -= 1;
-        continue;
-      }
-      records.push(record);
-      // One record past the budget: the caller learns that more follow.
-      if (records.length === query.limit || chars >= (query.maxGeometryChars ?? Number.POSITIVE_INFINITY)) break;
-      chars += geometryCharsOf(record);
-    }
-    return records;
+    const rows = this.listStatement(statement).iterate(...statement.params);
+    return collectPage(
+      rows,
+      (row) => {
+        const record = fromColumns(row);
+        // The R*Tree's box (rounded outwards) holds the geometry: within every area, it matches.
+        const [minX, maxX, minY, maxY] = row.slice(COLUMNS.length) as number[];
+        return spatial.covers({ minX, maxX, minY, maxY }) || spatial.matches(record.geometry) ? record : null;
+      },
+      query,
+      geometryCharsOf,
+    );
   }
 
   private listStatement({ key, sql }: ListStatement): Statement<(string | number)[], unknown[]> {
