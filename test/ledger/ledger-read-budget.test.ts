@@ -84,6 +84,19 @@ describe("a page read for a bounded answer", () => {
     expect(page.nextPageToken).toBeNull();
   });
 
+  it("applies to a list as of an instant too, page after page", async () => {
+    const asOf = Date.now();
+    const seen: string[] = [];
+    let pageToken: string | undefined;
+    do {
+      const page = await ledger.list(user, { filters: {}, limit: 1000, asOf, pageToken, answerBytes: 100_000 });
+      expect(page.records.length).toBeLessThanOrEqual(2);
+      seen.push(...page.records.map((r) => r.altId));
+      pageToken = page.nextPageToken ?? undefined;
+    } while (pageToken !== undefined);
+    expect(seen).toEqual(Array.from({ length: 8 }, (_, i) => `big-${i}`));
+  });
+
   it("applies to a spatial list too", async () => {
     const box = { minX: -1, minY: -1, maxX: 9, maxY: 1 };
     const page = await ledger.list(user, { filters: { bbox: box }, limit: 1000, answerBytes: 100_000 });

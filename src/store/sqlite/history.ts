@@ -8,8 +8,9 @@ import {
   type SourceEvent,
   type SourceEventType,
 } from "../../model/history.js";
-import type { ListQuery } from "../../model/list-query.js";
+import { geometryCharsOf, type ListQuery } from "../../model/list-query.js";
 import type { SourceRecord } from "../../model/records.js";
+import { collectPage } from "../page-collector.js";
 import { matcher, narrows } from "../record-filter.js";
 import { spatialFilterOf } from "../spatial-filter.js";
 import { COLUMNS, fromRow, type SourceRow } from "./rows.js";
@@ -232,32 +233,37 @@ export class SqliteHistory {
    * (more conflict_set than conflict_cleared events by then); the filters are applied to them.
    */
   listAsOf(query: ListQuery & { asOf: number }): SourceRecord[] {
-    const { asOf } = query;
     const plain = matcher(query);
     const spatial = spatialFilterOf(query);
-    // Without filters every event read is kept or skipped: read no more than the page needs.
-    const filtered = narrows(query) || spatial !== null;
+    return collectPage(
+      this.createdAsOf(query, narrows(query) || spatial !== null),
+      (row) => {
+        const record = this.asItWas(row);
+        return plain(record) && (spatial === null || spatial.matches(record.geometry)) ? record : null;
+      },
+      query,
+      geometryCharsOf,
+    );
+  }
+
+  /**
+   * The created events of the sources live at `query.asOf`, in list order, read in chunks: with
+   * nothing to filter, every event read is kept or skipped, so a chunk is no larger than the page.
+   */
+  private *createdAsOf(query: ListQuery & { asOf: number }, filtered: boolean): Generator<CreatedRow> {
     const chunk = filtered ? AS_OF_CHUNK : Math.max(1, Math.min(AS_OF_CHUNK, query.offset + query.limit));
-    const records: SourceRecord[] = [];
-    let skip = query.offset;
-    let after = query.after === undefined ? null : ([query.after.createdAt, query.after.id] as const);
-    if (query.limit <= 0) return records;
+    let after = query.after === undefined ? null : [query.after.createdAt, query.after.id];
     for (;;) {
-      const params: (string | number)[] = [asOf, asOf, asOf];
+      const params: (string | number)[] = [query.asOf, query.asOf, query.asOf];
       if (query.accountId !== null) params.push(query.accountId);
       if (after !== null) params.push(...after);
       params.push(chunk);
       // Read whole (not iterated): a deleted source's geometry is another query on the connection.
       const rows = this.asOfStatement(query.accountId !== null, after !== null).all(...params);
-      for (const row of rows) {
-        const record = this.asItWas(row);
-        after = [row.at, row.source_id];
-        if (!plain(record) || (spatial !== null && !spatial.matches(record.geometry))) continue;
-        if (skip > 0) skip -= 1;
-        else records.push(record);
-        if (records.length >= query.limit) return records;
-      }
-      if (rows.length < chunk) return records;
+      yield* rows;
+      const last = rows.at(-1);
+      if (last === undefined || rows.length < chunk) return;
+      after = [last.at, last.source_id];
     }
   }
 
