@@ -22,12 +22,14 @@ import {
 } from "./http/early-auth.js";
 import { configureHttp2 } from "./http/listen.js";
 import { installRequestMetrics, metricsRoute, ServiceMetrics } from "./http/metrics.js";
+import { ogcDocumentRoutes } from "./http/ogc/routes.js";
 import { problem, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
 import { createRateLimiter, type RateLimiter, rateKindOf } from "./http/rate-limit.js";
 import { type DeadlineCounts, installRequestDeadline } from "./http/request-deadline.js";
 import { installRequestIdEcho, requestIdOf } from "./http/request-id.js";
-import { MAX_BODY_BYTES, restRoutes } from "./http/rest.js";
+import { httpRoutes } from "./http/rest.js";
+import { MAX_BODY_BYTES } from "./http/rest-common.js";
 import { recordOutcome, rpcOutcomeKey, rpcOutcomeOf } from "./http/rpc-outcome.js";
 import { conflictMeasure, type OverlapArea } from "./ledger/conflict.js";
 import { productionIds, sandboxIds } from "./ledger/ids.js";
@@ -261,18 +263,19 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     );
     await rpc.register(fastifyConnectPlugin, connectOptions);
   });
-  await app.register(restRoutes, {
+  await app.register(httpRoutes, {
     pathPrefix: "",
     environment: "production",
     call: createInProcessCaller(SourceLedgerService, production, interceptors),
     early,
   });
-  await app.register(restRoutes, {
+  await app.register(httpRoutes, {
     pathPrefix: "/sandbox",
     environment: "sandbox",
     call: createInProcessCaller(SandboxSourceLedgerService, sandbox, interceptors),
     early,
   });
+  await app.register(ogcDocumentRoutes);
   if (devIdentity) await app.register(devIdentity.plugin);
 
   let closing = false;

@@ -76,6 +76,11 @@ export class QueryReader implements ListFieldReader {
     this.violations.push({ field: name, pointer: `/query/${name}`, detail });
   }
 
+  /** A value the caller found wrong by a rule of its own: a violation at `/query/<name>`. */
+  reject(name: string, detail: string): void {
+    this.fail(name, detail);
+  }
+
   private all(name: string): string[] {
     const value = this.query[name];
     return value === undefined ? [] : Array.isArray(value) ? value : [value];

@@ -1,0 +1,39 @@
+import Negotiator from "negotiator";
+import type { QueryReader } from "./rest-query.js";
+
+/** What a list or a get answers in (docs/api.md §12): the record JSON of §4, or GeoJSON. */
+export type AnswerFormat = "json" | "geojson";
+
+export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
+export const GEOJSON_CONTENT_TYPE = "application/geo+json";
+
+/** The query parameter that names the format; it wins over the Accept header. */
+export const FORMAT_PARAMETER = "f";
+
+/** Each format's media type, in the order preferred when the Accept header ranks them equal. */
+const MEDIA_TYPES: Readonly<Record<AnswerFormat, string>> = {
+  json: "application/json",
+  geojson: GEOJSON_CONTENT_TYPE,
+};
+const FORMATS = Object.keys(MEDIA_TYPES) as AnswerFormat[];
+const FORMAT_OF_MEDIA_TYPE = new Map(FORMATS.map((format) => [MEDIA_TYPES[format], format]));
+
+/** The detail of a 406: what can be asked for, and how. */
+export const NOT_ACCEPTABLE_DETAIL = `this resource answers ${FORMATS.map((f) => MEDIA_TYPES[f]).join(" or ")}; ask with an Accept header that admits one, or with ${FORMATS.map((f) => `${FORMAT_PARAMETER}=${f}`).join(" or ")}`;
+
+/**
+ * The answer's format: `f` when given (an unknown value is a violation of the query, and JSON is
+ * assumed for the rest of the reading), else the best of the Accept header's media types (none:
+ * JSON); null when the Accept header admits neither (406).
+ */
+export function answerFormatOf(query: QueryReader, accept: string | undefined): AnswerFormat | null {
+  const asked = query.text(FORMAT_PARAMETER);
+  if (asked !== undefined) {
+    if ((FORMATS as string[]).includes(asked)) return asked as AnswerFormat;
+    query.reject(FORMAT_PARAMETER, `${FORMAT_PARAMETER} must be one of ${FORMATS.join(", ")}, got "${asked}"`);
+    return "json";
+  }
+  if (accept === undefined || accept.trim() === "") return "json";
+  const best = new Negotiator({ headers: { accept } }).mediaType(FORMATS.map((format) => MEDIA_TYPES[format]));
+  return best === undefined ? null : (FORMAT_OF_MEDIA_TYPE.get(best) ?? null);
+}

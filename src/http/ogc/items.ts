@@ -1,0 +1,184 @@
+import { create } from "@bufbuild/protobuf";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import {
+  DeleteSourceRequestSchema,
+  GetSourceRequestSchema,
+  SourceLedgerService,
+} from "../../../gen/sourceledger/v2/source_ledger_pb.js";
+import { MAX_LIST_LIMIT } from "../../ledger/rules.js";
+import type { Violation } from "../../ledger/violation.js";
+import type { SourceRecord } from "../../model/records.js";
+import type { InProcessCaller } from "../../rpc/invoke.js";
+import { FORMAT_PARAMETER, GEOJSON_CONTENT_TYPE } from "../answer-format.js";
+import { problem, sendProblem } from "../problem.js";
+import {
+  callOptions,
+  nextLinkHeader,
+  nextPageHref,
+  sendError,
+  UnparseableBody,
+  unsupportedMediaType,
+} from "../rest-common.js";
+import { decodeCreateBody } from "../rest-decode.js";
+import { listParametersOf, QueryReader, readListRequest } from "../rest-query.js";
+import { type Link, renderFeatureCollection, renderFeatureJson } from "../rest-render.js";
+import { OGC_BASE, type OgcCollection } from "./documents.js";
+import { ogcAnswerType } from "./negotiate.js";
+
+const methods = SourceLedgerService.method;
+
+/** The list parameters an items request takes: the list's, but `offset` (paging is by `next` links). */
+const NOT_ON_ITEMS = new Set(["offset"]);
+
+export interface OgcItemsOptions {
+  collection: OgcCollection;
+  /** Calls the collection's environment's service through the shared interceptor chain. */
+  call: InProcessCaller;
+}
+
+/** The scheme and authority the request came to: OGC links are absolute. */
+export function baseUrlOf(request: FastifyRequest): string {
+  return `${request.protocol}://${request.host}`;
+}
+
+/**
+ * The items of one collection (OGC API – Features Part 1 §7.15–7.16, Part 4): a listing, one item,
+ * create and delete, each translated to the same service call as its REST counterpart and run
+ * through the same interceptors. Registered inside the REST plugin, whose body parsing, early
+ * authentication and error answers it shares; a query the ledger finds wrong is 400 here (OGC's
+ * status for an invalid parameter), a body 422 as in REST.
+ */
+export function registerOgcItems(app: FastifyInstance, { collection, call }: OgcItemsOptions): void {
+  const items = `${OGC_BASE}/collections/${collection.id}/items`;
+  const item = `${items}/:id(^.+$)`;
+  const parameters = [
+    ...listParametersOf(collection.environment).filter((name) => !NOT_ON_ITEMS.has(name)),
+    FORMAT_PARAMETER,
+  ];
+  const asBadRequest = { invalidArgumentStatus: 400 };
+
+  app.get(items, { config: { rpcMethod: methods.listSources.name } }, async (request, reply) => {
+    const query = new QueryReader(request.query as Record<string, string>, parameters);
+    const type = ogcAnswerType(query, request.headers.accept);
+    if (type === null) return sendProblem(reply.header("vary", "Accept"), notAcceptable());
+    const message = readListRequest(query, collection.environment);
+    // OGC: a limit above the largest the server offers is served at that largest (Part 1 §7.15.3).
+    if (message.limit !== undefined && message.limit > MAX_LIST_LIMIT) message.limit = MAX_LIST_LIMIT;
+    const records: SourceRecord[] = [];
+    try {
+      const answer = await call(methods.listSources, message, callOptions(request, query.violations, records));
+      const base = baseUrlOf(request);
+      const links: Link[] = [
+        { href: `${base}${request.url}`, rel: "self", type, title: "This page" },
+        { href: `${base}${OGC_BASE}/collections/${collection.id}`, rel: "collection", type: "application/json" },
+      ];
+      if (answer.nextPageToken !== "") {
+        const next = `${base}${nextPageHref(request.url, answer.nextPageToken)}`;
+        links.push({ href: next, rel: "next", type, title: "Next page" });
+        reply.header("link", nextLinkHeader(next));
+      }
+      const timeStamp = new Date().toISOString();
+      return reply
+        .header("vary", "Accept")
+        .code(200)
+        .type(type)
+        .send(renderFeatureCollection(records, links, { timeStamp }));
+    } catch (error) {
+      return sendError(reply, error, null, undefined, asBadRequest);
+    }
+  });
+
+  app.get<{ Params: { id: string } }>(
+    item,
+    { config: { rpcMethod: methods.getSource.name } },
+    async (request, reply) => {
+      const query = new QueryReader(request.query as Record<string, string>, [FORMAT_PARAMETER]);
+      const type = ogcAnswerType(query, request.headers.accept);
+      if (type === null) return sendProblem(reply.header("vary", "Accept"), notAcceptable());
+      const records: SourceRecord[] = [];
+      try {
+        const message = create(GetSourceRequestSchema, { id: request.params.id });
+        await call(methods.getSource, message, callOptions(request, query.violations, records));
+        const base = baseUrlOf(request);
+        const links: Link[] = [
+          { href: `${base}${request.url}`, rel: "self", type },
+          { href: `${base}${OGC_BASE}/collections/${collection.id}`, rel: "collection", type: "application/json" },
+        ];
+        return reply.header("vary", "Accept").code(200).type(type).send(renderFeatureJson(records[0], links));
+      } catch (error) {
+        return sendError(reply, error, null, undefined, asBadRequest);
+      }
+    },
+  );
+
+  // Part 4: a Feature, or a FeatureCollection (all or nothing); the created features as GeoJSON.
+  app.post(items, { config: { rpcMethod: methods.createSources.name } }, async (request, reply) => {
+    // An admin names the account the sources are for, as in REST.
+    const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
+    let decoded: ReturnType<typeof decodeCreateBody> | null = null;
+    try {
+      if (request.body === undefined) return sendProblem(reply, unsupportedMediaType());
+      const bodyViolations: Violation[] = [];
+      if (request.body instanceof UnparseableBody) {
+        bodyViolations.push({ field: "sources", pointer: "", detail: request.body.reason });
+        decoded = decodeCreateBody({ type: "FeatureCollection", features: [] });
+      } else {
+        decoded = decodeCreateBody(request.body);
+      }
+      decoded.request.accountId = query.text("account_id");
+      const records: SourceRecord[] = [];
+      await call(
+        methods.createSources,
+        decoded.request,
+        callOptions(request, [...query.violations, ...bodyViolations, ...decoded.violations], records),
+      );
+      const base = baseUrlOf(request);
+      const single = isFeature(request.body);
+      if (single && records.length === 1) {
+        const location = `${base}${items}/${encodeURIComponent(records[0].id)}`;
+        return reply
+          .code(201)
+          .header("location", location)
+          .type(GEOJSON_CONTENT_TYPE)
+          .send(renderFeatureJson(records[0], [{ href: location, rel: "self", type: GEOJSON_CONTENT_TYPE }]));
+      }
+      return reply.code(201).type(GEOJSON_CONTENT_TYPE).send(renderFeatureCollection(records, []));
+    } catch (error) {
+      return sendError(reply, error, decoded?.map ?? null);
+    }
+  });
+
+  app.delete<{ Params: { id: string } }>(
+    item,
+    { config: { rpcMethod: methods.deleteSource.name } },
+    async (request, reply) => {
+      const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
+      try {
+        const message = create(DeleteSourceRequestSchema, {
+          key: { case: "id", value: request.params.id },
+          accountId: query.text("account_id"),
+        });
+        await call(methods.deleteSource, message, callOptions(request, query.violations));
+        return reply.code(204).send();
+      } catch (error) {
+        return sendError(reply, error, null, undefined, asBadRequest);
+      }
+    },
+  );
+
+  const notAllowed = (allow: string) => async (_request: FastifyRequest, reply: FastifyReply) =>
+    sendProblem(reply.header("allow", allow), problem(405, "unimplemented", `method not allowed; allowed: ${allow}`));
+  app.route({ method: ["PUT", "PATCH", "DELETE"], url: items, handler: notAllowed("GET, POST") });
+  app.route({ method: ["PUT", "PATCH", "POST"], url: item, handler: notAllowed("GET, DELETE") });
+}
+
+function isFeature(body: unknown): boolean {
+  return typeof body === "object" && body !== null && (body as { type?: unknown }).type === "Feature";
+}
+
+const notAcceptable = () =>
+  problem(
+    406,
+    "invalid_argument",
+    "items are GeoJSON: ask with Accept: application/geo+json (or application/json), or f=json",
+  );

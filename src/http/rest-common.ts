@@ -1,0 +1,171 @@
+import { STATUS_CODES } from "node:http";
+import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { principalKey } from "../auth/principal.js";
+import type { Violation } from "../ledger/violation.js";
+import type { SourceRecord } from "../model/records.js";
+import { ledgerErrorOf } from "../rpc/errors.js";
+import { decodeViolationsKey, recordSinkKey } from "../rpc/in-process.js";
+import { NOT_ACCEPTABLE_DETAIL } from "./answer-format.js";
+import { requestPrincipal } from "./early-auth.js";
+import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
+import type { CreateBodyMap } from "./rest-decode.js";
+
+/**
+ * What the HTTP adapters over the service (REST, docs/api.md §4, and OGC API – Features, §12)
+ * share: reading JSON bodies, the call's context, and answering a failed call as problem details.
+ */
+
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+/** A body with a problem at every position of a huge geometry still gets a bounded answer. */
+const MAX_LISTED_ERRORS = 1000;
+
+/** A JSON body that did not parse: kept so the error is reported after authentication. */
+export class UnparseableBody {
+  constructor(readonly reason: string) {}
+}
+
+function headersOf(request: FastifyRequest): Headers {
+  // The interceptors read only the credentials; copying every header per call showed in profiles.
+  const headers = new Headers();
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined) headers.set("authorization", authorization);
+  return headers;
+}
+
+/** Where a request-level violation the ledger found is: a query parameter, or a search body's member. */
+export type RequestFieldPointer = (v: Violation) => string;
+
+const inQuery: RequestFieldPointer = (v) => `/query/${v.field}`;
+
+function pointerOf(v: Violation, body: CreateBodyMap | null, requestField: RequestFieldPointer = inQuery): string {
+  if (v.pointer !== undefined) return v.pointer;
+  if (v.source === undefined) return v.field === "sources" && body ? body.sourcesPointer : requestField(v);
+  const fields = body?.fields[v.source];
+  let pointer = fields?.get(v.field) ?? `${body?.sourcesPointer ?? ""}/${v.source}/${v.field}`;
+  if (v.index !== undefined) pointer += `/${v.index}`;
+  if (v.coordinates) pointer += ["/coordinates", ...v.coordinates].join("/");
+  return pointer;
+}
+
+/**
+ * The next page's address (docs/api.md §12): the request's own path and query with `page_token`
+ * (and no `offset`), path-absolute, so it holds behind any proxy that keeps paths.
+ */
+export function nextPageHref(url: string, token: string): string {
+  const at = url.indexOf("?");
+  const path = at < 0 ? url : url.slice(0, at);
+  const query = new URLSearchParams(at < 0 ? "" : url.slice(at + 1));
+  query.delete("page_token");
+  query.delete("offset");
+  query.append("page_token", token);
+  return `${path}?${query}`;
+}
+
+/** The RFC 8288 `Link` header to the next page at `href`. */
+export function nextLinkHeader(href: string): string {
+  return `<${href}>; rel="next"`;
+}
+
+/** The RFC 8288 `Link` header to the next page of the request at `url`. */
+export function nextPageLink(url: string, token: string): string {
+  return nextLinkHeader(nextPageHref(url, token));
+}
+
+export const notAcceptable = () => problem(406, "invalid_argument", NOT_ACCEPTABLE_DETAIL);
+
+export const unsupportedMediaType = () =>
+  problem(415, "invalid_argument", "Content-Type must be application/json (or application/geo+json)");
+
+/** How an adapter answers a failed call unlike REST: OGC answers an invalid query with 400. */
+export interface ErrorAnswerOptions {
+  invalidArgumentStatus?: number;
+}
+
+export function sendError(
+  reply: FastifyReply,
+  error: unknown,
+  body: CreateBodyMap | null,
+  requestField?: RequestFieldPointer,
+  options: ErrorAnswerOptions = {},
+): FastifyReply {
+  const connectError = ConnectError.from(error);
+  const violations = ledgerErrorOf(connectError)?.violations ?? [];
+  const errors = violations
+    .slice(0, MAX_LISTED_ERRORS)
+    .map((v) => ({ pointer: pointerOf(v, body, requestField), detail: v.detail }));
+  if (violations.length > MAX_LISTED_ERRORS) {
+    errors.push({ pointer: "", detail: `and ${violations.length - MAX_LISTED_ERRORS} more violations` });
+  }
+  const details = problemFromConnectError(connectError, errors);
+  if (connectError.code === Code.InvalidArgument && options.invalidArgumentStatus !== undefined) {
+    details.status = options.invalidArgumentStatus;
+    details.title = STATUS_CODES[details.status] ?? details.title;
+  }
+  if (errors.length > 0) {
+    // The Connect message names proto paths; a REST client is better served by its own pointers.
+    const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : "";
+    details.detail = `${errors[0].pointer || "/"}: ${errors[0].detail}${more}`;
+  }
+  // Headers the error carries for HTTP clients: the auth challenge, and when to retry a refusal.
+  for (const name of ["www-authenticate", "retry-after"]) {
+    const value = connectError.metadata.get(name);
+    if (value) reply.header(name, value);
+  }
+  return sendProblem(reply, details);
+}
+
+/** The in-process call's options: the early principal, the adapter's own violations, the records' sink. */
+export function callOptions(
+  request: FastifyRequest,
+  violations: Violation[] = [],
+  records: SourceRecord[] | null = null,
+) {
+  const values = createContextValues();
+  const principal = requestPrincipal(request);
+  if (principal !== undefined) values.set(principalKey, principal);
+  values.set(decodeViolationsKey, violations);
+  values.set(recordSinkKey, records);
+  return {
+    headers: headersOf(request),
+    url: request.url,
+    requestMethod: request.method,
+    values,
+  };
+}
+
+/**
+ * JSON (and GeoJSON) bodies, parsed for the routes that take one; a body that does not parse is
+ * kept as UnparseableBody, to be reported after authentication. Failed calls answer as problems.
+ */
+export function installJsonHandling(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  // GeoJSON's own media type (RFC 7946 §12) is JSON too; create bodies are GeoJSON.
+  const jsonTypes = ["application/json", "application/geo+json"];
+  app.addContentTypeParser(jsonTypes, { parseAs: "string", bodyLimit: MAX_BODY_BYTES }, (_req, text, done) => {
+    if (text === "") return done(null, new UnparseableBody("the body is empty; send a JSON object"));
+    try {
+      done(null, JSON.parse(text as string));
+    } catch (error) {
+      done(null, new UnparseableBody(`the body is not valid JSON: ${(error as Error).message}`));
+    }
+  });
+
+  // Also the answer of every failed service call (the handlers below do not catch them): the
+  // error shield lets only ConnectErrors out of the interceptor chain. Create catches its own,
+  // to point violations into the body it decoded.
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+    if (error instanceof ConnectError) return sendError(reply, error, null);
+    const status = error.statusCode ?? 500;
+    if (status === 413) {
+      return sendProblem(
+        reply,
+        problem(413, "resource_exhausted", `the body exceeds ${MAX_BODY_BYTES} bytes (10 MiB)`),
+      );
+    }
+    if (status === 415) return sendProblem(reply, unsupportedMediaType());
+    if (status >= 400 && status < 500) return sendProblem(reply, problem(status, "invalid_argument", error.message));
+    request.log.error({ err: error }, "request failed");
+    return sendProblem(reply, problem(500, "internal", INTERNAL_ERROR_DETAIL));
+  });
+}
