@@ -23,6 +23,7 @@ import {
 import { configureHttp2 } from "./http/listen.js";
 import { installRequestMetrics, metricsRoute, ServiceMetrics } from "./http/metrics.js";
 import { ogcDocumentRoutes } from "./http/ogc/routes.js";
+import { openApiRoutes } from "./http/openapi/routes.js";
 import { problem, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
 import { createRateLimiter, type RateLimiter, rateKindOf } from "./http/rate-limit.js";
@@ -276,6 +277,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     early,
   });
   await app.register(ogcDocumentRoutes);
+  await app.register(openApiRoutes, { developmentIdentity: devIdentity !== null });
   if (devIdentity) await app.register(devIdentity.plugin);
 
   let closing = false;
