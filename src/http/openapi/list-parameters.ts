@@ -35,6 +35,9 @@ const BOX: Schema = {
   example: [-93.61, 41.59, -93.55, 41.62],
 };
 const PERIOD: Schema = { type: "string", example: "2024-01-01T00:00:00Z/2024-07-01T00:00:00Z" };
+/** A closed period as OGC API's `datetime` writes it. */
+const PERIOD_FORMAT =
+  "an RFC 3339 date-time (that instant), or an interval start/end of two whose open end is `..` (e.g. 2024-01-01T00:00:00Z/..)";
 
 const same = (schema: Schema) => ({ query: schema, body: schema });
 
@@ -68,8 +71,7 @@ const KIND_SHAPES: Readonly<Record<string, (filter: ListFilter) => Shape>> = {
   }),
   range: () => ({
     ...same(PERIOD),
-    description:
-      "Records whose [start_at, end_at) period meets this closed period, `start/end` in RFC 3339 date-times (`..` leaves an end open).",
+    description: `Records whose [start_at, end_at) period meets this: ${PERIOD_FORMAT}.`,
   }),
   box: () => ({
     query: BOX,
@@ -162,12 +164,16 @@ export function searchBodySchema(environment: Environment): Schema {
   };
 }
 
-/** The list parameters the OGC items do not take: paging is by `next` links (ogc/items.ts). */
-const NOT_ON_OGC_ITEMS = new Set(["offset"]);
+/** OGC's `datetime` (Part 1 §7.15.4): the list's period filter under OGC's name (ogc/items.ts). */
+const OGC_DATETIME = "datetime";
+const PERIOD_FILTER = "active_during";
+
+/** The list parameters the OGC items do not take: `offset` (paging is by `next` links), and the period, named datetime. */
+const NOT_ON_OGC_ITEMS = new Set(["offset", PERIOD_FILTER]);
 
 /**
  * The query parameters of an OGC collection's items: the list's but `offset`, with OGC's `limit`
- * (a larger one is served at the largest, Part 1 §7.15.3), and `f`.
+ * (a larger one is served at the largest, Part 1 §7.15.3), `datetime` and `f`.
  */
 export function ogcItemsParameters(environment: Environment): Parameter[] {
   const parameters = listParametersOf(environment)
@@ -179,5 +185,9 @@ export function ogcItemsParameters(environment: Environment): Parameter[] {
         description: `Items per page; a limit above ${MAX_LIST_LIMIT} is served at ${MAX_LIST_LIMIT}.`,
       });
     });
-  return [...parameters, OGC_ITEMS_FORMAT_PARAMETER];
+  const datetime = parameterOf(OGC_DATETIME, {
+    ...same(PERIOD),
+    description: `Items whose [start_at, end_at) period meets this (the \`${PERIOD_FILTER}\` filter): ${PERIOD_FORMAT}.`,
+  });
+  return [...parameters, datetime, OGC_ITEMS_FORMAT_PARAMETER];
 }

@@ -205,7 +205,8 @@ function sourceSchemas(): Record<string, Schema> {
       description: "A source with its fields at the top level (no `type`); unknown members are ignored.",
       required: ["alt_id", "geometry", "start_at", "end_at"],
       properties: { alt_id: text(false), geometry: schemaRef("InputGeometry"), ...times, ...fields },
-      not: { required: ["type"] },
+      // A body with a `type` is read as a Feature or a FeatureCollection, never as a flat source.
+      not: { required: ["type"], properties: { type: {} } },
     },
     InputFeature: inputFeature,
     InputFeatureCollection: {
