@@ -5,6 +5,8 @@ import {
   BoundingBoxSchema,
   type ListSourcesRequest,
   ListSourcesRequestSchema,
+  type TimeRange,
+  TimeRangeSchema,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { Violation } from "../ledger/violation.js";
 import { type Environment, LIST_FILTERS } from "../model/list-query.js";
@@ -25,11 +27,34 @@ export interface ListFieldReader {
   enumValues(name: string, vocabulary: Vocabulary): number[];
   bool(name: string): boolean | undefined;
   instant(name: string): Timestamp | undefined;
+  range(name: string): TimeRange | undefined;
   box(name: string): BoundingBox | undefined;
 }
 
 /** What an instant must look like, said once for the query and the body. */
 export const INSTANT_FORMAT = "an RFC 3339 date-time with an offset, e.g. 2024-01-01T00:00:00Z";
+/** What a time range must look like (OGC API's datetime), said once for the query and the body. */
+export const RANGE_FORMAT =
+  "an RFC 3339 date-time, or an interval start/end of two whose open end is .. (e.g. 2024-01-01T00:00:00Z/..)";
+
+/**
+ * An instant or an interval in OGC API's `datetime` syntax as a TimeRange: `t` is [t, t], `a/b`
+ * is [a, b], and an end written `..` or left empty is open. Undefined when it is not one.
+ */
+export function rangeOf(text: string): TimeRange | undefined {
+  const parts = text.split("/");
+  if (parts.length === 1) {
+    const instant = instantOf(text);
+    return instant === undefined ? undefined : create(TimeRangeSchema, { start: instant, end: instant });
+  }
+  // "/" alone says nothing; ".." says "open" in so many words.
+  if (parts.length !== 2 || (parts[0] === "" && parts[1] === "")) return undefined;
+  const ends = parts.map((part) => (part === ".." || part === "" ? null : instantOf(part)));
+  if (ends.includes(undefined)) return undefined;
+  const [start, end] = ends as (Timestamp | null)[];
+  return create(TimeRangeSchema, { start: start ?? undefined, end: end ?? undefined });
+}
+
 /** What a box must look like, said once for the query and the body. */
 export const BOX_FORMAT = "4 numbers minLon,minLat,maxLon,maxLat";
 
@@ -136,6 +161,14 @@ export class QueryReader implements ListFieldReader {
     return instant;
   }
 
+  range(name: string): TimeRange | undefined {
+    const text = this.text(name);
+    if (text === undefined) return undefined;
+    const range = rangeOf(text);
+    if (range === undefined) this.fail(name, `${name} must be ${RANGE_FORMAT}, got "${text}"`);
+    return range;
+  }
+
   box(name: string): BoundingBox | undefined {
     const text = this.text(name);
     if (text === undefined) return undefined;
@@ -190,7 +223,13 @@ export function readListRequest(query: ListFieldReader, environment: Environment
       fields[field.localName] = query.enumValues(name, filter.vocabulary as Vocabulary);
     } else {
       const value =
-        filter.kind === "bool" ? query.bool(name) : filter.kind === "instant" ? query.instant(name) : query.box(name);
+        filter.kind === "bool"
+          ? query.bool(name)
+          : filter.kind === "instant"
+            ? query.instant(name)
+            : filter.kind === "range"
+              ? query.range(name)
+              : query.box(name);
       if (value !== undefined) fields[field.localName] = value;
     }
   }

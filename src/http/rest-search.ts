@@ -5,6 +5,7 @@ import {
   PointSchema,
   type SearchSourcesRequest,
   SearchSourcesRequestSchema,
+  type TimeRange,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { Violation } from "../ledger/violation.js";
 import type { Environment } from "../model/list-query.js";
@@ -18,6 +19,8 @@ import {
   instantOf,
   type ListFieldReader,
   listParametersOf,
+  RANGE_FORMAT,
+  rangeOf,
   readListRequest,
 } from "./rest-query.js";
 
@@ -97,6 +100,14 @@ class BodyReader implements ListFieldReader {
     const instant = typeof value === "string" ? instantOf(value) : undefined;
     if (instant === undefined) this.fail(name, `${name} must be ${INSTANT_FORMAT}, got ${preview(value)}`);
     return instant;
+  }
+
+  range(name: string): TimeRange | undefined {
+    const value = this.at(name);
+    if (value === undefined) return undefined;
+    const range = typeof value === "string" ? rangeOf(value) : undefined;
+    if (range === undefined) this.fail(name, `${name} must be ${RANGE_FORMAT}, got ${preview(value)}`);
+    return range;
   }
 
   box(name: string): BoundingBox | undefined {

@@ -10,6 +10,7 @@ import {
   type ListFilter,
   type ListFilterValues,
   type ListQuery,
+  type TimeRange,
 } from "../model/list-query.js";
 import type { Principal } from "../model/principal.js";
 import type { NewSourceRecord, SourceRecord } from "../model/records.js";
@@ -164,6 +165,12 @@ function filterProblem(filter: ListFilter, value: NonNullable<ListFilterValues[k
     }
     case "box":
       return boxProblem(value as NonNullable<ListFilterValues["bbox"]>, filter.name);
+    case "range": {
+      const { start, end } = value as TimeRange;
+      return start !== undefined && end !== undefined && start > end
+        ? `the range starts (${new Date(start).toISOString()}) after it ends (${new Date(end).toISOString()})`
+        : null;
+    }
     case "anyOf":
     case "bool":
     case "instant":
@@ -223,6 +230,10 @@ function bindingOf(
     if (filter.kind === "box") {
       const { minX, minY, maxX, maxY } = value as NonNullable<ListFilterValues["bbox"]>;
       return [minX, minY, maxX, maxY];
+    }
+    if (filter.kind === "range") {
+      const { start, end } = value as TimeRange;
+      return [start ?? null, end ?? null];
     }
     return value;
   });

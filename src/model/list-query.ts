@@ -25,8 +25,16 @@ export interface ListFilterValues {
   conflict?: boolean;
   /** Epoch milliseconds: sources whose [startAt, endAt) contains it. */
   activeAt?: number;
+  /** Epoch milliseconds: sources whose [startAt, endAt) meets the closed range; an end absent is open. */
+  activeDuring?: TimeRange;
   /** Sources whose exact geometry intersects the box (edges included). */
   bbox?: BoundingBox;
+}
+
+/** A closed interval of epoch milliseconds [start, end]; an end left out is open. */
+export interface TimeRange {
+  start?: number;
+  end?: number;
 }
 
 /** Where a page starts: after the record with this (createdAt, id), in list order (docs/api.md §12). */
@@ -66,9 +74,10 @@ export function geometryCharsOf(record: { geometryJson?: string }): number {
 /**
  * How a filter's value is read and matched: `text`, `year` and `bool` by equality, `enum` by
  * equality of the name, `anyOf` (a repeated enum) when the source has ANY of the names, `instant`
- * when the source's period contains it, `box` when the source's exact geometry intersects it.
+ * when the source's period contains it, `range` when the source's period meets it, `box` when the
+ * source's exact geometry intersects it.
  */
-export type ListFilterKind = "text" | "year" | "bool" | "enum" | "anyOf" | "instant" | "box";
+export type ListFilterKind = "text" | "year" | "bool" | "enum" | "anyOf" | "instant" | "range" | "box";
 
 /** One list filter: everything every reader of it (REST, the rpc adapter, the ledger, each store) needs. */
 export interface ListFilter {
@@ -101,6 +110,7 @@ const OVERRIDES: Readonly<Record<string, Partial<Pick<ListFilter, "queryKey" | "
 /** The message types a filter may take, by kind. */
 const MESSAGE_KINDS: Readonly<Record<string, ListFilterKind>> = {
   "google.protobuf.Timestamp": "instant",
+  "sourceledger.v2.TimeRange": "range",
   "sourceledger.v2.BoundingBox": "box",
 };
 
@@ -144,7 +154,7 @@ export const LIST_FILTERS: readonly ListFilter[] = ListSourcesRequestSchema.fiel
 
 /**
  * The filters a store matches by equality of one value on the source's own field (`conflict` as a
- * boolean): every store reads this list; `anyOf`, `instant` and `box` each need their own test.
+ * boolean): every store reads this list; `anyOf`, `instant`, `range` and `box` each need their own test.
  */
 export const EQUALITY_FILTERS: readonly ListFilter[] = LIST_FILTERS.filter((filter) =>
   ["text", "year", "enum", "bool"].includes(filter.kind),

@@ -9,7 +9,7 @@ import type {
 import type { BoundingBox, SearchArea } from "../geo/types.js";
 import type { SourceDraft } from "../ledger/commands.js";
 import type { Violation } from "../ledger/violation.js";
-import { LIST_FILTERS, type ListFilterValues } from "../model/list-query.js";
+import { LIST_FILTERS, type ListFilterValues, type TimeRange } from "../model/list-query.js";
 import { attributeTypes, geometrySources, sourceTypes, type Vocabulary } from "../model/vocabulary.js";
 import { geometryFromProto } from "./geometry-codec.js";
 
@@ -121,6 +121,17 @@ export function listFiltersOf(req: ListSourcesRequest, issues: Violation[]): Lis
       case "instant": {
         const ms = timestampMs(raw as Timestamp | undefined, filter.name, undefined, issues);
         if (ms !== null) values[filter.queryKey] = ms;
+        break;
+      }
+      case "range": {
+        if (raw === undefined) break;
+        const { start, end } = raw as { start?: Timestamp; end?: Timestamp };
+        const range: TimeRange = {};
+        const startMs = timestampMs(start, `${filter.name}.start`, undefined, issues);
+        const endMs = timestampMs(end, `${filter.name}.end`, undefined, issues);
+        if (startMs !== null) range.start = startMs;
+        if (endMs !== null) range.end = endMs;
+        values[filter.queryKey] = range;
         break;
       }
       case "box":

@@ -1,4 +1,4 @@
-import { EQUALITY_FILTERS, type ListQuery } from "../model/list-query.js";
+import { EQUALITY_FILTERS, type ListQuery, type TimeRange } from "../model/list-query.js";
 import type { SourceRecord } from "../model/records.js";
 
 /** What the filters and the order read: a record's plain fields (a stored source has them too). */
@@ -11,7 +11,8 @@ export function narrows(query: ListQuery): boolean {
   return (
     EQUALITY_FILTERS.some((f) => query[f.queryKey] !== undefined) ||
     (query.attributeTypes?.length ?? 0) > 0 ||
-    query.activeAt !== undefined
+    query.activeAt !== undefined ||
+    query.activeDuring !== undefined
   );
 }
 
@@ -23,11 +24,12 @@ export function narrows(query: ListQuery): boolean {
 export function matcher(query: ListQuery): (record: Listable) => boolean {
   const equalities = EQUALITY_FILTERS.filter((f) => query[f.queryKey] !== undefined).map((f) => f.queryKey);
   const wanted = new Set(query.attributeTypes);
-  const { activeAt, after } = query;
+  const { activeAt, activeDuring, after } = query;
   return (record) =>
     equalities.every((key) => record[key as keyof Listable] === query[key]) &&
     (wanted.size === 0 || record.attributeType.some((t) => wanted.has(t))) &&
     (activeAt === undefined || (record.startAt <= activeAt && activeAt < record.endAt)) &&
+    (activeDuring === undefined || meets(record, activeDuring)) &&
     (after === undefined || byCreatedThenId(record, after) > 0);
 }
 
@@ -39,4 +41,12 @@ export function byCreatedThenId(a: Pick<Listable, "createdAt" | "id">, b: Pick<L
   if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
   if (a.id === b.id) return 0;
   return a.id < b.id ? -1 : 1;
+}
+
+/** Whether a record's period [startAt, endAt) meets the closed `range` (an end absent is open). */
+function meets(record: Listable, range: TimeRange): boolean {
+  return (
+    (range.end === undefined || record.startAt <= range.end) &&
+    (range.start === undefined || record.endAt > range.start)
+  );
 }

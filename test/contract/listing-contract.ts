@@ -285,6 +285,18 @@ export function describeListingContract(
           () => ({ activeAt: START + 2 * DAY }),
           (r) => r.accountId === A && r.startAt <= START + 2 * DAY && START + 2 * DAY < r.endAt,
         ],
+        [
+          "activeDuring",
+          A,
+          () => ({ activeDuring: { start: START + DAY, end: START + 3 * DAY } }),
+          (r) => r.accountId === A && r.startAt <= START + 3 * DAY && r.endAt > START + DAY,
+        ],
+        [
+          "activeDuring open at the start, with activeAt",
+          null,
+          () => ({ activeDuring: { end: START + DAY }, activeAt: START }),
+          (r) => r.startAt <= START + DAY && r.startAt <= START && START < r.endAt,
+        ],
         ["bbox", A, () => ({ bbox: bbox(12, 12, 17, 15) }), (r) => r.accountId === A && inBox(bbox(12, 12, 17, 15))(r)],
         ["intersects", null, () => ({ intersects: polygon(ring(13, 11, 20, 14.5)) }), inBox(bbox(13, 11, 20, 14.5))],
         [
@@ -377,6 +389,32 @@ export function describeListingContract(
       expect(await at(LAST_MS)).toEqual([]);
       expect(await at(LAST_MS - 1)).toEqual([long.id]);
       expect(await at(YEAR_1)).toEqual([long.id]);
+    });
+
+    it("active_during: the period [start_at, end_at) meets the closed range; open ends", async () => {
+      const S = Date.UTC(2024, 5, 1);
+      const E = Date.UTC(2024, 6, 1);
+      const E2 = Date.UTC(2024, 7, 1);
+      const DAY = 86_400_000;
+      const first = makeRecord({ startAt: S, endAt: E });
+      const next = makeRecord({ startAt: E, endAt: E2 });
+      const long = makeRecord({ startAt: YEAR_1, endAt: LAST_MS });
+      await store.insertMany([first, next, long]);
+      const during = (start?: number, end?: number) =>
+        store.list(listQuery(A, { activeDuring: { start, end } })).then(ids);
+
+      // An instant as [t, t] is active_at.
+      expect(await during(S, S)).toEqual([first.id, long.id]);
+      expect(await during(E, E)).toEqual([next.id, long.id]);
+      // Closed at both ends: a range ending where a period starts meets it; starting where one ends does not.
+      expect(await during(S - DAY, S)).toEqual([first.id, long.id]);
+      expect(await during(S - DAY, S - 1)).toEqual([long.id]);
+      expect(await during(E - 1, E)).toEqual([first.id, next.id, long.id]);
+      expect(await during(E2, E2 + DAY)).toEqual([long.id]);
+      // Open ends.
+      expect(await during(undefined, S - 1)).toEqual([long.id]);
+      expect(await during(E2 - 1, undefined)).toEqual([next.id, long.id]);
+      expect(await during(undefined, undefined)).toEqual([first.id, next.id, long.id]);
     });
 
     it("alt_id matches exactly, within the account or across accounts for an admin", async () => {

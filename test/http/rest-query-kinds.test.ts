@@ -7,9 +7,17 @@
 import { create } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
-import { BoundingBoxSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { BoundingBoxSchema, TimeRangeSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { parseQueryString } from "../../src/http/querystring.js";
-import { boxOf, instantOf, listParametersOf, QueryReader, readListRequest } from "../../src/http/rest-query.js";
+import {
+  boxOf,
+  instantOf,
+  listParametersOf,
+  QueryReader,
+  RANGE_FORMAT,
+  rangeOf,
+  readListRequest,
+} from "../../src/http/rest-query.js";
 import type { Violation } from "../../src/ledger/violation.js";
 
 const INSTANT = "an RFC 3339 date-time with an offset, e.g. 2024-01-01T00:00:00Z";
@@ -109,6 +117,37 @@ describe("QueryReader.instant", () => {
     expect(query.instant("active_at")).toEqual(create(TimestampSchema, { seconds: Y2024, nanos: 0 }));
     expect(query.violations).toEqual([at("active_at", "active_at must be given at most once")]);
   });
+});
+
+describe("QueryReader.range (active_during, OGC's datetime)", () => {
+  const t = (seconds: bigint) => create(TimestampSchema, { seconds, nanos: 0 });
+  const DAY = 86_400n;
+  it.each<[string, ReturnType<typeof t> | undefined, ReturnType<typeof t> | undefined]>([
+    ["2024-01-01T00:00:00Z", t(Y2024), t(Y2024)],
+    ["2024-01-01T00:00:00Z/2024-01-02T00:00:00Z", t(Y2024), t(Y2024 + DAY)],
+    ["2024-01-01T00:00:00Z/..", t(Y2024), undefined],
+    ["../2024-01-02T00:00:00Z", undefined, t(Y2024 + DAY)],
+    ["2024-01-01T00:00:00Z/", t(Y2024), undefined],
+    ["/2024-01-02T00:00:00Z", undefined, t(Y2024 + DAY)],
+    ["../..", undefined, undefined],
+    // Upside down: read as given, refused by the ledger.
+    ["2024-01-02T00:00:00Z/2024-01-01T00:00:00Z", t(Y2024 + DAY), t(Y2024)],
+  ])("reads %j", (text, start, end) => {
+    const query = reader({ active_during: text }, ["active_during"]);
+    const expected = create(TimeRangeSchema, { start, end });
+    expect(query.range("active_during")).toEqual(expected);
+    expect(query.violations).toEqual([]);
+    expect(rangeOf(text)).toEqual(expected);
+  });
+
+  it.each(["", "..", "2024-01-01", "2024-01-01T00:00:00Z/2024-01-02", "a/b", "2024-01-01T00:00:00Z/x/..", "/"])(
+    "refuses %j",
+    (text) => {
+      const query = reader({ active_during: text }, ["active_during"]);
+      expect(query.range("active_during")).toBeUndefined();
+      expect(query.violations).toEqual([at("active_during", `active_during must be ${RANGE_FORMAT}, got "${text}"`)]);
+    },
+  );
 });
 
 describe("QueryReader.box", () => {
@@ -225,7 +264,7 @@ describe("readListRequest with a QueryReader", () => {
         "id",
         'unknown query parameter "id"; allowed here: methodology, steward_id, project_id, outcome_reporting_year, ' +
           "source_type, attribute_type, geometry_source, limit, offset, account_id, alt_id, page_token, conflict, " +
-          "active_at, bbox, as_of",
+          "active_at, bbox, as_of, active_during",
       ),
       at("conflict", 'conflict must be true or false, got "yes"'),
       at("active_at", `active_at must be ${INSTANT}, got "soon"`),

@@ -36,6 +36,7 @@ describe("LIST_FILTERS", () => {
       "active_at",
       "bbox",
       "as_of",
+      "active_during",
     ]);
     expect(LIST_FILTERS.map((f) => f.name)).toEqual(
       fields.filter((name) => !["limit", "offset", "account_id", "page_token", "as_of"].includes(name)),
@@ -61,6 +62,7 @@ describe("LIST_FILTERS", () => {
       "conflict",
       "activeAt",
       "bbox",
+      "activeDuring",
     ]);
   });
 
@@ -78,6 +80,7 @@ describe("LIST_FILTERS", () => {
       conflict: "bool",
       active_at: "instant",
       bbox: "box",
+      active_during: "range",
     });
     for (const filter of LIST_FILTERS) {
       const field = ListSourcesRequestSchema.fields.find((f) => f.name === filter.name)!;
@@ -87,7 +90,11 @@ describe("LIST_FILTERS", () => {
           : field.fieldKind === "enum"
             ? "enum"
             : field.fieldKind === "message"
-              ? { "google.protobuf.Timestamp": "instant", "sourceledger.v2.BoundingBox": "box" }[field.message.typeName]
+              ? {
+                  "google.protobuf.Timestamp": "instant",
+                  "sourceledger.v2.BoundingBox": "box",
+                  "sourceledger.v2.TimeRange": "range",
+                }[field.message.typeName]
               : field.fieldKind === "scalar" && field.scalar === ScalarType.INT32
                 ? "year"
                 : field.fieldKind === "scalar" && field.scalar === ScalarType.BOOL
@@ -133,6 +140,7 @@ describe("LIST_FILTERS", () => {
       conflict: true,
       activeAt: 0,
       bbox: { minX: 0, minY: 0, maxX: 1, maxY: 1 },
+      activeDuring: { start: 0, end: 1 },
     };
     const queryKeys = LIST_FILTERS.map((f) => f.queryKey);
     expect([...queryKeys].sort()).toEqual(Object.keys(everyValue).sort());
@@ -154,6 +162,7 @@ describe("LIST_FILTERS", () => {
       conflict: ["production", "sandbox"],
       active_at: ["production", "sandbox"],
       bbox: ["production", "sandbox"],
+      active_during: ["production", "sandbox"],
     });
     expect(listFiltersOf("production").map((f) => f.name)).toEqual([
       "methodology",
@@ -167,6 +176,7 @@ describe("LIST_FILTERS", () => {
       "conflict",
       "active_at",
       "bbox",
+      "active_during",
     ]);
     expect(listFiltersOf("sandbox")).toEqual(LIST_FILTERS);
   });
@@ -185,6 +195,7 @@ describe("LIST_FILTERS", () => {
       ["conflict", "conflict", "conflict"],
       ["active_at", "active_at", "active_at"],
       ["bbox", "bbox", "bbox"],
+      ["active_during", "active_during", "active_during"],
     ]);
   });
 });

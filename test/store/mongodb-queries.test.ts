@@ -42,6 +42,7 @@ import {
   AS_OF_FIRST_CHUNK,
   AS_OF_HISTORY_OPTIONS,
   activeAtFilter,
+  activeDuringFilter,
   afterFilter,
   areaGeometriesFilter,
   asOfChangesFilter,
@@ -392,6 +393,28 @@ describe("list filters beyond equality: conflict, alt_id, active_at, the keyset 
     expect(listFilter(query(null, { activeAt: 0 }))).toStrictEqual({
       start_at: { $lte: new Date(0) },
       end_at: { $gt: new Date(0) },
+    });
+  });
+
+  it("turns active_during into the closed-range test, open ends left out, and joins it to active_at with $and", () => {
+    const end = at + 86_400_000;
+    expect(activeDuringFilter({ start: at, end })).toStrictEqual({
+      start_at: { $lte: new Date(end) },
+      end_at: { $gt: new Date(at) },
+    });
+    expect(activeDuringFilter({ end })).toStrictEqual({ start_at: { $lte: new Date(end) } });
+    expect(activeDuringFilter({ start: at })).toStrictEqual({ end_at: { $gt: new Date(at) } });
+    expect(activeDuringFilter({})).toStrictEqual({});
+    expect(listFilter(query("acct_a", { activeDuring: { start: at } }))).toStrictEqual({
+      account_id: "acct_a",
+      end_at: { $gt: new Date(at) },
+    });
+    expect(listFilter(query("acct_a", { activeAt: at, activeDuring: { end } }))).toStrictEqual({
+      account_id: "acct_a",
+      $and: [
+        { start_at: { $lte: new Date(at) }, end_at: { $gt: new Date(at) } },
+        { start_at: { $lte: new Date(end) } },
+      ],
     });
   });
 

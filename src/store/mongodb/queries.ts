@@ -25,6 +25,7 @@ import {
   type ListFilter,
   type ListQuery,
   listFiltersOf,
+  type TimeRange,
 } from "../../model/list-query.js";
 import { spatialFilterOf } from "../spatial-filter.js";
 import { type CoverGeometry, coverOf } from "./cover.js";
@@ -276,6 +277,8 @@ function scoped(accountId: string | null): Filter<SourceDocument> {
  */
 export function listFilter(query: ListQuery): Filter<SourceDocument> {
   const filter: Record<string, unknown> = { ...scoped(query.accountId) };
+  // The period tests: both name start_at and end_at, so two of them are joined by $and.
+  const both: Filter<SourceDocument>[] = [];
   for (const { queryKey, kind, documentPath } of LIST_FILTERS) {
     const value = query[queryKey];
     if (value === undefined) continue;
@@ -292,7 +295,10 @@ export function listFilter(query: ListQuery): Filter<SourceDocument> {
         break;
       case "instant":
         // The half-open period [start_at, end_at) contains the instant; times are BSON dates.
-        Object.assign(filter, activeAtFilter(value as number));
+        both.push(activeAtFilter(value as number));
+        break;
+      case "range":
+        both.push(activeDuringFilter(value as TimeRange));
         break;
       case "box":
         // Not an equality on the document's `bbox` (the source's own box): listPlan's spatial part.
@@ -303,7 +309,17 @@ export function listFilter(query: ListQuery): Filter<SourceDocument> {
       }
     }
   }
+  if (both.length === 1) Object.assign(filter, both[0]);
+  else if (both.length > 1) filter.$and = both;
   if (query.after !== undefined) Object.assign(filter, afterFilter(query.after.createdAt, query.after.id));
+  return filter as Filter<SourceDocument>;
+}
+
+/** Sources whose period [start_at, end_at) meets the closed `range` (epoch ms; an end absent is open). */
+export function activeDuringFilter(range: TimeRange): Filter<SourceDocument> {
+  const filter: Record<string, unknown> = {};
+  if (range.end !== undefined) filter.start_at = { $lte: new Date(range.end) };
+  if (range.start !== undefined) filter.end_at = { $gt: new Date(range.start) };
   return filter as Filter<SourceDocument>;
 }
 

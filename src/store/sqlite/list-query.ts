@@ -83,6 +83,19 @@ export function buildListStatement(
     params.push(query.activeAt, query.activeAt);
     keyParts.push("activeAt");
   }
+  const range = query.activeDuring;
+  if (range?.end !== undefined) {
+    // The period [start_at, end_at) meets the closed range: it starts by the range's end ...
+    conditions.push(`${column("start_at")} <= ?`);
+    params.push(range.end);
+    keyParts.push("activeUntil");
+  }
+  if (range?.start !== undefined) {
+    // ... and is still active after the range's start.
+    conditions.push(`${column("end_at")} > ?`);
+    params.push(range.start);
+    keyParts.push("activeFrom");
+  }
   if (query.after !== undefined) {
     // Keyset paging (docs/api.md §12): a row value compared against the list order's index
     // columns, which SQLite turns into a range on that index: the page starts where the last
