@@ -58,6 +58,14 @@ export function renderFeatureJson(record: SourceRecord, links?: readonly Link[])
 }
 
 /**
+ * One Feature as UTF-8 bytes: a Buffer, so the answer's type stays `application/geo+json` as RFC
+ * 7946 §12 registers it (Fastify adds `; charset=utf-8` to the type of a string body).
+ */
+export function renderFeatureBytes(record: SourceRecord, links?: readonly Link[]): Buffer {
+  return Buffer.from(renderFeatureJson(record, links), "utf8");
+}
+
+/**
  * `head`, the parts joined by commas, and `tail`, as UTF-8 bytes. Written part by part into one
  * Buffer rather than joined into one string: a page of 100 records is ~300 KB, and a string that
  * size lands in V8's large-object space (and is copied again when Node prepends the headers),

@@ -41,8 +41,8 @@ import { renderConflictsJson, renderEventsJson } from "./rest-history.js";
 import { listParametersOf, QueryReader, readListRequest } from "./rest-query.js";
 import {
   type Link,
+  renderFeatureBytes,
   renderFeatureCollection,
-  renderFeatureJson,
   renderRecordJson,
   renderRecordsJson,
 } from "./rest-render.js";
@@ -214,7 +214,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
       await call(methods.getSource, message, callOptions(request, query.violations, records));
       return format === "json"
         ? reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordJson(records[0]))
-        : reply.code(200).type(GEOJSON_CONTENT_TYPE).send(renderFeatureJson(records[0]));
+        : reply.code(200).type(GEOJSON_CONTENT_TYPE).send(renderFeatureBytes(records[0]));
     },
   );
 

@@ -9,18 +9,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.js";
 import {
+  collection,
   createOk,
   ENVIRONMENTS,
   type Environment,
   expectProblem,
   expectViolation,
+  inListOrder,
   type Json,
   list,
   manyFeatures,
   pathOf,
   RECORD_KEYS,
   type SourceRecord,
-  collection,
   unique,
 } from "./rest-support.js";
 
@@ -32,7 +33,7 @@ beforeAll(async () => {
   server = await startTestServer();
   token = await server.userToken(unique("geojson"));
   for (const env of ENVIRONMENTS) {
-    created.set(env, await createOk(server, token, collection(manyFeatures(unique("g"), 5)), env));
+    created.set(env, inListOrder(await createOk(server, token, collection(manyFeatures(unique("g"), 5)), env)));
   }
 });
 

@@ -15,20 +15,28 @@ import {
   callOptions,
   nextLinkHeader,
   nextPageHref,
+  type RequestFieldPointer,
   sendError,
   UnparseableBody,
   unsupportedMediaType,
 } from "../rest-common.js";
 import { decodeCreateBody } from "../rest-decode.js";
 import { listParametersOf, QueryReader, readListRequest } from "../rest-query.js";
-import { type Link, renderFeatureCollection, renderFeatureJson } from "../rest-render.js";
+import { type Link, renderFeatureBytes, renderFeatureCollection } from "../rest-render.js";
 import { OGC_BASE, type OgcCollection } from "./documents.js";
 import { ogcAnswerType } from "./negotiate.js";
 
 const methods = SourceLedgerService.method;
 
-/** The list parameters an items request takes: the list's, but `offset` (paging is by `next` links). */
-const NOT_ON_ITEMS = new Set(["offset"]);
+/**
+ * The list parameters an items request takes: the list's, but `offset` (paging is by `next`
+ * links) and `active_during`, which OGC names `datetime`.
+ */
+const NOT_ON_ITEMS = new Set(["offset", "active_during"]);
+const DATETIME = "datetime";
+
+/** Where a violation of an items query points: OGC's names for the list's fields. */
+const inItemsQuery: RequestFieldPointer = (v) => `/query/${v.field === "active_during" ? DATETIME : v.field}`;
 
 export interface OgcItemsOptions {
   collection: OgcCollection;
@@ -53,6 +61,7 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
   const item = `${items}/:id(^.+$)`;
   const parameters = [
     ...listParametersOf(collection.environment).filter((name) => !NOT_ON_ITEMS.has(name)),
+    DATETIME,
     FORMAT_PARAMETER,
   ];
   const asBadRequest = { invalidArgumentStatus: 400 };
@@ -62,6 +71,7 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
     const type = ogcAnswerType(query, request.headers.accept);
     if (type === null) return sendProblem(reply.header("vary", "Accept"), notAcceptable());
     const message = readListRequest(query, collection.environment);
+    message.activeDuring = query.range(DATETIME);
     // OGC: a limit above the largest the server offers is served at that largest (Part 1 §7.15.3).
     if (message.limit !== undefined && message.limit > MAX_LIST_LIMIT) message.limit = MAX_LIST_LIMIT;
     const records: SourceRecord[] = [];
@@ -84,7 +94,7 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
         .type(type)
         .send(renderFeatureCollection(records, links, { timeStamp }));
     } catch (error) {
-      return sendError(reply, error, null, undefined, asBadRequest);
+      return sendError(reply, error, null, inItemsQuery, asBadRequest);
     }
   });
 
@@ -104,7 +114,7 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
           { href: `${base}${request.url}`, rel: "self", type },
           { href: `${base}${OGC_BASE}/collections/${collection.id}`, rel: "collection", type: "application/json" },
         ];
-        return reply.header("vary", "Accept").code(200).type(type).send(renderFeatureJson(records[0], links));
+        return reply.header("vary", "Accept").code(200).type(type).send(renderFeatureBytes(records[0], links));
       } catch (error) {
         return sendError(reply, error, null, undefined, asBadRequest);
       }
@@ -140,7 +150,7 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
           .code(201)
           .header("location", location)
           .type(GEOJSON_CONTENT_TYPE)
-          .send(renderFeatureJson(records[0], [{ href: location, rel: "self", type: GEOJSON_CONTENT_TYPE }]));
+          .send(renderFeatureBytes(records[0], [{ href: location, rel: "self", type: GEOJSON_CONTENT_TYPE }]));
       }
       return reply.code(201).type(GEOJSON_CONTENT_TYPE).send(renderFeatureCollection(records, []));
     } catch (error) {
