@@ -10,7 +10,11 @@ import type { Header, Reference, Response } from "./types.js";
 
 const problemContent = { [PROBLEM_CONTENT_TYPE]: { schema: schemaRef("Problem") } };
 
-const header = (description: string): Header => ({ description, schema: { type: "string" } });
+const header = (description: string, required = false): Header => ({
+  description,
+  ...(required ? { required } : {}),
+  schema: { type: "string" },
+});
 
 function problemResponse(description: string, headers?: Record<string, Header>): Response {
   return { description, ...(headers ? { headers } : {}), content: problemContent };
@@ -48,7 +52,7 @@ const PROBLEMS = {
   405: [
     "MethodNotAllowed",
     problemResponse("The path exists, the method does not (code `unimplemented`).", {
-      Allow: header("The methods the path takes, e.g. `GET, DELETE`."),
+      Allow: header("The methods the path takes, e.g. `GET, DELETE`.", true),
     }),
   ],
   406: ["NotAcceptable", problemResponse("The Accept header admits none of the answer's media types.")],

@@ -43,7 +43,8 @@ export const openApiRoutes: FastifyPluginAsync<OpenApiRoutesOptions> = async (ap
     developmentIdentity: options.developmentIdentity,
     docsAssets: [...page.assets.values()].map(({ name, contentType }) => ({ name, contentType })),
   });
-  const json = JSON.stringify(document);
+  // Bytes, not a string: Fastify would rewrite a JSON media type's parameters (quoting the version).
+  const json = Buffer.from(JSON.stringify(document));
   const documentTag = `"${contentHash(json)}"`;
   const offered = [OPENAPI_MEDIA_TYPE, JSON_TYPE];
 

@@ -57,6 +57,8 @@ export type Content = Record<string, MediaType>;
 
 export interface Header {
   description: string;
+  /** Sent with every such answer. */
+  required?: boolean;
   schema: SchemaOrRef;
 }
 
