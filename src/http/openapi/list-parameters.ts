@@ -3,7 +3,7 @@ import { ListSourcesRequestSchema } from "../../../gen/sourceledger/v2/source_le
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, MAX_TEXT, MAX_YEAR, MIN_YEAR } from "../../ledger/rules.js";
 import { type Environment, LIST_FILTERS, type ListFilter } from "../../model/list-query.js";
 import type { Vocabulary } from "../../model/vocabulary.js";
-import { BOX_FORMAT, INSTANT_FORMAT, listParametersOf } from "../rest-query.js";
+import { BOX_FORMAT, INSTANT_FORMAT, listParametersOf, RANGE_FORMAT } from "../rest-query.js";
 import { OGC_ITEMS_FORMAT_PARAMETER } from "./formats.js";
 import { schemaRef } from "./refs.js";
 import { vocabularySchema } from "./source-schemas.js";
@@ -35,10 +35,6 @@ const BOX: Schema = {
   example: [-93.61, 41.59, -93.55, 41.62],
 };
 const PERIOD: Schema = { type: "string", example: "2024-01-01T00:00:00Z/2024-07-01T00:00:00Z" };
-/** A closed period as OGC API's `datetime` writes it. */
-const PERIOD_FORMAT =
-  "an RFC 3339 date-time (that instant), or an interval start/end of two whose open end is `..` (e.g. 2024-01-01T00:00:00Z/..)";
-
 const same = (schema: Schema) => ({ query: schema, body: schema });
 
 /** Each kind of filter (ListFilterKind), written once: a new kind fails start-up until described. */
@@ -71,7 +67,7 @@ const KIND_SHAPES: Readonly<Record<string, (filter: ListFilter) => Shape>> = {
   }),
   range: () => ({
     ...same(PERIOD),
-    description: `Records whose [start_at, end_at) period meets this: ${PERIOD_FORMAT}.`,
+    description: `Records whose [start_at, end_at) period meets this: ${RANGE_FORMAT}.`,
   }),
   box: () => ({
     query: BOX,
@@ -187,7 +183,7 @@ export function ogcItemsParameters(environment: Environment): Parameter[] {
     });
   const datetime = parameterOf(OGC_DATETIME, {
     ...same(PERIOD),
-    description: `Items whose [start_at, end_at) period meets this (the \`${PERIOD_FILTER}\` filter): ${PERIOD_FORMAT}.`,
+    description: `Items whose [start_at, end_at) period meets this (the \`${PERIOD_FILTER}\` filter): ${RANGE_FORMAT}.`,
   });
   return [...parameters, datetime, OGC_ITEMS_FORMAT_PARAMETER];
 }
