@@ -52,8 +52,18 @@ export function docsAsset(file: string, content: Buffer): DocsAsset {
   };
 }
 
+type SwaggerUiAssets = ReadonlyMap<(typeof SWAGGER_UI_FILES)[number], DocsAsset>;
+
+/** Read once per process: the installed files do not change while it runs, whatever servers it builds. */
+let swaggerUiAssets: SwaggerUiAssets | undefined;
+
 /** Swagger UI's files, as assets: by their file name in swagger-ui-dist. */
-export function loadSwaggerUiAssets(): Map<(typeof SWAGGER_UI_FILES)[number], DocsAsset> {
-  const folder = swaggerUiFolder();
-  return new Map(SWAGGER_UI_FILES.map((file) => [file, docsAsset(file, readFileSync(join(folder, file)))]));
+export function loadSwaggerUiAssets(): SwaggerUiAssets {
+  if (swaggerUiAssets === undefined) {
+    const folder = swaggerUiFolder();
+    swaggerUiAssets = new Map(
+      SWAGGER_UI_FILES.map((file) => [file, docsAsset(file, readFileSync(join(folder, file)))]),
+    );
+  }
+  return swaggerUiAssets;
 }
