@@ -72,6 +72,12 @@ export function nextPageLink(url: string, token: string): string {
   return nextLinkHeader(nextPageHref(url, token));
 }
 
+/** The handler of the methods a path does not offer: 405 naming those it does (RFC 9110 §15.5.6). */
+export function methodNotAllowed(allow: string) {
+  return async (_request: FastifyRequest, reply: FastifyReply) =>
+    sendProblem(reply.header("allow", allow), problem(405, "unimplemented", `method not allowed; allowed: ${allow}`));
+}
+
 export const notAcceptable = () => problem(406, "invalid_argument", NOT_ACCEPTABLE_DETAIL);
 
 export const unsupportedMediaType = () =>

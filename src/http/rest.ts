@@ -23,10 +23,11 @@ import {
 import { type EarlyChecks, earlyChecksHook } from "./early-auth.js";
 import { ogcCollectionOf } from "./ogc/documents.js";
 import { registerOgcItems } from "./ogc/items.js";
-import { problem, sendProblem } from "./problem.js";
+import { sendProblem } from "./problem.js";
 import {
   callOptions,
   installJsonHandling,
+  methodNotAllowed,
   nextLinkHeader,
   nextPageHref,
   nextPageLink,
@@ -290,9 +291,11 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
     return reply.code(204).send();
   });
 
-  const notAllowed = (allow: string) => async (_request: FastifyRequest, reply: FastifyReply) =>
-    sendProblem(reply.header("allow", allow), problem(405, "unimplemented", `method not allowed; allowed: ${allow}`));
+  const notAllowed = methodNotAllowed;
   app.route({ method: ["PUT", "PATCH"], url: base, handler: notAllowed("GET, POST, DELETE") });
   app.route({ method: ["PUT", "PATCH", "POST"], url: byId, handler: notAllowed("GET, DELETE") });
   app.route({ method: ["GET", "PUT", "PATCH", "DELETE"], url: `${base}/search`, handler: notAllowed("POST") });
+  for (const view of ["history", "conflicts"]) {
+    app.route({ method: ["PUT", "PATCH", "POST", "DELETE"], url: `${base}/:id/${view}`, handler: notAllowed("GET") });
+  }
 };

@@ -112,6 +112,11 @@ describe("the documents that describe the service (no token)", () => {
       406,
       "invalid_argument",
     );
+    for (const path of ["/ogc", "/ogc/conformance", "/ogc/collections", "/ogc/collections/sources"]) {
+      const res = await server.request("POST", path, { json: {} });
+      await expectProblem(res, 405, "unimplemented");
+      expect(res.headers.get("allow")).toBe("GET");
+    }
   });
 });
 

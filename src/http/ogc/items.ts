@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import {
   DeleteSourceRequestSchema,
   GetSourceRequestSchema,
@@ -7,12 +7,14 @@ import {
 } from "../../../gen/sourceledger/v2/source_ledger_pb.js";
 import { MAX_LIST_LIMIT } from "../../ledger/rules.js";
 import type { Violation } from "../../ledger/violation.js";
+import type { Environment } from "../../model/list-query.js";
 import type { SourceRecord } from "../../model/records.js";
 import type { InProcessCaller } from "../../rpc/invoke.js";
 import { FORMAT_PARAMETER, GEOJSON_CONTENT_TYPE } from "../answer-format.js";
 import { problem, sendProblem } from "../problem.js";
 import {
   callOptions,
+  methodNotAllowed,
   nextLinkHeader,
   nextPageHref,
   type RequestFieldPointer,
@@ -28,15 +30,20 @@ import { ogcAnswerType } from "./negotiate.js";
 
 const methods = SourceLedgerService.method;
 
+/** The list filter OGC API names `datetime` (Part 1 §7.15.4): sources whose period meets it. */
+export const PERIOD_FILTER = "active_during";
+export const DATETIME = "datetime";
+
 /**
- * The list parameters an items request takes: the list's, but `offset` (paging is by `next`
- * links) and `active_during`, which OGC names `datetime`.
+ * The list parameters an items request takes, `datetime` and `f` aside: the list's, but `offset`
+ * (paging is by `next` links) and the period filter, which OGC names `datetime`.
  */
-const NOT_ON_ITEMS = new Set(["offset", "active_during"]);
-const DATETIME = "datetime";
+export function ogcItemsListParameters(environment: Environment): string[] {
+  return listParametersOf(environment).filter((name) => name !== "offset" && name !== PERIOD_FILTER);
+}
 
 /** Where a violation of an items query points: OGC's names for the list's fields. */
-const inItemsQuery: RequestFieldPointer = (v) => `/query/${v.field === "active_during" ? DATETIME : v.field}`;
+const inItemsQuery: RequestFieldPointer = (v) => `/query/${v.field === PERIOD_FILTER ? DATETIME : v.field}`;
 
 export interface OgcItemsOptions {
   collection: OgcCollection;
@@ -59,11 +66,7 @@ export function baseUrlOf(request: FastifyRequest): string {
 export function registerOgcItems(app: FastifyInstance, { collection, call }: OgcItemsOptions): void {
   const items = `${OGC_BASE}/collections/${collection.id}/items`;
   const item = `${items}/:id(^.+$)`;
-  const parameters = [
-    ...listParametersOf(collection.environment).filter((name) => !NOT_ON_ITEMS.has(name)),
-    DATETIME,
-    FORMAT_PARAMETER,
-  ];
+  const parameters = [...ogcItemsListParameters(collection.environment), DATETIME, FORMAT_PARAMETER];
   const asBadRequest = { invalidArgumentStatus: 400 };
 
   app.get(items, { config: { rpcMethod: methods.listSources.name } }, async (request, reply) => {
@@ -176,8 +179,7 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
     },
   );
 
-  const notAllowed = (allow: string) => async (_request: FastifyRequest, reply: FastifyReply) =>
-    sendProblem(reply.header("allow", allow), problem(405, "unimplemented", `method not allowed; allowed: ${allow}`));
+  const notAllowed = methodNotAllowed;
   app.route({ method: ["PUT", "PATCH", "DELETE"], url: items, handler: notAllowed("GET, POST") });
   app.route({ method: ["PUT", "PATCH", "POST"], url: item, handler: notAllowed("GET, DELETE") });
 }

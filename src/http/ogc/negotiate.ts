@@ -3,7 +3,7 @@ import { FORMAT_PARAMETER, GEOJSON_CONTENT_TYPE } from "../answer-format.js";
 import type { QueryReader } from "../rest-query.js";
 
 /** The values of `f` an OGC items request takes: both name GeoJSON, the only encoding of items. */
-const OGC_FORMATS = ["json", "geojson"];
+export const OGC_FORMATS: readonly string[] = ["json", "geojson"];
 
 /**
  * The media type of an items answer: GeoJSON, named `application/geo+json` unless the Accept header

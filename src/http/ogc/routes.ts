@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import Negotiator from "negotiator";
 import { FORMAT_PARAMETER, JSON_CONTENT_TYPE } from "../answer-format.js";
 import { problem, sendProblem } from "../problem.js";
+import { methodNotAllowed } from "../rest-common.js";
 import { QueryReader } from "../rest-query.js";
 import {
   collectionDocument,
@@ -50,6 +51,10 @@ export const ogcDocumentRoutes: FastifyPluginAsync = async (app) => {
     app.get(`${OGC_BASE}/collections/${collection.id}`, (request, reply) =>
       answer(request, reply, (base) => collectionDocument(base, collection)),
     );
+  }
+  // The documents are read-only.
+  for (const url of [OGC_BASE, `${OGC_BASE}/conformance`, `${OGC_BASE}/collections`, `${OGC_BASE}/collections/:id`]) {
+    app.route({ method: ["POST", "PUT", "PATCH", "DELETE"], url, handler: methodNotAllowed("GET") });
   }
   // Any other collection: OGC's 404, as problem details.
   app.get<{ Params: { id: string } }>(`${OGC_BASE}/collections/:id`, (request, reply) =>

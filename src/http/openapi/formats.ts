@@ -1,9 +1,10 @@
 import { type AnswerFormat, FORMAT_PARAMETER, GEOJSON_CONTENT_TYPE } from "../answer-format.js";
+import { OGC_FORMATS } from "../ogc/negotiate.js";
 import type { Parameter } from "./types.js";
 
 /**
- * The `f` parameter (docs/api.md §12). answer-format.ts keeps its list private; this record is
- * typed by its AnswerFormat, so a new format fails to compile until it is described here.
+ * The `f` parameter (docs/api.md §12): a meaning for each of answer-format.ts's formats, typed by
+ * AnswerFormat, so a new format fails to compile until it is described here.
  */
 const REST_FORMATS: Readonly<Record<AnswerFormat, string>> = {
   json: "the record JSON of docs/api.md §4 (the default)",
@@ -25,7 +26,7 @@ export const OGC_ITEMS_FORMAT_PARAMETER: Parameter = {
   name: FORMAT_PARAMETER,
   in: "query",
   description: "Both values answer GeoJSON (application/geo+json); over the Accept header.",
-  schema: { type: "string", enum: ["json", "geojson"] },
+  schema: { type: "string", enum: [...OGC_FORMATS] },
 };
 
 /** `f` on the OGC landing page, conformance and collections: JSON only. */

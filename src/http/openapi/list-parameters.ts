@@ -3,6 +3,7 @@ import { ListSourcesRequestSchema } from "../../../gen/sourceledger/v2/source_le
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, MAX_TEXT, MAX_YEAR, MIN_YEAR } from "../../ledger/rules.js";
 import { type Environment, LIST_FILTERS, type ListFilter } from "../../model/list-query.js";
 import type { Vocabulary } from "../../model/vocabulary.js";
+import { DATETIME, ogcItemsListParameters, PERIOD_FILTER } from "../ogc/items.js";
 import { BOX_FORMAT, INSTANT_FORMAT, listParametersOf, RANGE_FORMAT } from "../rest-query.js";
 import { OGC_ITEMS_FORMAT_PARAMETER } from "./formats.js";
 import { schemaRef } from "./refs.js";
@@ -160,28 +161,19 @@ export function searchBodySchema(environment: Environment): Schema {
   };
 }
 
-/** OGC's `datetime` (Part 1 §7.15.4): the list's period filter under OGC's name (ogc/items.ts). */
-const OGC_DATETIME = "datetime";
-const PERIOD_FILTER = "active_during";
-
-/** The list parameters the OGC items do not take: `offset` (paging is by `next` links), and the period, named datetime. */
-const NOT_ON_OGC_ITEMS = new Set(["offset", PERIOD_FILTER]);
-
 /**
  * The query parameters of an OGC collection's items: the list's but `offset`, with OGC's `limit`
  * (a larger one is served at the largest, Part 1 §7.15.3), `datetime` and `f`.
  */
 export function ogcItemsParameters(environment: Environment): Parameter[] {
-  const parameters = listParametersOf(environment)
-    .filter((name) => !NOT_ON_OGC_ITEMS.has(name))
-    .map((name) => {
-      if (name !== "limit") return parameterOf(name, shapeOf(name));
-      return parameterOf(name, {
-        ...same({ type: "integer", minimum: 1, maximum: 2 ** 31 - 1, default: DEFAULT_LIST_LIMIT }),
-        description: `Items per page; a limit above ${MAX_LIST_LIMIT} is served at ${MAX_LIST_LIMIT}.`,
-      });
+  const parameters = ogcItemsListParameters(environment).map((name) => {
+    if (name !== "limit") return parameterOf(name, shapeOf(name));
+    return parameterOf(name, {
+      ...same({ type: "integer", minimum: 1, maximum: 2 ** 31 - 1, default: DEFAULT_LIST_LIMIT }),
+      description: `Items per page; a limit above ${MAX_LIST_LIMIT} is served at ${MAX_LIST_LIMIT}.`,
     });
-  const datetime = parameterOf(OGC_DATETIME, {
+  });
+  const datetime = parameterOf(DATETIME, {
     ...same(PERIOD),
     description: `Items whose [start_at, end_at) period meets this (the \`${PERIOD_FILTER}\` filter): ${RANGE_FORMAT}.`,
   });
