@@ -50,6 +50,7 @@ import * as s10 from "./scenarios/s10-bbox.js";
 import * as s11 from "./scenarios/s11-polygon.js";
 import * as s12 from "./scenarios/s12-history.js";
 import * as s13 from "./scenarios/s13-as-of.js";
+import * as s14 from "./scenarios/s14-geojson.js";
 import type { Rounds } from "./scenarios/sequential.js";
 import type { Measured, Scenario } from "./scenarios/types.js";
 import { BENCH_ACCOUNT, BENCH_ACTOR, type DatasetInfo, type HistoryInfo } from "./seed.js";
@@ -127,6 +128,7 @@ async function main(): Promise<void> {
     ...s11.scenarios(polygons),
     ...s12.scenarios(history),
     ...s13.scenarios(asOf),
+    ...s14.scenarios(plan),
   ];
   const results = await runInterleaved(plan, scenarios, fleet.servers, token, s4.alternated);
   // One connection, one request at a time, on the search server alone (the others are idle now).
@@ -212,6 +214,7 @@ function reportRows(
     ...s11.rows(plan, m, issue11.polygons, issue11.polygonOne),
     ...s12.rows(m, issue10.history, issue10.historyOne, plan.connections),
     ...s13.rows(m, issue10.asOf, plan.connections),
+    ...s14.rows(m),
   ]);
 }
 
