@@ -27,10 +27,10 @@ const POLYGON = { type: "Polygon", coordinates: [UNIT] };
 
 const PRODUCTION_MEMBERS =
   "intersects, methodology, steward_id, project_id, outcome_reporting_year, source_type, attribute_type, " +
-  "geometry_source, limit, offset, account_id, alt_id, page_token, conflict, active_at, bbox, as_of";
+  "geometry_source, limit, offset, account_id, alt_id, page_token, conflict, active_at, bbox, as_of, active_during";
 const SANDBOX_MEMBERS =
   "intersects, methodology, steward_id, project_id, outcome_reporting_year, source_type, attribute_type, " +
-  "geometry_source, limit, offset, account_id, id, alt_id, page_token, conflict, active_at, bbox, as_of";
+  "geometry_source, limit, offset, account_id, id, alt_id, page_token, conflict, active_at, bbox, as_of, active_during";
 const POINT_COORDINATES = "a Point's coordinates must be 2 or 3 numbers (longitude, latitude[, altitude])";
 const POSITION = "a position must be an array of 2 or 3 numbers (longitude, latitude[, altitude])";
 const AREA_REQUIRED = "intersects is required: a GeoJSON Point, Polygon or MultiPolygon geometry";
