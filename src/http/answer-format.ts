@@ -1,7 +1,7 @@
 import Negotiator from "negotiator";
 import type { QueryReader } from "./rest-query.js";
 
-/** What a list or a get answers in (docs/api.md §12): the record JSON of §4, or GeoJSON. */
+/** What a list or a get answers in (docs/api.md §16): the record JSON of §4, or GeoJSON. */
 export type AnswerFormat = "json" | "geojson";
 
 export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";

@@ -46,7 +46,7 @@ export function renderRecordJson(record: SourceRecord): string {
 }
 
 /**
- * One record as a GeoJSON Feature (docs/api.md §12): `id` the record's id, `geometry` its geometry,
+ * One record as a GeoJSON Feature (docs/api.md §16): `id` the record's id, `geometry` its geometry,
  * `properties` every other member of the record's JSON, with the same values.
  */
 export function renderFeatureJson(record: SourceRecord, links?: readonly Link[]): string {
@@ -101,7 +101,7 @@ export interface Link {
 }
 
 /**
- * A page of records as a GeoJSON FeatureCollection (docs/api.md §12), as UTF-8 bytes: `features`,
+ * A page of records as a GeoJSON FeatureCollection (docs/api.md §16), as UTF-8 bytes: `features`,
  * then `numberReturned` and `links` (with `next` when more follow), and `members` (e.g. OGC's
  * `timeStamp`) when given.
  */

@@ -2,7 +2,7 @@ import type { Environment } from "../../model/list-query.js";
 import { GEOJSON_CONTENT_TYPE } from "../answer-format.js";
 import type { Link } from "../rest-render.js";
 
-/** Where the OGC API – Features adapter lives (docs/api.md §12). */
+/** Where the OGC API – Features adapter lives (docs/api.md §16). */
 export const OGC_BASE = "/ogc";
 
 /** The media type of the OpenAPI 3.0 document, as OGC's `service-desc` link names it. */

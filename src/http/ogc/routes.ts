@@ -15,7 +15,7 @@ import {
 import { baseUrlOf } from "./items.js";
 
 /**
- * The OGC API – Features documents that describe the service (docs/api.md §12): landing page,
+ * The OGC API – Features documents that describe the service (docs/api.md §16): landing page,
  * conformance and collections. They hold nothing of any account, so they need no token; the
  * items (items.ts) do. JSON only: `f=json` or an Accept header that admits application/json.
  */

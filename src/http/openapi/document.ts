@@ -75,9 +75,9 @@ const SECURITY_SCHEMES = {
 /** The OpenAPI 3.0.3 description of every REST and OGC path this server serves; built once per server. */
 export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
   const tags = [
-    { name: REST_TAGS.production, description: "The ledger's sources (docs/api.md §4, §12–§14)." },
+    { name: REST_TAGS.production, description: "The ledger's sources (docs/api.md §4, §12–§14, §16)." },
     { name: REST_TAGS.sandbox, description: "The same API over the caller's in-memory sandbox session (§7)." },
-    { name: OGC_TAG, description: "The sources as OGC API – Features collections (§12)." },
+    { name: OGC_TAG, description: "The sources as OGC API – Features collections (docs/api.md §16)." },
     { name: SERVICE_TAG, description: "Health, metrics and this description." },
   ];
   if (options.developmentIdentity) {

@@ -3,7 +3,7 @@ import { OGC_FORMATS } from "../ogc/negotiate.js";
 import type { Parameter } from "./types.js";
 
 /**
- * The `f` parameter (docs/api.md §12): a meaning for each of answer-format.ts's formats, typed by
+ * The `f` parameter (docs/api.md §16): a meaning for each of answer-format.ts's formats, typed by
  * AnswerFormat, so a new format fails to compile until it is described here.
  */
 const REST_FORMATS: Readonly<Record<AnswerFormat, string>> = {

@@ -9,7 +9,7 @@ import { problems } from "./responses.js";
 import type { Operation, Paths, Response } from "./types.js";
 
 /**
- * OGC API – Features (docs/api.md §12) as src/http/ogc registers it: the documents that describe
+ * OGC API – Features (docs/api.md §16) as src/http/ogc registers it: the documents that describe
  * the service (no token), and each collection's items (a bearer token, like /sources).
  */
 

@@ -6,7 +6,7 @@ import type { Schema, SchemaOrRef } from "./types.js";
 
 /**
  * Sources as the API reads and writes them: the record (docs/api.md §4.4, src/http/rest-render.ts),
- * its GeoJSON Feature (§12), create bodies (§4.3) and history (§14). Field rules come from the
+ * its GeoJSON Feature (§16), create bodies (§4.3) and history (§14). Field rules come from the
  * ledger's rules and the proto's vocabularies, so the description cannot drift from what is enforced.
  */
 
