@@ -9,7 +9,7 @@ import { decodeViolationsKey, recordSinkKey } from "../rpc/in-process.js";
 import { NOT_ACCEPTABLE_DETAIL } from "./answer-format.js";
 import { requestPrincipal } from "./early-auth.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
-import type { CreateBodyMap } from "./rest-decode.js";
+import { type CreateBodyMap, decodeCreateBody } from "./rest-decode.js";
 
 /**
  * What the HTTP adapters over the service (REST, docs/api.md §4, and OGC API – Features, §12)
@@ -119,6 +119,28 @@ export function sendError(
     if (value) reply.header(name, value);
   }
   return sendProblem(reply, details);
+}
+
+/** A create body decoded (docs/api.md §4.3's shapes), with what was wrong with its JSON. */
+export interface CreateBody {
+  decoded: ReturnType<typeof decodeCreateBody>;
+  violations: Violation[];
+}
+
+/**
+ * Reads a create body for REST and OGC alike: null when there is none (the request's type is not
+ * JSON: 415); a body that did not parse becomes a violation at its root, reported with the rest.
+ */
+export function readCreateBody(body: unknown): CreateBody | null {
+  if (body === undefined) return null;
+  if (body instanceof UnparseableBody) {
+    return {
+      decoded: decodeCreateBody({ type: "FeatureCollection", features: [] }),
+      violations: [{ field: "sources", pointer: "", detail: body.reason }],
+    };
+  }
+  const decoded = decodeCreateBody(body);
+  return { decoded, violations: decoded.violations };
 }
 
 /** The in-process call's options: the early principal, the adapter's own violations, the records' sink. */

@@ -25,6 +25,7 @@ import { ogcCollectionOf } from "./ogc/documents.js";
 import { registerOgcItems } from "./ogc/items.js";
 import { sendProblem } from "./problem.js";
 import {
+  type CreateBody,
   callOptions,
   installJsonHandling,
   methodNotAllowed,
@@ -33,11 +34,11 @@ import {
   nextPageLink,
   notAcceptable,
   type RequestFieldPointer,
+  readCreateBody,
   sendError,
   UnparseableBody,
   unsupportedMediaType,
 } from "./rest-common.js";
-import { decodeCreateBody } from "./rest-decode.js";
 import { renderConflictsJson, renderEventsJson } from "./rest-history.js";
 import { listParametersOf, QueryReader, readListRequest } from "./rest-query.js";
 import {
@@ -110,27 +111,21 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
   app.post(base, { config: { rpcMethod: methods.createSources.name } }, async (request, reply) => {
     const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
     const accountId = query.text("account_id");
-    let decoded: ReturnType<typeof decodeCreateBody> | null = null;
+    let body: CreateBody | null = null;
     try {
-      if (request.body === undefined) return sendProblem(reply, unsupportedMediaType());
-      const bodyViolations: Violation[] = [];
-      if (request.body instanceof UnparseableBody) {
-        bodyViolations.push({ field: "sources", pointer: "", detail: request.body.reason });
-        decoded = decodeCreateBody({ type: "FeatureCollection", features: [] });
-      } else {
-        decoded = decodeCreateBody(request.body);
-      }
-      const message = decoded.request;
+      body = readCreateBody(request.body);
+      if (body === null) return sendProblem(reply, unsupportedMediaType());
+      const message = body.decoded.request;
       message.accountId = accountId;
       const records: SourceRecord[] = [];
       await call(
         methods.createSources,
         message,
-        callOptions(request, [...query.violations, ...bodyViolations, ...decoded.violations], records),
+        callOptions(request, [...query.violations, ...body.violations], records),
       );
       return reply.code(201).type(JSON_CONTENT_TYPE).send(renderRecordsJson(records));
     } catch (error) {
-      return sendError(reply, error, decoded?.map ?? null);
+      return sendError(reply, error, body?.decoded.map ?? null);
     }
   });
 

@@ -6,23 +6,22 @@ import {
   SourceLedgerService,
 } from "../../../gen/sourceledger/v2/source_ledger_pb.js";
 import { MAX_LIST_LIMIT } from "../../ledger/rules.js";
-import type { Violation } from "../../ledger/violation.js";
 import type { Environment } from "../../model/list-query.js";
 import type { SourceRecord } from "../../model/records.js";
 import type { InProcessCaller } from "../../rpc/invoke.js";
 import { FORMAT_PARAMETER, GEOJSON_CONTENT_TYPE } from "../answer-format.js";
 import { problem, sendProblem } from "../problem.js";
 import {
+  type CreateBody,
   callOptions,
   methodNotAllowed,
   nextLinkHeader,
   nextPageHref,
   type RequestFieldPointer,
+  readCreateBody,
   sendError,
-  UnparseableBody,
   unsupportedMediaType,
 } from "../rest-common.js";
-import { decodeCreateBody } from "../rest-decode.js";
 import { listParametersOf, QueryReader, readListRequest } from "../rest-query.js";
 import { type Link, renderFeatureBytes, renderFeatureCollection } from "../rest-render.js";
 import { OGC_BASE, type OgcCollection } from "./documents.js";
@@ -128,22 +127,17 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
   app.post(items, { config: { rpcMethod: methods.createSources.name } }, async (request, reply) => {
     // An admin names the account the sources are for, as in REST.
     const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
-    let decoded: ReturnType<typeof decodeCreateBody> | null = null;
+    let body: CreateBody | null = null;
     try {
-      if (request.body === undefined) return sendProblem(reply, unsupportedMediaType());
-      const bodyViolations: Violation[] = [];
-      if (request.body instanceof UnparseableBody) {
-        bodyViolations.push({ field: "sources", pointer: "", detail: request.body.reason });
-        decoded = decodeCreateBody({ type: "FeatureCollection", features: [] });
-      } else {
-        decoded = decodeCreateBody(request.body);
-      }
-      decoded.request.accountId = query.text("account_id");
+      body = readCreateBody(request.body);
+      if (body === null) return sendProblem(reply, unsupportedMediaType());
+      const message = body.decoded.request;
+      message.accountId = query.text("account_id");
       const records: SourceRecord[] = [];
       await call(
         methods.createSources,
-        decoded.request,
-        callOptions(request, [...query.violations, ...bodyViolations, ...decoded.violations], records),
+        message,
+        callOptions(request, [...query.violations, ...body.violations], records),
       );
       const base = baseUrlOf(request);
       const single = isFeature(request.body);
@@ -157,7 +151,7 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
       }
       return reply.code(201).type(GEOJSON_CONTENT_TYPE).send(renderFeatureCollection(records, []));
     } catch (error) {
-      return sendError(reply, error, decoded?.map ?? null);
+      return sendError(reply, error, body?.decoded.map ?? null);
     }
   });
 
