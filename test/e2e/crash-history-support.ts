@@ -237,9 +237,19 @@ export function readDatabase(path: string): { view: LedgerView; extras: Database
           event.fraction = data.measure.overlapFraction;
           event.otherFraction = data.measure.counterpartOverlapFraction;
         }
+        // A created event holds the flag as created; the record is the live row, or the deleted
+        // event's (src/store/sqlite/history.ts).
         if (row.type === "created") {
-          event.altId = data.record?.alt_id;
-          event.accountId = data.record?.account_id;
+          const source = live.get(row.source_id);
+          event.altId = data.record?.alt_id ?? source?.altId;
+          event.accountId = data.record?.account_id ?? source?.accountId;
+        }
+        if (row.type === "deleted" && data.record) {
+          const created = events.get(row.source_id)?.[0];
+          if (created && created.altId === undefined) {
+            created.altId = data.record.alt_id;
+            created.accountId = data.record.account_id;
+          }
         }
         const previous = accountOfEvents.get(row.source_id);
         if (previous !== undefined && previous !== row.account_id) {

@@ -86,10 +86,10 @@ describe("history reads (docs/api.md §14) seek by key, whatever the ledger's ag
       .all(...params)
       .map((row) => (row as { detail: string }).detail);
   const T = 1_700_000_000_000;
-  /** Each correlated test is one seek: a deleted event by id, the live row by id, the events by id. */
+  /** Each candidate costs seeks by id: its deleted event, its live row (joined), its events (the flag). */
   const perCandidate = [
     "SEARCH d USING COVERING INDEX source_events_deleted (source_id=? AND at<?)",
-    "SEARCH s USING INDEX sqlite_autoindex_sources_1 (id=?)",
+    "SEARCH s USING INDEX sqlite_autoindex_sources_1 (id=?) LEFT-JOIN",
     "SEARCH f USING INDEX source_events_by_source (source_id=?)",
   ];
 
@@ -130,10 +130,10 @@ describe("history reads (docs/api.md §14) seek by key, whatever the ledger's ag
     ).toEqual([...perCandidate].sort());
   });
 
-  it("a history reads the source's events by key, the live geometry by id", () => {
+  it("a history reads the source's events by key, the live row by id", () => {
     expect(planOfSql(EVENTS_OF_SQL, ["src_x"]).filter((line) => line.startsWith("SEARCH"))).toEqual([
       "SEARCH e USING INDEX source_events_by_source (source_id=?)",
-      "SEARCH s USING INDEX sqlite_autoindex_sources_1 (id=?)",
+      "SEARCH s USING INDEX sqlite_autoindex_sources_1 (id=?) LEFT-JOIN",
     ]);
   });
 });

@@ -23,7 +23,19 @@ export interface EventSubject {
   altId: string;
 }
 
-interface EventRow {
+/** The columns of a live `sources` row read beside an event, each as `live_<column>` (null when not live). */
+type LiveColumns = { [C in keyof SourceRow as `live_${C}`]: SourceRow[C] | null };
+
+/** The live row's columns in a statement over `source_events e` joined to `sources s`. */
+const LIVE_COLUMNS = COLUMNS.map((column) => `s.${column} AS live_${column}`).join(", ");
+
+/** The live row read beside an event, or null when the source is not live (or was not joined). */
+function liveRowOf(row: LiveColumns): SourceRow | null {
+  if (row.live_id === null) return null;
+  return Object.fromEntries(COLUMNS.map((column) => [column, row[`live_${column}`]])) as unknown as SourceRow;
+}
+
+interface EventRow extends LiveColumns {
   source_id: string;
   seq: number;
   account_id: string;
@@ -31,31 +43,33 @@ interface EventRow {
   at: number;
   by: string;
   data: string | null;
-  /** `created` events of a live source: the geometry its row holds (the event leaves it out). */
-  live_geometry: string | null;
 }
 
 /** What an event row's `data` holds, by type. */
 interface EventData {
   /**
-   * `created`: the record as stored, without its geometry while the source lives (the row holds
-   * it; written twice it cost a create ~8% of its time); older ledgers' filled events have it.
+   * `created`: the flag as the source was created. The rest of the record is the row while the
+   * source lives (only `conflict` ever changes on a row) and the `deleted` event's record after:
+   * a copy in every created event cost a create ~10 µs and its bytes in the commit.
+   */
+  conflict?: number;
+  /**
+   * `created` of older ledgers: the record as stored (whole when filled in; without its geometry
+   * when written by an earlier version of this store). `deleted`: the whole row the delete removes.
    */
   record?: Omit<SourceRow, "geometry"> & { geometry?: string };
-  /** `deleted`: the geometry, kept from the row the delete removes. */
+  /** `deleted`, written by an earlier version of this store: the geometry only. */
   geometry?: string;
   counterpart?: Counterpart;
   measure?: ConflictMeasure;
 }
 
-/** A `created` event as an as_of read takes it, with what the source was at the instant. */
-interface CreatedRow {
+/** A `created` event as an as_of read takes it, with the live row and the source's flag at the instant. */
+interface CreatedRow extends LiveColumns {
   source_id: string;
   account_id: string;
   at: number;
   data: string;
-  /** The geometry of the row while the source lives; null once it is deleted (the event keeps it). */
-  live_geometry: string | null;
   /** conflict_set minus conflict_cleared events by the instant: more sets than clears is a live pair. */
   open_pairs: number;
 }
@@ -63,9 +77,8 @@ interface CreatedRow {
 /** Created events read at a time by an as_of list, at most: a page reads no more than it may use. */
 const AS_OF_CHUNK = 500;
 
-/** The columns of an as_of read (CreatedRow); its two placeholders are the instant. */
-const AS_OF_COLUMNS = `e.source_id, e.account_id, e.at, e.data,
-       (SELECT s.geometry FROM sources s WHERE s.id = e.source_id) AS live_geometry,
+/** What an as_of read selects (CreatedRow) from `source_events e` joined to `sources s`; its placeholder is the instant. */
+const AS_OF_COLUMNS = `e.source_id, e.account_id, e.at, e.data, ${LIVE_COLUMNS},
        (SELECT coalesce(sum(f.type = 'conflict_set'), 0) - coalesce(sum(f.type = 'conflict_cleared'), 0)
           FROM source_events f WHERE f.source_id = e.source_id AND f.at <= ?) AS open_pairs`;
 
@@ -129,7 +142,7 @@ export class SqliteHistory {
       ),
       clearFlag: db.prepare<[number]>("UPDATE sources SET conflict = 0 WHERE seq = ?"),
       eventsOf: db.prepare<[string], EventRow>(EVENTS_OF_SQL),
-      liveGeometry: db.prepare<[string], { geometry: string }>("SELECT geometry FROM sources WHERE id = ?"),
+      liveRow: db.prepare<[string], SourceRow>(`SELECT ${COLUMNS.join(", ")} FROM sources WHERE id = ?`),
       deletedData: db.prepare<[string], { data: string | null }>(
         "SELECT data FROM source_events WHERE source_id = ? AND type = 'deleted'",
       ),
@@ -152,10 +165,9 @@ export class SqliteHistory {
     this.statements.insertEvent.run(subject.id, seq, subject.accountId, type, change.at, change.by, json);
   }
 
-  /** The `created` event of a source just inserted, with the record as stored (its geometry stays in the row). */
+  /** The `created` event of a source just inserted: its flag as created (the row holds the rest). */
   created(row: SourceRow, change: Change): void {
-    const { geometry: _inTheRow, ...record } = row;
-    this.append({ id: row.id, accountId: row.account_id }, "created", change, { record }, 1);
+    this.append({ id: row.id, accountId: row.account_id }, "created", change, { conflict: row.conflict }, 1);
   }
 
   /**
@@ -200,31 +212,30 @@ export class SqliteHistory {
 
   /**
    * The `deleted` event of a source, written in its delete's transaction, before the row goes: it
-   * keeps the geometry the `created` event left in the row, so the history still has the record.
+   * keeps the whole row, so the history still has the record the `created` event leaves to it.
    */
   deleted(subject: Pick<EventSubject, "id" | "accountId">, change: Change): void {
-    const geometry = this.statements.liveGeometry.get(subject.id)?.geometry;
-    this.append(subject, "deleted", change, geometry === undefined ? null : { geometry });
+    const record = this.statements.liveRow.get(subject.id);
+    this.append(subject, "deleted", change, record === undefined ? null : { record });
   }
 
   /**
-   * A created event's record, whole: its geometry from the event (older ledgers' filled events), the
-   * live row (read with the event), or else the deleted event, the one case that costs a query.
+   * A created event's record, whole: the row while the source lives (read with the event), else the
+   * `deleted` event's (`deleted`: given when at hand, or the one query this costs), with the flag as
+   * created; events of older ledgers carry the record, whole or but its geometry.
    */
-  private recordOf(
-    sourceId: string,
-    data: EventData,
-    liveGeometry: string | null,
-    deletedGeometry?: string,
-  ): SourceRow {
-    const record = data.record as NonNullable<EventData["record"]>;
-    if (record.geometry !== undefined) return record as SourceRow;
-    const geometry =
-      liveGeometry ??
-      deletedGeometry ??
-      (JSON.parse(this.statements.deletedData.get(sourceId)?.data ?? "{}") as EventData).geometry;
-    if (geometry === undefined) throw new Error(`the geometry of source ${sourceId} is neither live nor kept`);
-    return { ...record, geometry };
+  private recordOf(sourceId: string, data: EventData, live: SourceRow | null, deleted?: EventData): SourceRow {
+    const record = data.record;
+    if (record?.geometry !== undefined) return record as SourceRow;
+    const kept = () => deleted ?? (JSON.parse(this.statements.deletedData.get(sourceId)?.data ?? "{}") as EventData);
+    if (record !== undefined) {
+      const geometry = live?.geometry ?? kept().geometry ?? kept().record?.geometry;
+      if (geometry === undefined) throw new Error(`the geometry of source ${sourceId} is neither live nor kept`);
+      return { ...record, geometry };
+    }
+    const row = live ?? (kept().record as SourceRow | undefined);
+    if (row === undefined) throw new Error(`the record of source ${sourceId} is neither live nor kept`);
+    return { ...row, conflict: data.conflict ?? row.conflict };
   }
 
   /**
@@ -275,7 +286,7 @@ export class SqliteHistory {
   }
 
   private asItWas(row: CreatedRow): SourceRecord {
-    const record = this.recordOf(row.source_id, JSON.parse(row.data) as EventData, row.live_geometry);
+    const record = this.recordOf(row.source_id, JSON.parse(row.data) as EventData, liveRowOf(row));
     return fromRow({ ...record, conflict: row.open_pairs > 0 ? 1 : 0 });
   }
 
@@ -296,10 +307,10 @@ export class SqliteHistory {
     const rows = this.statements.eventsOf.all(id);
     if (rows.length === 0 || (accountId !== null && rows[0].account_id !== accountId)) return null;
     const data = rows.map((row) => (row.data === null ? {} : (JSON.parse(row.data) as EventData)));
-    // A deleted source's geometry is in its last event, read with the others.
-    const deletedGeometry = rows.at(-1)?.type === "deleted" ? data.at(-1)?.geometry : undefined;
+    // A deleted source's record is in its last event, read with the others.
+    const deleted = rows.at(-1)?.type === "deleted" ? data.at(-1) : undefined;
     return rows.map((row, i) => {
-      const { record, counterpart, measure } = data[i];
+      const { counterpart, measure } = data[i];
       const event: SourceEvent = {
         sourceId: row.source_id,
         accountId: row.account_id,
@@ -308,7 +319,8 @@ export class SqliteHistory {
         at: row.at,
         by: row.by,
       };
-      if (record) event.record = fromRow(this.recordOf(row.source_id, data[i], row.live_geometry, deletedGeometry));
+      if (row.type === "created")
+        event.record = fromRow(this.recordOf(row.source_id, data[i], liveRowOf(row), deleted));
       if (counterpart) event.counterpart = counterpart;
       if (measure) event.measure = measure;
       return event;
@@ -331,16 +343,15 @@ export class SqliteHistory {
 }
 
 /** A source's events in order, a created event with the geometry of the live row. */
-export const EVENTS_OF_SQL = `SELECT e.source_id, e.seq, e.account_id, e.type, e.at, e.by, e.data,
-       CASE e.type WHEN 'created' THEN (SELECT s.geometry FROM sources s WHERE s.id = e.source_id) END
-         AS live_geometry
-  FROM source_events e WHERE e.source_id = ? ORDER BY e.seq`;
+export const EVENTS_OF_SQL = `SELECT e.source_id, e.seq, e.account_id, e.type, e.at, e.by, e.data, ${LIVE_COLUMNS}
+  FROM source_events e LEFT JOIN sources s ON e.type = 'created' AND s.id = e.source_id
+ WHERE e.source_id = ? ORDER BY e.seq`;
 
 /**
  * One source at an instant. Its created event is its first (seq 1), found by the key rather than
  * by walking every created event up to the instant. Placeholders: instant, id, instant, instant.
  */
-export const GET_AS_OF_SQL = `SELECT ${AS_OF_COLUMNS} FROM source_events e
+export const GET_AS_OF_SQL = `SELECT ${AS_OF_COLUMNS} FROM source_events e LEFT JOIN sources s ON s.id = e.source_id
  WHERE e.source_id = ? AND e.seq = 1 AND e.at <= ? AND NOT ${DELETED_BY}`;
 
 /**
@@ -348,7 +359,7 @@ export const GET_AS_OF_SQL = `SELECT ${AS_OF_COLUMNS} FROM source_events e
  * the account (when `inAccount`), the cursor's created_at and id (when `after`), the limit.
  */
 export function listAsOfSql(inAccount: boolean, after: boolean): string {
-  return `SELECT ${AS_OF_COLUMNS} FROM source_events e
+  return `SELECT ${AS_OF_COLUMNS} FROM source_events e LEFT JOIN sources s ON s.id = e.source_id
  WHERE e.type = 'created' AND e.at <= ? AND NOT ${DELETED_BY}
    ${inAccount ? "AND e.account_id = ?" : ""}
    ${after ? "AND (e.at, e.source_id) > (?, ?)" : ""}
