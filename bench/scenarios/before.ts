@@ -43,14 +43,20 @@ export async function prepareBefore(commit: string, counts: number[], cacheDir: 
     writeFileSync(complete, `${full}\n`);
     log(`code before: ${short} exported to ${dir}`);
   }
-  const packages = (root: string) => JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as object;
-  const deps = (p: object) =>
-    JSON.stringify([
-      (p as { dependencies?: object }).dependencies,
-      (p as { devDependencies?: object }).devDependencies,
-    ]);
-  if (deps(packages(dir)) !== deps(packages(REPO_ROOT))) {
-    throw new Error(`${short}'s package.json has other dependencies: its servers cannot run on this node_modules`);
+  // The code before runs on this checkout's node_modules: every package it names must be here at
+  // the same version (this code may name more).
+  const named = (root: string): Record<string, string> => {
+    const p = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      dependencies?: Record<string, string>;
+      devDependencies?: Record<string, string>;
+    };
+    return { ...p.dependencies, ...p.devDependencies };
+  };
+  const here = named(REPO_ROOT);
+  const other = Object.entries(named(dir)).filter(([name, version]) => here[name] !== version);
+  if (other.length > 0) {
+    const list = other.map(([name, version]) => `${name}@${version}`).join(", ");
+    throw new Error(`${short} needs ${list}, not in this node_modules: its servers cannot run here`);
   }
   const compiling = Date.now();
   await compileServers(dir);
