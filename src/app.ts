@@ -5,7 +5,8 @@ import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerFactory } from "fastify";
 import { SandboxSourceLedgerService, SourceLedgerService } from "../gen/sourceledger/v2/source_ledger_pb.js";
 import { createAuthenticator } from "./auth/authenticate.js";
-import { createAuthInterceptor, scopeForMethod } from "./auth/interceptor.js";
+import { createAuthInterceptor, isPublicService, scopeForMethod } from "./auth/interceptor.js";
+import { PUBLIC_SERVICES } from "./auth/scopes.js";
 import { createTokenVerifier, remoteKeys, type TokenVerifier } from "./auth/verifier.js";
 import { type Config, ConfigError } from "./config.js";
 import { DevClientsFileError } from "./dev-identity/dev-clients.js";
@@ -42,6 +43,7 @@ import { binaryGeometryAnswers } from "./rpc/binary-answers.js";
 import { decodeFailureAsInvalid } from "./rpc/decode-errors.js";
 import { createErrorShield } from "./rpc/error-shield.js";
 import { createInProcessCaller } from "./rpc/invoke.js";
+import { registerPublicServices } from "./rpc/public-services.js";
 import { createServiceImpl } from "./rpc/service.js";
 import { openProductionStore } from "./store/open.js";
 import type { SourceStore } from "./store/port.js";
@@ -55,6 +57,8 @@ export interface AppOverrides {
   logger?: boolean | object;
   /** The one-port HTTP/1.1 + h2c server (src/http/listen.ts); Fastify's own server otherwise. */
   serverFactory?: FastifyServerFactory;
+  /** How often a gRPC health `Watch` asks the store again (ms); 5 s by default. */
+  healthWatchPollMs?: number;
 }
 
 export interface BuiltApp {
@@ -158,7 +162,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     clientErrors: clientErrorCounts,
     sandbox: sandboxStore,
   });
-  const rpcMethods = rpcMethodsByPath([SourceLedgerService, SandboxSourceLedgerService]);
+  // Every RPC served is counted as one (/metrics); all but the public ones (auth/scopes.ts: health,
+  // reflection) need a token, checked early.
+  const api = [SourceLedgerService, SandboxSourceLedgerService];
+  const served = [...api, ...PUBLIC_SERVICES];
+  const rpcMethods = rpcMethodsByPath(served);
+  const tokenRpcMethods = rpcMethodsByPath(served.filter((service) => !isPublicService(service.typeName)));
   installRequestMetrics(app, metrics, rpcMethods);
   // Bodies are parsed only by the routes that take one (REST, Connect): elsewhere (an unknown
   // route, OPTIONS) a body is left unread rather than parsed into a framework error.
@@ -227,10 +236,20 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     }),
   );
 
+  // Readiness (/readyz, gRPC health): the production store answers its ping.
+  const storeReady = () => store.ping();
+  const shutdown = new AbortController();
+
   const connectOptions: Parameters<typeof fastifyConnectPlugin>[1] = {
     routes: (router) => {
       router.service(SourceLedgerService, production);
       router.service(SandboxSourceLedgerService, sandbox);
+      registerPublicServices(router, {
+        api,
+        ready: storeReady,
+        pollMs: overrides.healthWatchPollMs,
+        closed: shutdown.signal,
+      });
       // Every answer's final status is seen once: a message that is not protobuf (or JSON) is the
       // caller's fault, invalid_argument rather than Connect's internal; the code goes to /metrics.
       router.handlers.splice(
@@ -260,7 +279,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   await app.register(async (rpc) => {
     rpc.addHook(
       "onRequest",
-      earlyChecksHook(early, (request) => rpcMethods.get(request.url.split("?")[0]), sendRpcError),
+      earlyChecksHook(early, (request) => tokenRpcMethods.get(request.url.split("?")[0]), sendRpcError),
     );
     await rpc.register(fastifyConnectPlugin, connectOptions);
   });
@@ -283,6 +302,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   let closing = false;
   app.addHook("preClose", async () => {
     closing = true;
+    shutdown.abort();
   });
   // A callback hook, not an async one: it runs on every request, and an async hook costs a
   // promise and a microtask turn each time.
@@ -301,7 +321,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   metricsRoute(app, metrics);
   app.get("/readyz", async (request, reply) => {
     try {
-      await store.ping();
+      await storeReady();
       return { status: "ready" };
     } catch (error) {
       request.log.warn({ err: error }, "store not ready");

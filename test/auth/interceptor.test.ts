@@ -1,8 +1,9 @@
 import { Code, ConnectError, createClient, createRouterTransport, type Interceptor } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
+import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { SandboxSourceLedgerService, SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { AuthenticationError, SigningKeysUnavailableError } from "../../src/auth/errors.js";
-import { createAuthInterceptor, scopeForMethod } from "../../src/auth/interceptor.js";
+import { createAuthInterceptor, isPublicService, scopeForMethod } from "../../src/auth/interceptor.js";
 import { principalKey } from "../../src/auth/principal.js";
 import type { Scope } from "../../src/auth/scopes.js";
 import { createTokenVerifier } from "../../src/auth/verifier.js";
@@ -179,6 +180,36 @@ describe("createAuthInterceptor", () => {
     const error = await failure(strict.client.listSources({}, withAuth("Bearer good")));
     expect(error.code).toBe(Code.Internal);
     expect(strict.seen.calls).toBe(0);
+  });
+});
+
+describe("public services (auth/scopes.ts)", () => {
+  it("are gRPC health and both reflections, and nothing of the API", () => {
+    expect(
+      [
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
+        "sourceledger.v2.SourceLedgerService",
+        "sourceledger.v2.SandboxSourceLedgerService",
+      ].map(isPublicService),
+    ).toEqual([true, true, true, false, false]);
+  });
+
+  it("are called without a token, and a bad one is ignored; the API still needs one", async () => {
+    const interceptor = createAuthInterceptor({ verify: fakeVerify, requiredScope: scopeForMethod });
+    const transport = createRouterTransport(
+      (router) => {
+        router.service(Health, { check: () => ({ status: HealthCheckResponse_ServingStatus.SERVING }) });
+        router.service(SourceLedgerService, { listSources: () => ({}) });
+      },
+      { router: { interceptors: [interceptor] } },
+    );
+    const health = createClient(Health, transport);
+    expect((await health.check({})).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    expect((await health.check({}, withAuth("Bearer forged"))).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    const error = await failure(createClient(SourceLedgerService, transport).listSources({}));
+    expect(error.code).toBe(Code.Unauthenticated);
   });
 });
 

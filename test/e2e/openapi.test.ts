@@ -152,8 +152,11 @@ function registeredRoutes(app: FastifyInstance): { path: string; methods: string
   return routes;
 }
 
-/** Connect, gRPC and gRPC-Web: the proto describes them. HEAD and OPTIONS: Fastify's own. */
-const isRpc = (path: string) => path.startsWith("/sourceledger.v2.");
+/**
+ * Connect, gRPC and gRPC-Web: the proto describes them (the API's, and gRPC's health and
+ * reflection, docs/api.md §9.9). HEAD and OPTIONS: Fastify's own.
+ */
+const isRpc = (path: string) => path.startsWith("/sourceledger.v2.") || path.startsWith("/grpc.");
 const OWN_METHODS = new Set(["HEAD", "OPTIONS"]);
 
 /** Whether a route path (`/sources/:id(^.+$)`) is the documented template (`/sources/{id}`). */

@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AppOverrides, type BuiltApp, buildApp } from "../../src/app.js";
-import { loadConfig } from "../../src/config.js";
+import { type Config, loadConfig } from "../../src/config.js";
 import { createOnePortServerFactory } from "../../src/http/listen.js";
+import type { SourceStore } from "../../src/store/port.js";
 import { type ClaimOverrides, type JwksServer, startJwksServer, TestIssuer } from "./jwt.js";
 
 export interface TestServer {
@@ -34,7 +35,10 @@ export interface TestServer {
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  overrides: Pick<AppOverrides, "logger"> = {},
+  overrides: Pick<AppOverrides, "logger" | "healthWatchPollMs"> & {
+    /** The production store, opened from the test's configuration (a wrapper around a real one). */
+    store?: (config: Config) => Promise<SourceStore>;
+  } = {},
 ): Promise<TestServer> {
   const issuer = await TestIssuer.create({ issuer: "https://issuer.test/" });
   const jwks = await startJwksServer(issuer.jwks);
@@ -52,7 +56,13 @@ export async function startTestServer(
     ...env,
   });
   const onePort = createOnePortServerFactory({ graceMs: 2_000 });
-  const built = await buildApp(config, { ...overrides, serverFactory: onePort.serverFactory });
+  const { store: openStore, ...appOverrides } = overrides;
+  const store = openStore ? await openStore(config) : undefined;
+  const built = await buildApp(config, {
+    ...appOverrides,
+    ...(store ? { store } : {}),
+    serverFactory: onePort.serverFactory,
+  });
   await built.app.listen({ port: 0, host: "127.0.0.1" });
   const address = built.app.server.address();
   const port = typeof address === "object" && address ? address.port : 0;
