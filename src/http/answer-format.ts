@@ -22,6 +22,16 @@ const FORMAT_OF_MEDIA_TYPE = new Map(FORMATS.map((format) => [MEDIA_TYPES[format
 export const NOT_ACCEPTABLE_DETAIL = `this resource answers ${FORMATS.map((f) => MEDIA_TYPES[f]).join(" or ")}; ask with an Accept header that admits one, or with ${FORMATS.map((f) => `${FORMAT_PARAMETER}=${f}`).join(" or ")}`;
 
 /**
+ * The best of `offered` for an Accept header (RFC 9110 §12.5.1, q-values and specificity; ties go
+ * to the earlier offer): the first when the header is absent or empty, undefined when it admits
+ * none of them (406). Every adapter negotiates through this.
+ */
+export function preferredMediaType(accept: string | undefined, offered: readonly string[]): string | undefined {
+  if (accept === undefined || accept.trim() === "") return offered[0];
+  return new Negotiator({ headers: { accept } }).mediaType([...offered]);
+}
+
+/**
  * The answer's format: `f` when given (an unknown value is a violation of the query, and JSON is
  * assumed for the rest of the reading), else the best of the Accept header's media types (none:
  * JSON); null when the Accept header admits neither (406).
@@ -33,7 +43,9 @@ export function answerFormatOf(query: QueryReader, accept: string | undefined): 
     query.reject(FORMAT_PARAMETER, `${FORMAT_PARAMETER} must be one of ${FORMATS.join(", ")}, got "${asked}"`);
     return "json";
   }
-  if (accept === undefined || accept.trim() === "") return "json";
-  const best = new Negotiator({ headers: { accept } }).mediaType(FORMATS.map((format) => MEDIA_TYPES[format]));
+  const best = preferredMediaType(
+    accept,
+    FORMATS.map((format) => MEDIA_TYPES[format]),
+  );
   return best === undefined ? null : (FORMAT_OF_MEDIA_TYPE.get(best) ?? null);
 }

@@ -1,5 +1,4 @@
-import Negotiator from "negotiator";
-import { FORMAT_PARAMETER, GEOJSON_CONTENT_TYPE } from "../answer-format.js";
+import { FORMAT_PARAMETER, GEOJSON_CONTENT_TYPE, preferredMediaType } from "../answer-format.js";
 import type { QueryReader } from "../rest-query.js";
 
 /** The values of `f` an OGC items request takes: both name GeoJSON, the only encoding of items. */
@@ -18,6 +17,5 @@ export function ogcAnswerType(query: QueryReader, accept: string | undefined): s
     }
     return GEOJSON_CONTENT_TYPE;
   }
-  if (accept === undefined || accept.trim() === "") return GEOJSON_CONTENT_TYPE;
-  return new Negotiator({ headers: { accept } }).mediaType([GEOJSON_CONTENT_TYPE, "application/json"]) ?? null;
+  return preferredMediaType(accept, [GEOJSON_CONTENT_TYPE, "application/json"]) ?? null;
 }

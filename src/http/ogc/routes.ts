@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import Negotiator from "negotiator";
-import { FORMAT_PARAMETER, JSON_CONTENT_TYPE } from "../answer-format.js";
+import { FORMAT_PARAMETER, JSON_CONTENT_TYPE, preferredMediaType } from "../answer-format.js";
 import { problem, sendProblem } from "../problem.js";
 import { methodNotAllowed } from "../rest-common.js";
 import { QueryReader } from "../rest-query.js";
@@ -32,7 +31,7 @@ export const ogcDocumentRoutes: FastifyPluginAsync = async (app) => {
       return sendProblem(reply, problem(400, "invalid_argument", `${errors[0].pointer}: ${first.detail}`, errors));
     }
     const accept = request.headers.accept;
-    if (f === undefined && accept && !new Negotiator({ headers: { accept } }).mediaType(["application/json"])) {
+    if (f === undefined && preferredMediaType(accept, ["application/json"]) === undefined) {
       return sendProblem(
         reply,
         problem(406, "invalid_argument", "this resource is JSON: ask with Accept: application/json, or f=json"),

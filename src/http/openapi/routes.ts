@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import Negotiator from "negotiator";
+import { preferredMediaType } from "../answer-format.js";
 import { OPENAPI_MEDIA_TYPE } from "../ogc/documents.js";
 import { preview } from "../preview.js";
 import { problem, sendProblem } from "../problem.js";
@@ -50,11 +50,7 @@ export const openApiRoutes: FastifyPluginAsync<OpenApiRoutesOptions> = async (ap
 
   app.get(OPENAPI_PATH, (request, reply) => {
     reply.header("vary", "Accept");
-    const accept = request.headers.accept;
-    const type =
-      accept === undefined || accept.trim() === ""
-        ? OPENAPI_MEDIA_TYPE
-        : new Negotiator({ headers: { accept } }).mediaType(offered);
+    const type = preferredMediaType(request.headers.accept, offered);
     if (type === undefined) {
       return sendProblem(
         reply,
