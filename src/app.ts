@@ -21,8 +21,8 @@ import {
   rpcMethodsByPath,
   sendRpcError,
 } from "./http/early-auth.js";
-import { configureHttp2 } from "./http/listen.js";
-import { installRequestMetrics, metricsRoute, ServiceMetrics } from "./http/metrics.js";
+import { configureHttp2, takeHttp2Streams } from "./http/listen.js";
+import { installRequestMetrics, metricsRoute, requestObserver, ServiceMetrics } from "./http/metrics.js";
 import { ogcDocumentRoutes } from "./http/ogc/routes.js";
 import { openApiRoutes } from "./http/openapi/routes.js";
 import { problem, sendProblem } from "./http/problem.js";
@@ -42,6 +42,7 @@ import { withAnswerStatus } from "./rpc/answer-status.js";
 import { binaryGeometryAnswers } from "./rpc/binary-answers.js";
 import { decodeFailureAsInvalid } from "./rpc/decode-errors.js";
 import { createErrorShield } from "./rpc/error-shield.js";
+import { createLeanGrpc } from "./rpc/grpc-unary.js";
 import { createInProcessCaller } from "./rpc/invoke.js";
 import { registerPublicServices } from "./rpc/public-services.js";
 import { createServiceImpl } from "./rpc/service.js";
@@ -114,6 +115,12 @@ function countedConflictPolicy(metrics: ServiceMetrics): ConflictPolicy {
   return { conflicts: (a, b) => measure(a, b) !== null, measure };
 }
 
+/**
+ * Answers are compressed only when large: gzip of a one-record answer cost more CPU than it saved
+ * on the wire (docs/benchmarks.md). Connect's adapter and the lean gRPC path alike.
+ */
+const COMPRESS_MIN_BYTES = 64 * 1024;
+
 /** Composes stores, the one service implementation, interceptors and the Fastify plugins. */
 export async function buildApp(config: Config, overrides: AppOverrides = {}): Promise<BuiltApp> {
   const clientErrorCounts: ClientErrorCounts = { timeout: 0, headerOverflow: 0, malformed: 0 };
@@ -168,7 +175,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const served = [...api, ...PUBLIC_SERVICES];
   const rpcMethods = rpcMethodsByPath(served);
   const tokenRpcMethods = rpcMethodsByPath(served.filter((service) => !isPublicService(service.typeName)));
-  installRequestMetrics(app, metrics, rpcMethods);
+  const observeRequest = requestObserver(metrics);
+  installRequestMetrics(app, observeRequest, rpcMethods);
   // Bodies are parsed only by the routes that take one (REST, Connect): elsewhere (an unknown
   // route, OPTIONS) a body is left unread rather than parsed into a framework error.
   app.removeAllContentTypeParsers();
@@ -272,9 +280,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     // Connect's default ignores unknown JSON fields, and with them unknown enum names: a client
     // sending "FIELD" instead of "SOURCE_TYPE_FIELD" would have it silently dropped.
     jsonOptions: { ignoreUnknownFields: false },
-    // Answers are compressed only when large: gzip of a one-record answer cost more CPU than it
-    // saved on the wire (docs/benchmarks.md).
-    compressMinBytes: 64 * 1024,
+    compressMinBytes: COMPRESS_MIN_BYTES,
   };
   await app.register(async (rpc) => {
     rpc.addHook(
@@ -300,6 +306,33 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   if (devIdentity) await app.register(devIdentity.plugin);
 
   let closing = false;
+  // Unary protobuf gRPC calls to the ledger take the lean path (docs/api.md §9.10): the same
+  // early checks and interceptors as Connect's routes, called in-process like REST.
+  if (config.grpcLeanPath) {
+    const rpcInterceptors: Interceptor[] = [errorShield, binaryGeometryAnswers, authenticate];
+    takeHttp2Streams(
+      server,
+      createLeanGrpc({
+        services: [
+          {
+            service: SourceLedgerService,
+            call: createInProcessCaller(SourceLedgerService, production, rpcInterceptors),
+          },
+          {
+            service: SandboxSourceLedgerService,
+            call: createInProcessCaller(SandboxSourceLedgerService, sandbox, rpcInterceptors),
+          },
+        ],
+        early,
+        readMaxBytes: MAX_BODY_BYTES,
+        compressMinBytes: COMPRESS_MIN_BYTES,
+        bodyDeadlineMs: config.requestTimeoutMs,
+        onBodyTimeout: () => deadlineCounts.bodyTimeouts++,
+        observe: observeRequest,
+        closing: () => closing,
+      }),
+    );
+  }
   app.addHook("preClose", async () => {
     closing = true;
     shutdown.abort();

@@ -34,6 +34,8 @@ export interface Config {
   maxConnections: number;
   /** Concurrent streams one HTTP/2 session may open. */
   h2MaxStreams: number;
+  /** Unary protobuf gRPC calls on the lean path (rpc/grpc-unary.ts); false: all on Connect's adapter. */
+  grpcLeanPath: boolean;
   /** Per-account requests per second; null turns that limit off. The burst is twice the rate. */
   rateLimitReadsPerS: number | null;
   rateLimitWritesPerS: number | null;
@@ -80,6 +82,14 @@ function url(env: NodeJS.ProcessEnv, name: string): string | null {
     throw new ConfigError(`${name} must be an http(s) URL, got "${value}"`);
   }
   return value;
+}
+
+function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const value = text(env, name);
+  if (value === null) return fallback;
+  if (value === "on") return true;
+  if (value === "off") return false;
+  throw new ConfigError(`${name} must be "on" or "off", got "${value}"`);
 }
 
 function text(env: NodeJS.ProcessEnv, name: string): string | null {
@@ -129,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     h2IdleTimeoutMs: integer(env, "H2_IDLE_TIMEOUT_MS", 60_000, 100, 3_600_000),
     maxConnections: integer(env, "MAX_CONNECTIONS", 10_000, 1, 1_000_000),
     h2MaxStreams: integer(env, "H2_MAX_STREAMS", 1_000, 1, 100_000),
+    grpcLeanPath: onOff(env, "GRPC_LEAN_PATH", true),
     // On by default with a real identity provider, off with the development one (docs/api.md §2.9);
     // 0 turns a limit off explicitly.
     rateLimitReadsPerS: rate(env, "RATE_LIMIT_READS_PER_S", authIssuer === null ? 0 : 200),

@@ -37,20 +37,39 @@ export interface EarlyChecks {
   rateLimiter: RateLimiter | null;
 }
 
+/** What the early checks found: the caller's principal when authenticated, and the refusal if any. */
+export interface EarlyOutcome {
+  principal: Principal | undefined;
+  refusal: ConnectError | null;
+}
+
+/**
+ * Runs the early checks for `methodName` on a request's Authorization header, for any transport
+ * (Fastify's routes here, the lean gRPC path in rpc/grpc-unary.ts).
+ */
+export async function runEarlyChecks(
+  checks: EarlyChecks,
+  authorization: string | null,
+  methodName: string,
+): Promise<EarlyOutcome> {
+  let principal: Principal;
+  try {
+    principal = await checks.authenticator.authenticate(authorization, methodName);
+  } catch (error) {
+    return { principal: undefined, refusal: ConnectError.from(error) };
+  }
+  return { principal, refusal: checks.rateLimiter?.(principal, methodName) ?? null };
+}
+
 /** Runs the early checks for `methodName`: null when they passed, else the refusal to answer with. */
 async function authenticateEarly(
   checks: EarlyChecks,
   request: FastifyRequest,
   methodName: string,
 ): Promise<ConnectError | null> {
-  let principal: Principal;
-  try {
-    principal = await checks.authenticator.authenticate(request.headers.authorization ?? null, methodName);
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  principals.set(request, principal);
-  return checks.rateLimiter?.(principal, methodName) ?? null;
+  const { principal, refusal } = await runEarlyChecks(checks, request.headers.authorization ?? null, methodName);
+  if (principal !== undefined) principals.set(request, principal);
+  return refusal;
 }
 
 /**

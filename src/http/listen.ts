@@ -99,6 +99,22 @@ export function configureHttp2(server: unknown, settings: http2.Settings, idleTi
   return true;
 }
 
+/**
+ * Takes an HTTP/2 stream before Node's compatibility layer (and so Fastify) sees it: true when it
+ * answers the stream itself, false to leave it to the compatibility layer.
+ */
+export type Http2StreamTaker = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => boolean;
+
+/**
+ * Offers every new HTTP/2 stream of a one-port server to `take` first (the lean gRPC path,
+ * rpc/grpc-unary.ts); false for any other server, whose streams all go to Fastify.
+ */
+export function takeHttp2Streams(server: unknown, take: Http2StreamTaker): boolean {
+  if (!(server instanceof OnePortServer)) return false;
+  server.takeStreams(take);
+  return true;
+}
+
 type ConnectionListener = (socket: net.Socket) => void;
 
 class OnePortServer extends http.Server {
@@ -171,6 +187,19 @@ class OnePortServer extends http.Server {
   configureHttp2(settings: http2.Settings, idleTimeoutMs: number | undefined): void {
     this.#h2.updateSettings(settings);
     if (idleTimeoutMs !== undefined) this.#sessionTimeout = idleTimeoutMs;
+  }
+
+  /**
+   * Node's compatibility layer turns each stream into a request/response pair through its own
+   * 'stream' listener; `take` runs before it and keeps the streams it answers.
+   */
+  takeStreams(take: Http2StreamTaker): void {
+    const compat = this.#h2.listeners("stream") as ((...args: unknown[]) => void)[];
+    this.#h2.removeAllListeners("stream");
+    this.#h2.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
+      if (take(stream, headers)) return;
+      for (const listener of compat) Reflect.apply(listener, this.#h2, [stream, headers, ...rest]);
+    });
   }
 
   /** Node's close() only reaps idle HTTP/1.1 sockets; h2 sessions and in-flight responses would hold it open. */

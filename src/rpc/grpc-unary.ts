@@ -1,0 +1,416 @@
+/**
+ * The lean unary gRPC path (docs/api.md §9.10): `application/grpc` and `application/grpc+proto`
+ * unary calls to the ledger's methods are answered on `node:http2`'s stream API, through the SAME
+ * in-process invoker REST uses (same interceptors, same service, same errors), without Connect's
+ * per-call machinery (async iterables, linked abort controllers, a handler context per call).
+ * Everything else (Connect protocol, gRPC-Web, JSON codecs, streaming, public services, unknown
+ * methods) is left to Connect's adapter behind Fastify.
+ *
+ * It answers exactly as Connect's gRPC handler does (test/e2e/grpc-lean-matrix.test.ts compares
+ * both): the same headers, the same trailers, the same texts for protocol errors, the same
+ * compression negotiation (gzip and br accepted on requests, the client's first accepted encoding
+ * named in `grpc-encoding`, messages compressed only from `compressMinBytes`).
+ */
+import { constants, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from "node:http2";
+import { performance } from "node:perf_hooks";
+import {
+  type DescMessage,
+  type DescMethodUnary,
+  type DescService,
+  fromBinary,
+  type MessageShape,
+  toBinary,
+} from "@bufbuild/protobuf";
+import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
+import { type Compression, compressedFlag, compressionNegotiate, encodeEnvelope } from "@connectrpc/connect/protocol";
+import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+import { principalKey } from "../auth/principal.js";
+import { type EarlyChecks, runEarlyChecks } from "../http/early-auth.js";
+import type { RequestObserver } from "../http/metrics.js";
+import { PROBLEM_CONTENT_TYPE, problem } from "../http/problem.js";
+import { problemInstanceOf, REQUEST_ID_HEADER, requestIdOf } from "../http/request-id.js";
+import { codeName } from "./answer-status.js";
+import { NOT_PROTOBUF } from "./decode-errors.js";
+import type { InProcessCaller } from "./invoke.js";
+
+/** What Connect's adapter accepts on requests (connect-node's default), in its order of preference. */
+const ACCEPT_COMPRESSION: Compression[] = [compressionGzip, compressionBrotli];
+const GRPC_ACCEPT_ENCODING = "grpc-accept-encoding";
+const PROTO_CONTENT_TYPE = "application/grpc+proto";
+/** The gRPC content types the lean path takes: protobuf binary only (`+json` stays on Connect). */
+const LEAN_CONTENT_TYPE = /^application\/grpc(?:\+proto)?$/i;
+
+export interface LeanGrpcService {
+  service: DescService;
+  call: InProcessCaller;
+}
+
+export interface LeanGrpcOptions {
+  /** The ledger's services; their unary methods are served here. */
+  services: readonly LeanGrpcService[];
+  early: EarlyChecks;
+  /** Largest request message, before and after decompression (Connect's `readMaxBytes`). */
+  readMaxBytes: number;
+  /** Answers smaller than this are never compressed (Connect's `compressMinBytes`). */
+  compressMinBytes: number;
+  /** The request-body deadline of docs/api.md §1.2 (0: none), counted like Fastify's. */
+  bodyDeadlineMs: number;
+  onBodyTimeout(): void;
+  observe: RequestObserver;
+  /** While true, streams are left to Fastify, which refuses them as shutting down. */
+  closing(): boolean;
+}
+
+interface LeanMethod {
+  method: DescMethodUnary;
+  call: InProcessCaller;
+  /** `package.Service/Method`, the metrics label Connect's routes get. */
+  label: string;
+}
+
+/** The stream taker for listen.ts: answers the ledger's unary protobuf gRPC calls, leaves the rest. */
+export function createLeanGrpc(
+  options: LeanGrpcOptions,
+): (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean {
+  const methods = new Map<string, LeanMethod>();
+  for (const { service, call } of options.services) {
+    for (const method of service.methods) {
+      if (method.methodKind !== "unary") continue;
+      const label = `${service.typeName}/${method.name}`;
+      methods.set(`/${label}`, { method: method as DescMethodUnary, call, label });
+    }
+  }
+  return (stream, headers) => {
+    if (headers[":method"] !== "POST") return false;
+    const contentType = headers["content-type"];
+    if (contentType === undefined || !LEAN_CONTENT_TYPE.test(contentType)) return false;
+    const path = headers[":path"];
+    const target = path === undefined ? undefined : methods.get(path);
+    if (target === undefined || options.closing()) return false;
+    void new LeanCall(stream, headers, contentType, target, options).run();
+    return true;
+  };
+}
+
+/** An envelope's 5-byte prefix: flags, then the big-endian length. */
+const PREFIX_BYTES = 5;
+
+class LeanCall {
+  readonly #started = performance.now();
+  readonly #requestId: string;
+  /** The stream is gone (answered, reset by the client, or its connection lost). */
+  #done = false;
+  /** The answer's last frame is queued. */
+  #answerSent = false;
+  /** The request's body is left unread: close the stream once the answer is out. */
+  #closeAfterAnswer = false;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly stream: ServerHttp2Stream,
+    readonly headers: IncomingHttpHeaders,
+    readonly contentType: string,
+    readonly target: LeanMethod,
+    readonly options: LeanGrpcOptions,
+  ) {
+    this.#requestId = requestIdOf({ headers });
+    // A reset or a lost connection: nothing more is written, and work not begun is not begun.
+    stream.on("error", () => {});
+    stream.once("close", () => {
+      this.#done = true;
+      clearTimeout(this.#timer);
+    });
+  }
+
+  async run(): Promise<void> {
+    const { headers, target, options } = this;
+    const authorization = headers.authorization ?? null;
+    const early = await runEarlyChecks(options.early, authorization, target.method.name);
+    if (early.refusal !== null) {
+      this.#refuse(early.refusal);
+      return;
+    }
+    const timeout = parseTimeout(single(headers["grpc-timeout"]), Number.MAX_SAFE_INTEGER);
+    const compression = compressionNegotiate(
+      ACCEPT_COMPRESSION,
+      single(headers["grpc-encoding"]),
+      single(headers[GRPC_ACCEPT_ENCODING]),
+      GRPC_ACCEPT_ENCODING,
+    );
+    const answerHeaders: OutgoingHttpHeaders = {
+      [REQUEST_ID_HEADER]: this.#requestId,
+      "content-type": PROTO_CONTENT_TYPE,
+    };
+    if (compression.response !== null) answerHeaders["grpc-encoding"] = compression.response.name;
+    try {
+      if (compression.error !== undefined) throw compression.error;
+      if (timeout.error !== undefined) throw timeout.error;
+      if (timeout.timeoutMs !== undefined) this.#armDeadline(timeout.timeoutMs, answerHeaders);
+      const body = await this.#readBody();
+      if (body === undefined || this.#done) return;
+      const input = await this.#decode(body, compression.request);
+      if (this.#done) return;
+      const values = createContextValues();
+      if (early.principal !== undefined) values.set(principalKey, early.principal);
+      const output = await target.call(target.method, input as MessageShape<DescMessage>, {
+        headers: toHeaders(headers),
+        url: `http://${headers[":authority"] ?? "localhost"}${headers[":path"]}`,
+        requestMethod: "POST",
+        values,
+      });
+      if (this.#done) return;
+      const data = toBinary(target.method.output, output);
+      const envelope = await this.#envelope(data, compression.response);
+      this.#answer(answerHeaders, envelope, { "grpc-status": "0" }, 0);
+    } catch (error) {
+      if (this.#done) return;
+      const failure = ConnectError.from(error);
+      this.#answer(
+        answerHeaders,
+        undefined,
+        Object.fromEntries(setTrailerStatus(new Headers(), failure)),
+        failure.code,
+      );
+    }
+  }
+
+  /** An early refusal, as sendRpcError (http/early-auth.ts) writes it: the request's content type echoed. */
+  #refuse(error: ConnectError): void {
+    const status = setTrailerStatus(new Headers(), error);
+    this.stream.resume();
+    this.#answer(
+      { [REQUEST_ID_HEADER]: this.#requestId, "content-type": this.contentType },
+      undefined,
+      Object.fromEntries(status),
+      error.code,
+    );
+    this.#closeWhenAnswered();
+  }
+
+  /**
+   * The deadline of `grpc-timeout`: when it passes first, the call is answered DEADLINE_EXCEEDED
+   * with Connect's text and whatever the service still produces is dropped.
+   */
+  #armDeadline(timeoutMs: number, answerHeaders: OutgoingHttpHeaders): void {
+    this.#timer = setTimeout(() => {
+      if (this.#done) return;
+      const status = setTrailerStatus(
+        new Headers(),
+        new ConnectError("the operation timed out", Code.DeadlineExceeded),
+      );
+      this.#answer(answerHeaders, undefined, Object.fromEntries(status), Code.DeadlineExceeded);
+      this.#closeWhenAnswered();
+    }, timeoutMs);
+    this.#timer.unref();
+  }
+
+  /**
+   * The request's one message, as Connect reads it: its length is checked against the limit as
+   * soon as its prefix arrives; a second message or a truncated one is refused with Connect's texts.
+   * Undefined when the stream was answered meanwhile (the body deadline).
+   */
+  #readBody(): Promise<{ flags: number; data: Uint8Array } | undefined> {
+    const { stream, options } = this;
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let received = 0;
+      let announced = -1;
+      let bodyTimer: NodeJS.Timeout | undefined;
+      const finish = () => {
+        clearTimeout(bodyTimer);
+        stream.off("data", onData);
+        stream.off("end", onEnd);
+        stream.off("close", onClose);
+      };
+      const fail = (error: ConnectError) => {
+        finish();
+        stream.resume();
+        this.#closeWhenAnswered();
+        reject(error);
+      };
+      const onData = (chunk: Buffer) => {
+        chunks.push(chunk);
+        received += chunk.length;
+        if (announced < 0 && received >= PREFIX_BYTES) {
+          const prefix = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+          announced = prefix.readUInt32BE(1);
+          if (announced > options.readMaxBytes) {
+            fail(
+              new ConnectError(
+                `message size ${announced} is larger than configured readMaxBytes ${options.readMaxBytes}`,
+                Code.ResourceExhausted,
+              ),
+            );
+            return;
+          }
+        }
+        if (announced >= 0 && received > PREFIX_BYTES + announced) {
+          fail(new ConnectError(`protocol error: received extra input message for unary method`, Code.Unimplemented));
+        }
+      };
+      const onEnd = () => {
+        finish();
+        if (received === 0) {
+          reject(new ConnectError("protocol error: missing input message for unary method", Code.Unimplemented));
+          return;
+        }
+        if (received < PREFIX_BYTES + Math.max(announced, 0)) {
+          reject(new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument));
+          return;
+        }
+        const whole = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
+        resolve({ flags: whole[0], data: whole.subarray(PREFIX_BYTES) });
+      };
+      const onClose = () => {
+        finish();
+        resolve(undefined);
+      };
+      stream.on("data", onData);
+      stream.once("end", onEnd);
+      stream.once("close", onClose);
+      if (options.bodyDeadlineMs > 0 && !stream.readableEnded) {
+        bodyTimer = setTimeout(() => {
+          finish();
+          this.#bodyDeadlinePassed();
+          resolve(undefined);
+        }, options.bodyDeadlineMs);
+        bodyTimer.unref();
+      }
+    });
+  }
+
+  /** As request-deadline.ts answers over HTTP/2: 408 problem details, then the stream is closed. */
+  #bodyDeadlinePassed(): void {
+    this.options.onBodyTimeout();
+    const ms = this.options.bodyDeadlineMs;
+    const body = Buffer.from(
+      JSON.stringify({
+        ...problem(408, "deadline_exceeded", `the request body was not received within ${ms} ms`),
+        instance: problemInstanceOf(this.#requestId),
+      }),
+    );
+    this.#write(
+      {
+        ":status": 408,
+        [REQUEST_ID_HEADER]: this.#requestId,
+        "content-type": `${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
+        "content-length": body.length,
+      },
+      body,
+      undefined,
+    );
+    this.#finish("unknown");
+    this.#closeWhenAnswered();
+  }
+
+  async #decode(body: { flags: number; data: Uint8Array }, compression: Compression | null): Promise<unknown> {
+    let data = body.data;
+    if ((body.flags & compressedFlag) === compressedFlag) {
+      if (compression === null) {
+        throw new ConnectError("received compressed envelope, but do not know how to decompress", Code.Internal);
+      }
+      data = await compression.decompress(data, this.options.readMaxBytes);
+    }
+    try {
+      return fromBinary(this.target.method.input, data);
+    } catch {
+      throw new ConnectError(NOT_PROTOBUF, Code.InvalidArgument);
+    }
+  }
+
+  async #envelope(data: Uint8Array, compression: Compression | null): Promise<Uint8Array> {
+    if (compression !== null && data.byteLength >= this.options.compressMinBytes) {
+      return encodeEnvelope(compressedFlag, await compression.compress(data));
+    }
+    return encodeEnvelope(0, data);
+  }
+
+  /** Headers, the message if any, then the trailers: the shape Connect's handler writes, errors included. */
+  #answer(
+    headers: OutgoingHttpHeaders,
+    body: Uint8Array | undefined,
+    trailers: Record<string, string>,
+    code: Code | 0,
+  ): void {
+    if (this.#done) return;
+    this.#write({ ":status": 200, ...headers }, body, trailers);
+    this.#finish(codeName(code));
+  }
+
+  #write(
+    headers: OutgoingHttpHeaders,
+    body: Uint8Array | undefined,
+    trailers: Record<string, string> | undefined,
+  ): void {
+    const { stream } = this;
+    this.#done = true;
+    clearTimeout(this.#timer);
+    if (stream.destroyed || stream.closed) return;
+    try {
+      // The stream may only be closed once the answer's last frame is queued (its trailers, or
+      // its data when it has none): nghttp2 then sends them before the RST_STREAM.
+      const sent = () => {
+        this.#answerSent = true;
+        if (this.#closeAfterAnswer) this.#closeNow();
+      };
+      stream.respond(headers, { waitForTrailers: trailers !== undefined });
+      if (trailers !== undefined) {
+        stream.once("wantTrailers", () => {
+          stream.sendTrailers(trailers);
+          sent();
+        });
+        stream.end(body);
+      } else {
+        stream.end(body, sent);
+      }
+    } catch {
+      // The client reset the stream between the check and the write: nobody is left to answer.
+    }
+  }
+
+  #finish(code: string): void {
+    this.options.observe("grpc", this.target.label, code, (performance.now() - this.#started) / 1000);
+  }
+
+  /**
+   * After an answer that leaves the request unread, the stream is closed with NO_ERROR once the
+   * answer is out (RFC 9113 §8.1): the client stops sending, and the session's buffer is not
+   * filled by a body nobody reads (http/early-auth.ts discardBody).
+   */
+  #closeWhenAnswered(): void {
+    this.stream.resume();
+    this.#closeAfterAnswer = true;
+    if (this.#answerSent) this.#closeNow();
+  }
+
+  /**
+   * Only a client still sending needs stopping; a reset submitted in the same turn as the trailers
+   * would have nghttp2 drop them, so it waits for the next turn of the event loop.
+   */
+  #closeNow(): void {
+    const { stream } = this;
+    if (stream.closed || stream.readableEnded) return;
+    setImmediate(() => {
+      if (!stream.closed) stream.close(constants.NGHTTP2_NO_ERROR);
+    });
+  }
+}
+
+function single(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
+/** The request's headers as a Headers object, for the interceptors (pseudo-headers left out). */
+function toHeaders(headers: IncomingHttpHeaders): Headers {
+  const result = new Headers();
+  for (const name in headers) {
+    if (name.charCodeAt(0) === 58 /* ":" */) continue;
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const one of value) result.append(name, one);
+    else result.append(name, value);
+  }
+  return result;
+}
