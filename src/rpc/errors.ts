@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { BadRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { LedgerError, type LedgerErrorKind } from "../ledger/errors.js";
 import type { Violation } from "../ledger/violation.js";
 import { retryHint } from "../model/retry-hint.js";
@@ -36,14 +36,6 @@ function geometrySuffix(kind: "polygon" | "multi_polygon", coordinates: number[]
   return path;
 }
 
-/** `sources[3].geometry.polygon.rings[0]` → `/sources/3/geometry/polygon/rings/0`. */
-function fieldPathToPointer(field: string): string {
-  return `/${field
-    .replace(/\[(\d+)\]/g, ".$1")
-    .split(".")
-    .join("/")}`;
-}
-
 function summarise(violations: readonly Violation[]): string {
   const first = violations[0];
   if (!first) return "request is invalid";
@@ -51,22 +43,25 @@ function summarise(violations: readonly Violation[]): string {
   return `${fieldPath(first)}: ${first.detail}${more}`;
 }
 
-/** A BadRequest detail listing at most MAX_DETAIL_VIOLATIONS, then how many more there are. */
+/**
+ * A google.rpc.BadRequest detail (docs/api.md §9.5) listing at most MAX_DETAIL_VIOLATIONS, then
+ * how many more there are. `field` is the proto field path, `description` the REST detail's text.
+ * No JSON pointer: `field` carries the same path (the pointer is `field` with `.` and `[i]`
+ * written as `/`), google's field 3 is `reason`, an UPPER_SNAKE_CASE code that a path would
+ * break, and REST answers keep their own pointers into the JSON body.
+ */
 function badRequest(violations: readonly Violation[]) {
-  const shown = violations.slice(0, MAX_DETAIL_VIOLATIONS).map((v) => {
-    const field = fieldPath(v);
-    return { field, description: v.detail, pointer: fieldPathToPointer(field) };
-  });
+  const shown = violations.slice(0, MAX_DETAIL_VIOLATIONS).map((v) => ({ field: fieldPath(v), description: v.detail }));
   if (violations.length > MAX_DETAIL_VIOLATIONS) {
     const more = `and ${violations.length - MAX_DETAIL_VIOLATIONS} more violations`;
-    shown.push({ field: "", description: more, pointer: "" });
+    shown.push({ field: "", description: more });
   }
   return { desc: BadRequestSchema, value: create(BadRequestSchema, { fieldViolations: shown }) };
 }
 
 /**
  * A refusal of the ledger as the ConnectError every protocol carries: the kind's code, violations
- * as a BadRequest detail with proto field paths, a retry hint as `retry-after` metadata and a
+ * as a google.rpc.BadRequest detail with proto field paths, a retry hint as `retry-after` metadata and a
  * RetryInfo detail. The
  * LedgerError stays the cause, so an in-process adapter (REST) renders the violations in its own
  * terms; an `unavailable` keeps the store's error as the cause instead, for the log.

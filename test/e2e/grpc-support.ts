@@ -9,7 +9,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import { BadRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { ring } from "../support/geometry-fixtures.js";
 
 export const PROTO_ROOT = fileURLToPath(new URL("../../proto", import.meta.url));
@@ -158,16 +158,19 @@ export function statusDetails(outcome: UnaryOutcome): DecodedStatus | undefined 
   return decodeStatus(typeof raw === "string" ? Buffer.from(raw, "base64") : raw);
 }
 
-/** The field violations of the BadRequest detail of a grpc-js outcome, via the generated schema. */
-export function fieldViolations(outcome: UnaryOutcome): { field: string; description: string; pointer: string }[] {
+/** The type URL of the one field-violation detail the ledger sends (docs/api.md §9.5). */
+export const BAD_REQUEST_TYPE_URL = "type.googleapis.com/google.rpc.BadRequest";
+
+/** The field violations of the google.rpc.BadRequest detail of a grpc-js outcome, via the generated schema. */
+export function fieldViolations(outcome: UnaryOutcome): { field: string; description: string }[] {
   const status = statusDetails(outcome);
   if (!status) throw new Error(`no grpc-status-details-bin trailer (status ${outcome.code}: ${outcome.details})`);
-  const detail = status.details.find((d) => d.typeUrl.endsWith("/sourceledger.v2.BadRequest"));
-  if (!detail) throw new Error(`no BadRequest detail among ${status.details.map((d) => d.typeUrl).join(", ")}`);
+  const detail = status.details.find((d) => d.typeUrl === BAD_REQUEST_TYPE_URL);
+  if (!detail)
+    throw new Error(`no google.rpc.BadRequest detail among ${status.details.map((d) => d.typeUrl).join(", ")}`);
   return fromBinary(BadRequestSchema, detail.value).fieldViolations.map((v) => ({
     field: v.field,
     description: v.description,
-    pointer: v.pointer,
   }));
 }
 

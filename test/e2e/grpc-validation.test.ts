@@ -1,16 +1,19 @@
 /**
- * Validation parity over gRPC: INVALID_ARGUMENT with a sourceledger.v2.BadRequest detail (wire
- * compatible with google.rpc.BadRequest) whose field paths name the request message fields. Read
+ * Validation parity over gRPC: INVALID_ARGUMENT with the standard google.rpc.BadRequest detail
+ * (docs/api.md §9.5) whose field paths name the request message fields. Read
  * two ways: Connect's gRPC client (`findDetails`) and grpc-js with the `grpc-status-details-bin`
  * trailer decoded by hand; both must agree. Also ALREADY_EXISTS and all-or-nothing.
  */
 
+import { fromBinary } from "@bufbuild/protobuf";
 import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BadRequestSchema, SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import {
+  BAD_REQUEST_TYPE_URL,
   fieldViolations,
   grpc,
   LedgerGrpc,
@@ -36,7 +39,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-type V = { field: string; description: string; pointer: string };
+type V = { field: string; description: string };
 
 async function rejected(service: ServiceName, sources: object[], account = "acct-validation"): Promise<V[]> {
   const token = await server.userToken(account);
@@ -57,7 +60,6 @@ describe.each(SERVICES)("%s: INVALID_ARGUMENT with BadRequest field paths", (ser
     ]);
     expect(fields(violations)).toEqual(["sources[0].geometry.polygon.rings[0]"]);
     expect(violations[0].description).toMatch(/not closed/);
-    expect(violations[0].pointer).toBe("/sources/0/geometry/polygon/rings/0");
   });
 
   it("an unclosed hole of the second part of a MultiPolygon → …multi_polygon.polygons[1].rings[1]", async () => {
@@ -271,7 +273,8 @@ describe.each(SERVICES)("%s: INVALID_ARGUMENT with BadRequest field paths", (ser
     const status = statusDetails(outcome);
     expect(status?.code).toBe(3);
     expect(status?.message).toBe("sources[0].alt_id: alt_id is required");
-    expect(status?.details.map((d) => d.typeUrl)).toEqual(["type.googleapis.com/sourceledger.v2.BadRequest"]);
+    // The standard type (contract §15); the old sourceledger.v2.BadRequest is no longer sent.
+    expect(status?.details.map((d) => d.typeUrl)).toEqual([BAD_REQUEST_TYPE_URL]);
   });
 });
 
@@ -332,11 +335,7 @@ describe("Connect's clients read the same BadRequest", () => {
     expect(viaGrpc.code).toBe(Code.InvalidArgument);
     const grpcDetails = viaGrpc.findDetails(BadRequestSchema);
     expect(grpcDetails).toHaveLength(1);
-    const grpcViolations = grpcDetails[0].fieldViolations.map(({ field, description, pointer }) => ({
-      field,
-      description,
-      pointer,
-    }));
+    const grpcViolations = grpcDetails[0].fieldViolations.map(({ field, description }) => ({ field, description }));
     expect(grpcViolations.map((v) => v.field).sort()).toEqual([...expected].sort());
 
     const viaConnect = await error(connectClient.createSources(request, { headers }));
@@ -344,7 +343,7 @@ describe("Connect's clients read the same BadRequest", () => {
     expect(viaConnect.rawMessage).toBe(viaGrpc.rawMessage);
     const connectViolations = viaConnect
       .findDetails(BadRequestSchema)[0]
-      .fieldViolations.map(({ field, description, pointer }) => ({ field, description, pointer }));
+      .fieldViolations.map(({ field, description }) => ({ field, description }));
     expect(connectViolations).toEqual(grpcViolations);
 
     const viaGrpcJs = await client.call(
@@ -362,6 +361,22 @@ describe("Connect's clients read the same BadRequest", () => {
     );
     expect(viaGrpcJs.code).toBe(grpc.status.INVALID_ARGUMENT);
     expect(fieldViolations(viaGrpcJs)).toEqual(grpcViolations);
+  });
+
+  it("Connect JSON names the detail google.rpc.BadRequest", async () => {
+    const token = await server.userToken("acct-parity-json");
+    const response = await server.request("POST", "/sourceledger.v2.SourceLedgerService/CreateSources", {
+      token,
+      json: { sources: [{ altId: "" }] },
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { code: string; details: { type: string; value: string }[] };
+    expect(body.code).toBe("invalid_argument");
+    expect(body.details.map((d) => d.type)).toEqual(["google.rpc.BadRequest"]);
+    const decoded = fromBinary(BadRequestSchema, Buffer.from(body.details[0].value, "base64"));
+    expect(decoded.fieldViolations.find((v) => v.field === "sources[0].alt_id")?.description).toBe(
+      "alt_id is required",
+    );
   });
 
   it("ALREADY_EXISTS carries the BadRequest detail over Connect too", async () => {

@@ -1,22 +1,29 @@
 /**
  * The ledger's refusals as ConnectErrors (src/rpc/errors.ts): proto field paths, codes per kind,
- * the BadRequest detail and its cap, the summary message, and the cause each keeps.
+ * the google.rpc.BadRequest detail and its cap, the summary message, and the cause each keeps.
  */
 
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
-import { BadRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { BadRequestSchema, RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { LedgerError, type LedgerErrorKind } from "../../src/ledger/errors.js";
 import type { Violation } from "../../src/ledger/violation.js";
 import { asConnect, connectErrorOf, fieldPath, ledgerErrorOf, MAX_DETAIL_VIOLATIONS } from "../../src/rpc/errors.js";
 import { StoreUnavailableError } from "../../src/store/port.js";
 
-/** The BadRequest entries a ConnectError carries, as plain objects. */
+/**
+ * The google.rpc.BadRequest entries a ConnectError carries, as plain objects: its one detail is
+ * that standard type, and no entry sets `reason` or `localized_message` (docs/api.md §9.5).
+ */
 function violationsOf(error: ConnectError) {
+  expect(error.details.map((d) => ("desc" in d ? d.desc.typeName : d.type))).toEqual(["google.rpc.BadRequest"]);
   const details = error.findDetails(BadRequestSchema);
   expect(details).toHaveLength(1);
-  return details[0].fieldViolations.map(({ field, description, pointer }) => ({ field, description, pointer }));
+  for (const v of details[0].fieldViolations) {
+    expect(v.reason).toBe("");
+    expect(v.localizedMessage).toBeUndefined();
+  }
+  return details[0].fieldViolations.map(({ field, description }) => ({ field, description }));
 }
 
 describe("fieldPath", () => {
@@ -122,7 +129,6 @@ describe("connectErrorOf", () => {
       {
         field: "sources[1].alt_id",
         description: 'alt_id "b" is already used by a source of this account',
-        pointer: "/sources/1/alt_id",
       },
     ]);
   });
@@ -145,21 +151,18 @@ describe("connectErrorOf", () => {
     expect(error.rawMessage).toBe("sources[0].alt_id: alt_id is required (and 3 more)");
     expect(error.message).toBe("[invalid_argument] sources[0].alt_id: alt_id is required (and 3 more)");
     expect(violationsOf(error)).toEqual([
-      { field: "sources[0].alt_id", description: "alt_id is required", pointer: "/sources/0/alt_id" },
+      { field: "sources[0].alt_id", description: "alt_id is required" },
       {
         field: "sources[0].tags[2]",
         description: "a tag must be 1 to 128 characters, got 0",
-        pointer: "/sources/0/tags/2",
       },
       {
         field: "sources[2].geometry.polygon.rings[0].coordinates[2]",
         description: "position 1 of the exterior ring is out of range at (181, 0): longitude must be within -180..180",
-        pointer: "/sources/2/geometry/polygon/rings/0/coordinates/2",
       },
       {
         field: "account_id",
         description: "account_id is accepted only from admin tokens",
-        pointer: "/account_id",
       },
     ]);
   });
@@ -189,7 +192,6 @@ describe("connectErrorOf", () => {
     expect(shown[99]).toEqual({
       field: "sources[0].geometry.polygon.rings[0].coordinates[198]",
       description: "problem 99",
-      pointer: "/sources/0/geometry/polygon/rings/0/coordinates/198",
     });
   });
 
@@ -199,7 +201,7 @@ describe("connectErrorOf", () => {
     expect(shown).toHaveLength(101);
     expect(shown[0].description).toBe("problem 0");
     expect(shown[99].description).toBe("problem 99");
-    expect(shown[100]).toEqual({ field: "", description: "and 150 more violations", pointer: "" });
+    expect(shown[100]).toEqual({ field: "", description: "and 150 more violations" });
     expect(error.rawMessage).toBe("sources[0].geometry.polygon.rings[0].coordinates[0]: problem 0 (and 249 more)");
     // The LedgerError behind it still holds every violation, for REST to list up to its own cap.
     expect(ledgerErrorOf(error)?.violations).toHaveLength(250);
@@ -208,7 +210,7 @@ describe("connectErrorOf", () => {
   it("notes one more violation past the cap", () => {
     const shown = violationsOf(connectErrorOf(new LedgerError("invalid", "request is invalid", many(101))));
     expect(shown).toHaveLength(101);
-    expect(shown[100]).toEqual({ field: "", description: "and 1 more violations", pointer: "" });
+    expect(shown[100]).toEqual({ field: "", description: "and 1 more violations" });
   });
 });
 
