@@ -106,6 +106,8 @@ class LeanCall {
   /** The request's body is left unread: close the stream once the answer is out. */
   #closeAfterAnswer = false;
   #timer: NodeJS.Timeout | undefined;
+  /** When `grpc-timeout` runs out (performance.now() time), if the call has one. */
+  #deadlineAt: number | undefined;
 
   constructor(
     readonly stream: ServerHttp2Stream,
@@ -151,6 +153,7 @@ class LeanCall {
       if (body === undefined || this.#done) return;
       const input = await this.#decode(body, compression.request);
       if (this.#done) return;
+      if (this.#deadlineAt !== undefined && performance.now() >= this.#deadlineAt) throw timedOut();
       const values = createContextValues();
       if (early.principal !== undefined) values.set(principalKey, early.principal);
       const output = await target.call(target.method, input as MessageShape<DescMessage>, {
@@ -160,6 +163,8 @@ class LeanCall {
         values,
       });
       if (this.#done) return;
+      // The service's work runs on this thread: a deadline passing meanwhile fires only now.
+      if (this.#deadlineAt !== undefined && performance.now() >= this.#deadlineAt) throw timedOut();
       const data = toBinary(target.method.output, output);
       const envelope = await this.#envelope(data, compression.response);
       this.#answer(answerHeaders, envelope, { "grpc-status": "0" }, 0);
@@ -193,12 +198,10 @@ class LeanCall {
    * with Connect's text and whatever the service still produces is dropped.
    */
   #armDeadline(timeoutMs: number, answerHeaders: OutgoingHttpHeaders): void {
+    this.#deadlineAt = this.#started + timeoutMs;
     this.#timer = setTimeout(() => {
       if (this.#done) return;
-      const status = setTrailerStatus(
-        new Headers(),
-        new ConnectError("the operation timed out", Code.DeadlineExceeded),
-      );
+      const status = setTrailerStatus(new Headers(), timedOut());
       this.#answer(answerHeaders, undefined, Object.fromEntries(status), Code.DeadlineExceeded);
       this.#closeWhenAnswered();
     }, timeoutMs);
@@ -266,6 +269,11 @@ class LeanCall {
         finish();
         resolve(undefined);
       };
+      // A request whose headers ended the stream may have had its (empty) end consumed already.
+      if (stream.readableEnded) {
+        onEnd();
+        return;
+      }
       stream.on("data", onData);
       stream.once("end", onEnd);
       stream.once("close", onClose);
@@ -395,6 +403,11 @@ class LeanCall {
       if (!stream.closed) stream.close(constants.NGHTTP2_NO_ERROR);
     });
   }
+}
+
+/** Connect's text for a deadline that passed (its createDeadlineSignal). */
+function timedOut(): ConnectError {
+  return new ConnectError("the operation timed out", Code.DeadlineExceeded);
 }
 
 function single(value: string | string[] | undefined): string | null {
