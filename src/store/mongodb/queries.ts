@@ -463,6 +463,29 @@ export function takenAltIdsFilter(accountId: string, altIds: readonly string[]):
 
 export const TAKEN_ALT_IDS_OPTIONS: FindOptions = { projection: { _id: 0, alt_id: 1 } };
 
+/**
+ * After a duplicate key: the primary's own data (read concern "local"), where the unique index
+ * found the clash, so a clashing write not yet majority-committed is seen too.
+ */
+export const CLASHING_ALT_IDS_OPTIONS: FindOptions = {
+  projection: { _id: 0, alt_id: 1 },
+  readConcern: new ReadConcern("local"),
+  readPreference: "primary",
+};
+
+// --- a commit whose outcome is unknown ---
+
+/** Whether a create committed: any of its ids majority-committed (the database's read concern). */
+export const COMMITTED_IDS_OPTIONS: FindOptions = { projection: { _id: 1 }, limit: 1, readPreference: "primary" };
+
+/** Whether a create's commit was applied on the primary at all (read concern "local"). */
+export const APPLIED_IDS_OPTIONS: FindOptions = {
+  projection: { _id: 1 },
+  limit: 1,
+  readConcern: new ReadConcern("local"),
+  readPreference: "primary",
+};
+
 // --- conflict bookkeeping ---
 
 /** `$geoIntersects` of the index's covers with the cover of one box. */

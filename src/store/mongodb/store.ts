@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
 import {
   type ClientSession,
   type Collection,
   type Db,
   type Document,
   type Filter,
+  type FindOptions,
   type MongoClient,
   type MongoClientOptions,
   MongoError,
@@ -41,8 +43,10 @@ import {
   toDocument,
 } from "./documents.js";
 import {
+  duplicateAltIds,
   ensureCollection,
   isAltIdDuplicate,
+  isCommitOutcomeUnknown,
   isDuplicateKey,
   REPLICA_SET_REQUIRED,
   toSetupError,
@@ -53,6 +57,7 @@ import { HistoryWrites, type NamedSource } from "./history.js";
 import { fillHistory } from "./history-fill.js";
 import { MongoProtectedAreaReader, prepareProtectedAreaCollections } from "./protected-areas.js";
 import {
+  APPLIED_IDS_OPTIONS,
   AS_OF_CHANGES_OPTIONS,
   AS_OF_HISTORY_OPTIONS,
   asOfChangesFilter,
@@ -62,6 +67,8 @@ import {
   asOfHistoryFilter,
   CANDIDATE_CHUNK,
   CANDIDATE_OPTIONS,
+  CLASHING_ALT_IDS_OPTIONS,
+  COMMITTED_IDS_OPTIONS,
   CONFLICT_PAIR_INDEXES,
   CONFLICT_PAIRS,
   COUNTERPART_OPTIONS,
@@ -133,8 +140,14 @@ export interface OpenMongoStoreOptions extends MongoSourceStoreOptions {
 }
 
 const DEFAULT_TRANSACTION_BUDGET_MS = 10_000;
-/** A batch whose alt_id duplicate vanished before it could be named is tried again this many times. */
+/** A batch whose alt_id duplicate vanished before it could be named is tried this many times in all. */
 const ALT_ID_ATTEMPTS = 3;
+/** The wait before the second attempt of such a batch; doubled before each later one (50, 100 ms). */
+const ALT_ID_BACKOFF_MS = 50;
+/** Reads of a create whose commit outcome is unknown, while it is applied but not majority-committed. */
+const COMMIT_CHECKS = 4;
+/** The wait before the second such read, doubled before each later one (100, 200, 400 ms). */
+const COMMIT_CHECK_BACKOFF_MS = 100;
 /** Upsert-then-read rounds of the ledger's secret before the call fails as unavailable. */
 const SECRET_ATTEMPTS = 3;
 
@@ -198,19 +211,55 @@ export class MongoSourceStore implements SourceStore {
       const altIds = altIdsByAccount(records);
       if ([...altIds.values()].some((account) => account.repeated.size > 0)) await this.throwTakenAltIds(altIds);
       const batch = this.protectedAreas === null ? records : await this.withUnepOverlap(records, this.protectedAreas);
+      const ids = records.map((record) => record.id);
       for (let attempt = 1; ; attempt++) {
         try {
-          return await this.transaction("insert", (session) =>
-            this.policy ? this.insertWithConflicts(batch, this.policy, session) : this.insertAsGiven(batch, session),
+          return await this.transaction(
+            "insert",
+            (session) =>
+              this.policy ? this.insertWithConflicts(batch, this.policy, session) : this.insertAsGiven(batch, session),
+            (created, unknown) => this.settleCreate(ids, created, unknown),
           );
         } catch (error) {
           if (!isAltIdDuplicate(error)) throw error;
-          await this.throwTakenAltIds(altIds);
-          // The duplicate was deleted before it could be named: the batch may fit now.
-          if (attempt >= ALT_ID_ATTEMPTS) throw error;
+          // Looked up on the primary, where the unique index found the clash (majority-committed or not).
+          await this.throwTakenAltIds(altIds, CLASHING_ALT_IDS_OPTIONS);
+          // The clashing source was deleted before it could be named: the batch may fit now.
+          if (attempt >= ALT_ID_ATTEMPTS) throw altIdClashOf(altIds, error);
+          await delay(ALT_ID_BACKOFF_MS * 2 ** (attempt - 1));
         }
       }
     });
+  }
+
+  /**
+   * After a create's commit failed with an unknown outcome (the transaction ran and its commit
+   * may or may not have applied): reads whether this request's own ids are stored. Any of them
+   * majority-committed means the transaction committed (it is atomic): the create stands, 201.
+   * None of them on the primary at all means it did not: 503, and nothing was stored. Applied on
+   * the primary but not yet majority-committed: read again with a bounded backoff, and if it is
+   * still not majority-committed, 503 (docs/mongodb.md "A commit whose outcome is unknown").
+   */
+  private async settleCreate(
+    ids: readonly string[],
+    created: SourceRecord[],
+    unknown: StoreUnavailableError,
+  ): Promise<SourceRecord[]> {
+    for (let check = 1; ; check++) {
+      const committed = await this.sources.find(sourcesByIdFilter(ids), COMMITTED_IDS_OPTIONS).toArray();
+      if (committed.length > 0) return created;
+      const applied = await this.sources.find(sourcesByIdFilter(ids), APPLIED_IDS_OPTIONS).toArray();
+      if (applied.length === 0) {
+        throw new StoreUnavailableError(`${unknown.message}; the create is not stored`, { cause: unknown.cause });
+      }
+      if (check >= COMMIT_CHECKS) {
+        throw new StoreUnavailableError(
+          `${unknown.message}; the create is applied on the primary but not majority-committed after ${check} reads`,
+          { cause: unknown.cause },
+        );
+      }
+      await delay(COMMIT_CHECK_BACKOFF_MS * 2 ** (check - 1));
+    }
   }
 
   /**
@@ -420,14 +469,27 @@ export class MongoSourceStore implements SourceStore {
    * Runs `work` in a transaction with TRANSACTION_OPTIONS through `withTransaction`, which runs it
    * again on transient failures (a write conflict on a guard, a failover). Past the budget a
    * transient failure ends the call as unavailable instead of retrying for the driver's two minutes.
+   * A commit that fails with its outcome unknown (errors.ts isCommitOutcomeUnknown) is handed to
+   * `settle` with what the committed attempt returned, to decide by reading; without `settle` the
+   * call is unavailable.
    */
-  private async transaction<T>(action: string, work: (session: ClientSession) => Promise<T>): Promise<T> {
+  private async transaction<T>(
+    action: string,
+    work: (session: ClientSession) => Promise<T>,
+    settle?: (result: T, unknown: StoreUnavailableError) => Promise<T>,
+  ): Promise<T> {
     const deadline = Date.now() + this.transactionBudgetMs;
+    // What the attempt being committed returned; absent while an attempt runs (its failures are not commits').
+    const attempt: { result?: { value: T } } = {};
+    let unknown: StoreUnavailableError;
     const session = this.client.startSession();
     try {
       return await session.withTransaction(async (active) => {
+        attempt.result = undefined;
         try {
-          return await work(active);
+          const value = await work(active);
+          attempt.result = { value };
+          return value;
         } catch (error) {
           if (error instanceof MongoError) {
             if (error.hasErrorLabel(MongoErrorLabel.TransientTransactionError) && Date.now() >= deadline) {
@@ -442,9 +504,17 @@ export class MongoSourceStore implements SourceStore {
           throw error;
         }
       }, TRANSACTION_OPTIONS);
+    } catch (error) {
+      if (attempt.result === undefined || !isCommitOutcomeUnknown(error)) throw error;
+      const { name, message } = error as Error;
+      unknown = new StoreUnavailableError(`mongodb ${action} commit outcome unknown: ${name}: ${message}`, {
+        cause: error,
+      });
     } finally {
       await session.endSession();
     }
+    if (settle === undefined) throw unknown;
+    return settle(attempt.result.value, unknown);
   }
 
   /**
@@ -688,10 +758,13 @@ export class MongoSourceStore implements SourceStore {
    * Throws AltIdTakenError for the first account (in request order) with alt_ids already stored or
    * repeated in the batch, naming all of them in request order. Returns when there are none.
    */
-  private async throwTakenAltIds(batch: Map<string, AccountAltIds>): Promise<void> {
+  private async throwTakenAltIds(
+    batch: Map<string, AccountAltIds>,
+    options: FindOptions = TAKEN_ALT_IDS_OPTIONS,
+  ): Promise<void> {
     for (const [accountId, account] of batch) {
       const stored = await this.sources
-        .find<{ alt_id: string }>(takenAltIdsFilter(accountId, account.altIds), TAKEN_ALT_IDS_OPTIONS)
+        .find<{ alt_id: string }>(takenAltIdsFilter(accountId, account.altIds), options)
         .toArray();
       const clash = altIdClash(
         accountId,
@@ -701,6 +774,29 @@ export class MongoSourceStore implements SourceStore {
       if (clash) throw clash;
     }
   }
+}
+
+/**
+ * The answer when a batch's alt_id clash could not be found by reading, ALT_ID_ATTEMPTS times
+ * (each time the clashing source was gone before the lookup): a 409 naming what the last
+ * duplicate-key error names (the first account in request order it names), or, when it names
+ * nothing of the batch, a retryable 503. Never the raw duplicate-key error (a 500).
+ */
+function altIdClashOf(batch: Map<string, AccountAltIds>, error: unknown): Error {
+  const named = duplicateAltIds(error);
+  for (const [accountId, account] of batch) {
+    const clash = altIdClash(
+      accountId,
+      { altIds: account.altIds, repeated: new Set() },
+      named.filter((key) => key.accountId === accountId && account.altIds.includes(key.altId)).map((key) => key.altId),
+    );
+    if (clash) return clash;
+  }
+  const reason = error instanceof Error ? error.message : String(error);
+  return new StoreUnavailableError(
+    `mongodb insert failed: an alt_id clash that could not be identified after ${ALT_ID_ATTEMPTS} attempts: ${reason}`,
+    { cause: error },
+  );
 }
 
 /** An event as getAsOf reads it. */
