@@ -21,6 +21,7 @@ import {
   MongoError,
   MongoErrorLabel,
   MongoNetworkError,
+  MongoNetworkTimeoutError,
   MongoServerError,
   MongoWriteConcernError,
   ReadConcern,
@@ -32,15 +33,17 @@ import { conflictPolicy } from "../../src/ledger/conflict.js";
 import { runCli } from "../../src/protected-areas/cli.js";
 import { toDocument } from "../../src/store/mongodb/documents.js";
 import { duplicateAltIds, isDnsError, toStoreError, UNAVAILABLE_CODES } from "../../src/store/mongodb/errors.js";
-import { MongoSourceStore, openMongoStore } from "../../src/store/mongodb/index.js";
+import { MongoProtectedAreaLayers, MongoSourceStore, openMongoStore } from "../../src/store/mongodb/index.js";
 import {
   APPLIED_IDS_OPTIONS,
   CLASHING_ALT_IDS_OPTIONS,
   COMMITTED_IDS_OPTIONS,
+  SOURCE_INDEXES,
   sourcesByIdFilter,
   TAKEN_ALT_IDS_OPTIONS,
   takenAltIdsFilter,
 } from "../../src/store/mongodb/queries.js";
+import { prepareLedgerCollections } from "../../src/store/mongodb/setup.js";
 import { AltIdTakenError, StoreUnavailableError } from "../../src/store/port.js";
 import { listQuery, makeRecord } from "../contract/fixtures.js";
 import { flat, unique } from "../e2e/rest-support.js";
@@ -229,9 +232,10 @@ class Fake {
     close: () => this.answer("client", "close", [], undefined),
   };
 
-  store(options: { policy?: boolean } = {}): MongoSourceStore {
+  store(options: { policy?: boolean; setupWaitMs?: number } = {}): MongoSourceStore {
     return new MongoSourceStore(this.client as unknown as MongoClient, "ledger", {
       ...(options.policy ? { conflictPolicy } : {}),
+      ...(options.setupWaitMs === undefined ? {} : { setupWaitMs: options.setupWaitMs }),
     });
   }
 
@@ -632,6 +636,118 @@ describe("a commit whose outcome is unknown is decided by reading the request's 
       const res = await post({ majority: false, local: false });
       expect(res.status).toBe(503);
       expect(await res.json()).toMatchObject({ status: 503, code: "unavailable" });
+    });
+  });
+});
+
+// --- 5 and 6. setup: no DDL beyond createIndexes and createCollection; index builds in progress ---
+
+describe("setup creates what is missing, drops nothing, and tolerates an index build in progress", () => {
+  const DDL_FREE = new Set(["createIndexes", "createCollection", "find", "findOne", "command", "connect"]);
+
+  it("the store's setup and the CLI's (protected-area layers) only create indexes and collections", async () => {
+    const driver = fake();
+    await driver.store().ready();
+    const layers = new MongoProtectedAreaLayers(driver.client as unknown as MongoClient, "ledger");
+    await layers.ready();
+    const methods = new Set(driver.calls.map((c) => c.method));
+    expect([...methods].filter((m) => !DDL_FREE.has(m))).toEqual([]);
+    expect(driver.callsTo("db", "createCollection")).toEqual([
+      ["protected_area_layers"],
+      ["conflict_guards"],
+      ["protected_area_layers"],
+    ]);
+  });
+
+  it("prepareLedgerCollections names what each createIndexes left in place", async () => {
+    const driver = fake().on("sources.createIndexes", (specs) => (specs as { name: string }[]).map((i) => i.name));
+    const db = (driver.client as unknown as MongoClient).db("ledger");
+    const prepared = await prepareLedgerCollections(db);
+    expect(prepared.map((p) => p.collection)).toEqual([
+      "sources",
+      "source_events",
+      "conflict_pairs",
+      "protected_areas",
+      "protected_area_geometry_chunks",
+    ]);
+    expect(prepared[0].indexes).toEqual(SOURCE_INDEXES.map((i) => i.name));
+  });
+
+  it("a setup waiting on an index build: calls and ping answer 503 after setupWaitMs, one setup goes on, then calls are served", async () => {
+    let finishBuild = () => {};
+    const build = new Promise<string[]>((resolve) => {
+      finishBuild = () => resolve(SOURCE_INDEXES.map((i) => String(i.name)));
+    });
+    const driver = fake().on("sources.createIndexes", () => build);
+    const store = driver.store({ setupWaitMs: 30 });
+
+    for (const call of [() => store.ping(), () => store.get("src_1", "acct_a")]) {
+      const started = Date.now();
+      const error = await failure(call());
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect((error as Error).message).toMatch(
+        /^mongodb setup still running after 30 ms \(an index build in progress\?\)/,
+      );
+      expect(Date.now() - started).toBeLessThan(1_000);
+    }
+    expect(driver.callsTo("sources", "createIndexes")).toHaveLength(1); // joined, not started again
+
+    finishBuild();
+    await expect(store.ping()).resolves.toBeUndefined();
+    await expect(store.get("src_1", "acct_a")).resolves.toBeNull();
+    expect(driver.callsTo("sources", "createIndexes")).toHaveLength(1);
+  });
+
+  it.each([
+    [
+      "IndexBuildAlreadyInProgress",
+      () => serverError(285, "IndexBuildAlreadyInProgress", "Index build already in progress"),
+    ],
+    ["IndexBuildAborted", () => serverError(276, "IndexBuildAborted", "Index build aborted due to step down")],
+    [
+      "the socket timeout while createIndexes waits",
+      () => new MongoNetworkTimeoutError("connection 3 to 10.0.0.5:27017 timed out"),
+    ],
+  ])("%s at setup: 503, and the next call runs setup again", async (_label, error) => {
+    let failures = 1;
+    const driver = fake().on("sources.createIndexes", () => {
+      if (failures-- > 0) throw error();
+      return [];
+    });
+    const store = driver.store();
+    await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.ping()).resolves.toBeUndefined();
+    expect(driver.callsTo("sources", "createIndexes")).toHaveLength(2);
+  });
+
+  describe("npm run cli -- mongodb indexes", () => {
+    async function cli(argv: string[], env: Record<string, string>) {
+      let stdout = "";
+      let stderr = "";
+      const code = await runCli(argv, {
+        stdout: { write: (text: string) => (stdout += text) },
+        stderr: { write: (text: string) => (stderr += text) },
+        env,
+      });
+      return { code, stdout, stderr };
+    }
+
+    it("with MongoDB unreachable: exit 2, the store is unavailable", async () => {
+      const uri = `mongodb://127.0.0.1:${await deadPort()}/?serverSelectionTimeoutMS=300`;
+      const { code, stdout, stderr } = await cli(["mongodb", "indexes"], { LEDGER_STORE: "mongodb", MONGODB_URI: uri });
+      expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
+      expect(stderr).toMatch(/^error: the store is unavailable: mongodb setup failed: MongoServerSelectionError/);
+    });
+
+    it("without LEDGER_STORE=mongodb, or without a command: exit 1", async () => {
+      const sqlite = await cli(["mongodb", "indexes"], { LEDGER_STORE: "sqlite" });
+      expect(sqlite.code).toBe(1);
+      expect(sqlite.stderr).toContain("mongodb indexes needs LEDGER_STORE=mongodb");
+      const bare = await cli(["mongodb"], { LEDGER_STORE: "mongodb", MONGODB_URI: "mongodb://127.0.0.1:1/" });
+      expect(bare).toMatchObject({ code: 1, stdout: "" });
+      expect(bare.stderr).toContain("mongodb needs a command: indexes");
+      const help = await cli(["--help"], {});
+      expect(help.stdout).toContain("mongodb indexes");
     });
   });
 });

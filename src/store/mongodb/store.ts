@@ -44,7 +44,6 @@ import {
 } from "./documents.js";
 import {
   duplicateAltIds,
-  ensureCollection,
   isAltIdDuplicate,
   isCommitOutcomeUnknown,
   isDuplicateKey,
@@ -55,7 +54,7 @@ import {
 import { guardCellsOf } from "./guards.js";
 import { HistoryWrites, type NamedSource } from "./history.js";
 import { fillHistory } from "./history-fill.js";
-import { MongoProtectedAreaReader, prepareProtectedAreaCollections } from "./protected-areas.js";
+import { MongoProtectedAreaReader } from "./protected-areas.js";
 import {
   APPLIED_IDS_OPTIONS,
   AS_OF_CHANGES_OPTIONS,
@@ -69,7 +68,6 @@ import {
   CANDIDATE_OPTIONS,
   CLASHING_ALT_IDS_OPTIONS,
   COMMITTED_IDS_OPTIONS,
-  CONFLICT_PAIR_INDEXES,
   CONFLICT_PAIRS,
   COUNTERPART_OPTIONS,
   chunks,
@@ -104,15 +102,14 @@ import {
   pairsOfAnyFilter,
   pairsOfFilter,
   SETTINGS,
-  SOURCE_EVENT_INDEXES,
   SOURCE_EVENTS,
-  SOURCE_INDEXES,
   SOURCES,
   sourcesByIdFilter,
   TAKEN_ALT_IDS_OPTIONS,
   TRANSACTION_OPTIONS,
   takenAltIdsFilter,
 } from "./queries.js";
+import { prepareLedgerCollections } from "./setup.js";
 
 export interface MongoSourceStoreOptions {
   /**
@@ -130,6 +127,11 @@ export interface MongoSourceStoreOptions {
    * creates, a primary stepping down) before the call fails as unavailable. Default 10 s.
    */
   transactionBudgetMs?: number;
+  /**
+   * How long a call waits for setup still running (an index build) before it answers as
+   * unavailable, setup going on. Default 5 s.
+   */
+  setupWaitMs?: number;
 }
 
 export interface OpenMongoStoreOptions extends MongoSourceStoreOptions {
@@ -140,6 +142,7 @@ export interface OpenMongoStoreOptions extends MongoSourceStoreOptions {
 }
 
 const DEFAULT_TRANSACTION_BUDGET_MS = 10_000;
+const DEFAULT_SETUP_WAIT_MS = 5_000;
 /** A batch whose alt_id duplicate vanished before it could be named is tried this many times in all. */
 const ALT_ID_ATTEMPTS = 3;
 /** The wait before the second attempt of such a batch; doubled before each later one (50, 100 ms). */
@@ -165,6 +168,9 @@ export function supportsTransactions(hello: Document): boolean {
 export class MongoSourceStore implements SourceStore {
   private closed = false;
   private setup: Promise<void> | null = null;
+  /** Setup has succeeded (and no topology closed since). */
+  private prepared = false;
+  private readonly setupWaitMs: number;
   private readonly db: Db;
   private readonly sources: Collection<SourceDocument>;
   private readonly guards: Collection<GuardDocument>;
@@ -193,16 +199,46 @@ export class MongoSourceStore implements SourceStore {
       : null;
     this.policy = options.conflictPolicy ?? null;
     this.transactionBudgetMs = options.transactionBudgetMs ?? DEFAULT_TRANSACTION_BUDGET_MS;
+    this.setupWaitMs = options.setupWaitMs ?? DEFAULT_SETUP_WAIT_MS;
   }
 
   /** Connects and creates the indexes (idempotent); resolves once done, and is retried on each call until then. */
   ready(): Promise<void> {
     if (this.closed) return Promise.reject(new StoreUnavailableError("mongodb setup failed: store is closed"));
-    this.setup ??= this.prepare().catch((error: unknown) => {
-      this.setup = null;
-      throw toSetupError(error);
-    });
+    this.setup ??= this.prepare().then(
+      () => {
+        this.prepared = true;
+      },
+      (error: unknown) => {
+        this.setup = null;
+        throw toSetupError(error);
+      },
+    );
     return this.setup;
+  }
+
+  /**
+   * A call's wait for setup: at most `setupWaitMs`, then unavailable while setup goes on (an
+   * index build of a deploy can keep createIndexes waiting for minutes; calls and /readyz answer
+   * 503 meanwhile instead of each hanging until the socket timeout). One setup at a time.
+   */
+  private async readyWithin(): Promise<void> {
+    if (this.prepared) return;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<true>((resolve) => {
+      timer = setTimeout(() => resolve(true), this.setupWaitMs);
+    });
+    try {
+      const stillRunning = await Promise.race([this.ready().then(() => false), waited]);
+      if (stillRunning) {
+        throw new StoreUnavailableError(
+          `mongodb setup still running after ${this.setupWaitMs} ms (an index build in progress?); ` +
+            "it goes on, and calls are served once it is done",
+        );
+      }
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async insertMany(records: NewSourceRecord[]): Promise<SourceRecord[]> {
@@ -396,13 +432,7 @@ export class MongoSourceStore implements SourceStore {
     // and returns at once for a connected one. Once connected, the driver's monitoring survives
     // outages on its own.
     await this.client.connect();
-    await this.sources.createIndexes(SOURCE_INDEXES);
-    // Also creates the two collections, which the transactions then only insert into.
-    await this.events.createIndexes(SOURCE_EVENT_INDEXES);
-    await this.pairs.createIndexes(CONFLICT_PAIR_INDEXES);
-    await prepareProtectedAreaCollections(this.db);
-    // Guards are upserted inside transactions; the collection must exist before the first one.
-    await ensureCollection(this.db, GUARDS);
+    await prepareLedgerCollections(this.db);
     // A ledger stored before the event log gains it once (history-fill.ts); later opens read two
     // markers and go on.
     await fillHistory(
@@ -455,12 +485,15 @@ export class MongoSourceStore implements SourceStore {
   private async run<T>(action: string, work: () => Promise<T>): Promise<T> {
     if (this.closed) throw new StoreUnavailableError(`mongodb ${action} failed: store is closed`);
     try {
-      await this.ready();
+      await this.readyWithin();
       return await work();
     } catch (error) {
       // A topology closed behind the store's back is never reopened by the driver: connect anew
       // (through setup) on the next call.
-      if (error instanceof MongoTopologyClosedError || error instanceof MongoNotConnectedError) this.setup = null;
+      if (error instanceof MongoTopologyClosedError || error instanceof MongoNotConnectedError) {
+        this.setup = null;
+        this.prepared = false;
+      }
       throw toStoreError(error, action);
     }
   }
