@@ -45,7 +45,7 @@ import {
 } from "../../src/store/mongodb/queries.js";
 import { prepareLedgerCollections } from "../../src/store/mongodb/setup.js";
 import { AltIdTakenError, StoreUnavailableError } from "../../src/store/port.js";
-import { listQuery, makeRecord } from "../contract/fixtures.js";
+import { change, listQuery, makeRecord } from "../contract/fixtures.js";
 import { flat, unique } from "../e2e/rest-support.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -550,7 +550,7 @@ describe("a commit whose outcome is unknown is decided by reading the request's 
 
     expect(error).toBeInstanceOf(StoreUnavailableError);
     expect((error as Error).message).toMatch(
-      /^mongodb insert commit outcome unknown: MongoServerError: operation exceeded time limit; the create is not stored$/,
+      /^mongodb insert commit outcome unknown: MongoServerError: operation exceeded time limit; the create did not apply$/,
     );
     expect((error as Error).cause).toBeInstanceOf(MongoServerError);
   });
@@ -567,7 +567,9 @@ describe("a commit whose outcome is unknown is decided by reading the request's 
     const driver = storedState(fake(), { majority: () => false, local: () => true });
     driver.commitFailures.push(commitMaxTime);
     const error = await failure(driver.store().insertMany([makeRecord()]));
-    expect((error as Error).message).toContain("applied on the primary but not majority-committed after 4 reads");
+    expect((error as Error).message).toContain(
+      "the create is applied on the primary but not majority-committed after 4 reads",
+    );
     expect(driver.callsTo("sources", "find").filter(([, o]) => o === COMMITTED_IDS_OPTIONS)).toHaveLength(4);
   });
 
@@ -606,6 +608,30 @@ describe("a commit whose outcome is unknown is decided by reading the request's 
     });
     driver.commitFailures.push(commitMaxTime);
     await expect(driver.store().insertMany([makeRecord()])).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+
+  it("a delete whose commit outcome is unknown: gone on a majority stands (true); still there on the primary is 503", async () => {
+    const removed = { _id: "src_gone", account_id: "acct_a", alt_id: "gone", event_seq: 1 };
+    const gone = fake()
+      .on("sources.findOneAndDelete", () => removed)
+      .on("sources.find", () => []);
+    gone.commitFailures.push(commitMaxTime);
+    await expect(gone.store({ policy: true }).deleteById("src_gone", "acct_a", change())).resolves.toBe(true);
+    expect(gone.callsTo("sources", "find")).toEqual([[sourcesByIdFilter(["src_gone"]), COMMITTED_IDS_OPTIONS]]);
+
+    const kept = fake()
+      .on("sources.findOneAndDelete", () => removed)
+      .on("sources.find", () => [{ _id: "src_gone" }]);
+    kept.commitFailures.push(commitMaxTime);
+    const error = await failure(kept.store({ policy: true }).deleteByAltId("gone", "acct_a", change()));
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toMatch(/^mongodb delete commit outcome unknown: .*; the delete did not apply$/);
+
+    // Nothing found: nothing was written, and the answer is "not found" whatever the commit did.
+    const none = fake();
+    none.commitFailures.push(commitMaxTime);
+    await expect(none.store().deleteById("src_x", null, change())).resolves.toBe(false);
+    expect(none.callsTo("sources", "find")).toEqual([]);
   });
 
   describe("through the service", () => {

@@ -213,11 +213,34 @@ describe.skipIf(!uri)(`MongoDB: clashes, unknown commits, index builds (${uri ? 
       );
 
       expect(error).toBeInstanceOf(StoreUnavailableError);
-      expect((error as Error).message).toContain("the create is not stored");
+      expect((error as Error).message).toContain("the create did not apply");
       expect(await store.get(record.id, null)).toBeNull();
       const retry = await open(name);
       await expect(retry.insertMany([makeRecord({ altId: "retry-me" })])).resolves.toHaveLength(1);
     });
+  });
+
+  it("a delete whose reply was lost: gone stands (true); a delete that did not apply is 503 and the source stays", async () => {
+    const name = database();
+    const stored = await open(name);
+    const [first, second] = await stored.insertMany([
+      makeRecord({ altId: "delete-applied" }),
+      makeRecord({ altId: "delete-aborted" }),
+    ]);
+    const applied = await storeWithLostCommitReply(name, "committed");
+    stores.push(applied.store);
+    await expect(applied.store.deleteById(first.id, null, change())).resolves.toBe(true);
+    expect(await stored.get(first.id, null)).toBeNull();
+
+    const aborted = await storeWithLostCommitReply(name, "aborted");
+    stores.push(aborted.store);
+    const error = await aborted.store.deleteByAltId("delete-aborted", "acct_a", change()).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toContain("the delete did not apply");
+    expect((await stored.get(second.id, null))?.altId).toBe("delete-aborted");
   });
 
   describe("deploy-time index builds", () => {

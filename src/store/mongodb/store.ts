@@ -254,7 +254,10 @@ export class MongoSourceStore implements SourceStore {
             "insert",
             (session) =>
               this.policy ? this.insertWithConflicts(batch, this.policy, session) : this.insertAsGiven(batch, session),
-            (created, unknown) => this.settleCreate(ids, created, unknown),
+            async (created, unknown) => {
+              await this.settleUnknownCommit(ids, "create", unknown);
+              return created;
+            },
           );
         } catch (error) {
           if (!isAltIdDuplicate(error)) throw error;
@@ -269,28 +272,28 @@ export class MongoSourceStore implements SourceStore {
   }
 
   /**
-   * After a create's commit failed with an unknown outcome (the transaction ran and its commit
-   * may or may not have applied): reads whether this request's own ids are stored. Any of them
-   * majority-committed means the transaction committed (it is atomic): the create stands, 201.
-   * None of them on the primary at all means it did not: 503, and nothing was stored. Applied on
-   * the primary but not yet majority-committed: read again with a bounded backoff, and if it is
-   * still not majority-committed, 503 (docs/mongodb.md "A commit whose outcome is unknown").
+   * After a commit failed with an unknown outcome (the transaction ran; its commit may or may not
+   * have applied), decides by reading the change's own sources by id: stored for a create, gone
+   * for a delete. Majority-committed so: it applied (a transaction is atomic, so one source of a
+   * batch found is all of them): returns, and the change stands. Not so even on the primary (read
+   * concern local): it did not apply: 503. Applied on the primary but not yet majority-committed:
+   * read again with a bounded backoff, and 503 if still not (docs/mongodb.md "A commit whose
+   * outcome is unknown").
    */
-  private async settleCreate(
+  private async settleUnknownCommit(
     ids: readonly string[],
-    created: SourceRecord[],
+    change: "create" | "delete",
     unknown: StoreUnavailableError,
-  ): Promise<SourceRecord[]> {
+  ): Promise<void> {
+    const applied = (found: readonly unknown[]) => (change === "create" ? found.length > 0 : found.length === 0);
     for (let check = 1; ; check++) {
-      const committed = await this.sources.find(sourcesByIdFilter(ids), COMMITTED_IDS_OPTIONS).toArray();
-      if (committed.length > 0) return created;
-      const applied = await this.sources.find(sourcesByIdFilter(ids), APPLIED_IDS_OPTIONS).toArray();
-      if (applied.length === 0) {
-        throw new StoreUnavailableError(`${unknown.message}; the create is not stored`, { cause: unknown.cause });
+      if (applied(await this.sources.find(sourcesByIdFilter(ids), COMMITTED_IDS_OPTIONS).toArray())) return;
+      if (!applied(await this.sources.find(sourcesByIdFilter(ids), APPLIED_IDS_OPTIONS).toArray())) {
+        throw new StoreUnavailableError(`${unknown.message}; the ${change} did not apply`, { cause: unknown.cause });
       }
       if (check >= COMMIT_CHECKS) {
         throw new StoreUnavailableError(
-          `${unknown.message}; the create is applied on the primary but not majority-committed after ${check} reads`,
+          `${unknown.message}; the ${change} is applied on the primary but not majority-committed after ${check} reads`,
           { cause: unknown.cause },
         );
       }
@@ -725,10 +728,14 @@ export class MongoSourceStore implements SourceStore {
    * MongoDB lets one commit and the other retries.
    */
   private async remove(filter: Filter<SourceDocument>, change: Change): Promise<boolean> {
-    return this.transaction("delete", async (session) => {
+    // The source the committed attempt deleted, to decide a commit whose outcome is unknown.
+    let deletedId: string | null = null;
+    const work = async (session: ClientSession): Promise<boolean> => {
+      deletedId = null;
       const doc = await this.sources.findOneAndDelete(filter, { ...DELETE_OPTIONS, session });
       if (doc === null) return false;
       const removed = fromEventSubjectDocument(doc);
+      deletedId = removed.id;
       const history = new HistoryWrites();
       history.track(removed);
       history.deleted(removed, change);
@@ -763,6 +770,12 @@ export class MongoSourceStore implements SourceStore {
         }
       }
       await this.events.insertMany(history.events, { ...HISTORY_INSERT_OPTIONS, session });
+      return true;
+    };
+    return this.transaction("delete", work, async (deleted, unknown) => {
+      // Nothing found, nothing written: whether that commit applied changes nothing.
+      if (!deleted || deletedId === null) return deleted;
+      await this.settleUnknownCommit([deletedId], "delete", unknown);
       return true;
     });
   }
