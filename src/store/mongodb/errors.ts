@@ -80,9 +80,9 @@ function isReplicaSetRequiredError(error: unknown): boolean {
  * The syscalls of Node's resolver: a `mongodb+srv://` URI is resolved by the driver with
  * `dns.promises.resolve(…, "SRV" | "TXT")` on every connect, and a failure there is Node's plain
  * `Error` (`querySrv ENOTFOUND _mongodb._tcp.cluster0.example.net`, with `code` and `syscall`),
- * not a MongoError.
+ * not a MongoError; getaddrinfo (EAI_AGAIN) is the system resolver's.
  */
-const DNS_SYSCALLS: ReadonlySet<string> = new Set(["querySrv", "queryTxt", "queryAny", "getaddrinfo"]);
+const DNS_SYSCALLS: ReadonlySet<string> = new Set(["querySrv", "queryTxt", "getaddrinfo"]);
 
 /**
  * A DNS failure while connecting (ENOTFOUND, ESERVFAIL, ETIMEOUT, ECONNREFUSED, EAI_AGAIN, …):

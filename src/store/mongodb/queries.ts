@@ -475,10 +475,13 @@ export const CLASHING_ALT_IDS_OPTIONS: FindOptions = {
 
 // --- a commit whose outcome is unknown ---
 
-/** Whether a create committed: any of its ids majority-committed (the database's read concern). */
+/**
+ * A change's sources by id as majority-committed (the database's read concern), from the primary:
+ * whether a create (any found) or a delete (none found) committed.
+ */
 export const COMMITTED_IDS_OPTIONS: FindOptions = { projection: { _id: 1 }, limit: 1, readPreference: "primary" };
 
-/** Whether a create's commit was applied on the primary at all (read concern "local"). */
+/** The same as the primary holds them (read concern "local"): whether the commit applied there at all. */
 export const APPLIED_IDS_OPTIONS: FindOptions = {
   projection: { _id: 1 },
   limit: 1,

@@ -147,7 +147,7 @@ const DEFAULT_SETUP_WAIT_MS = 5_000;
 const ALT_ID_ATTEMPTS = 3;
 /** The wait before the second attempt of such a batch; doubled before each later one (50, 100 ms). */
 const ALT_ID_BACKOFF_MS = 50;
-/** Reads of a create whose commit outcome is unknown, while it is applied but not majority-committed. */
+/** Reads of a change whose commit outcome is unknown, while it is applied but not majority-committed. */
 const COMMIT_CHECKS = 4;
 /** The wait before the second such read, doubled before each later one (100, 200, 400 ms). */
 const COMMIT_CHECK_BACKOFF_MS = 100;
