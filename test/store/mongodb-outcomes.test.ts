@@ -634,6 +634,15 @@ describe("a commit whose outcome is unknown is decided by reading the request's 
     expect(none.callsTo("sources", "find")).toEqual([]);
   });
 
+  it("a read-only transaction (a source's conflicts) keeps what it read: its commit wrote nothing", async () => {
+    const driver = fake()
+      .on("sources.findOne", () => ({ _id: "src_1" }))
+      .on("conflict_pairs.find", () => []);
+    driver.commitFailures.push(commitMaxTime);
+    await expect(driver.store({ policy: true }).conflictsOf("src_1", "acct_a")).resolves.toEqual([]);
+    expect(driver.callsTo("sources", "find")).toEqual([]);
+  });
+
   describe("through the service", () => {
     let server: TestServer | undefined;
     afterEach(async () => {

@@ -371,32 +371,38 @@ export class MongoSourceStore implements SourceStore {
    */
   async conflictsOf(id: string, accountId: string | null): Promise<SourceConflict[] | null> {
     return this.run("conflicts", () =>
-      this.transaction("conflicts", async (session) => {
-        const live = await this.sources.findOne(getFilter(id, accountId), { ...LIVE_SOURCE_OPTIONS, session });
-        if (live === null) return null;
-        const pairs = await this.pairs
-          .find<PairViewDocument>(pairsOfFilter(id), { ...PAIR_OPTIONS, session })
-          .toArray();
-        if (pairs.length === 0) return [];
-        const counterpartIds = [...new Set(pairs.map((pair) => (pair.a === id ? pair.b : pair.a)))];
-        const counterparts = new Map(
-          (
-            await this.sources
-              .find<Pick<EventSubjectDocument, "_id" | "alt_id" | "account_id">>(sourcesByIdFilter(counterpartIds), {
-                ...COUNTERPART_OPTIONS,
-                session,
-              })
-              .toArray()
-          ).map((doc) => [doc._id, doc]),
-        );
-        const conflicts: SourceConflict[] = [];
-        for (const pair of pairs) {
-          // Both sides of a pair are live in any snapshot (a delete removes the pairs with the source).
-          const counterpart = counterparts.get(pair.a === id ? pair.b : pair.a);
-          if (counterpart !== undefined) conflicts.push(fromPairDocument(id, pair, counterpart));
-        }
-        return conflicts.sort((x, y) => x.detectedAt - y.detectedAt || compareIds(x.counterpart.id, y.counterpart.id));
-      }),
+      this.transaction(
+        "conflicts",
+        async (session) => {
+          const live = await this.sources.findOne(getFilter(id, accountId), { ...LIVE_SOURCE_OPTIONS, session });
+          if (live === null) return null;
+          const pairs = await this.pairs
+            .find<PairViewDocument>(pairsOfFilter(id), { ...PAIR_OPTIONS, session })
+            .toArray();
+          if (pairs.length === 0) return [];
+          const counterpartIds = [...new Set(pairs.map((pair) => (pair.a === id ? pair.b : pair.a)))];
+          const counterparts = new Map(
+            (
+              await this.sources
+                .find<Pick<EventSubjectDocument, "_id" | "alt_id" | "account_id">>(sourcesByIdFilter(counterpartIds), {
+                  ...COUNTERPART_OPTIONS,
+                  session,
+                })
+                .toArray()
+            ).map((doc) => [doc._id, doc]),
+          );
+          const conflicts: SourceConflict[] = [];
+          for (const pair of pairs) {
+            // Both sides of a pair are live in any snapshot (a delete removes the pairs with the source).
+            const counterpart = counterparts.get(pair.a === id ? pair.b : pair.a);
+            if (counterpart !== undefined) conflicts.push(fromPairDocument(id, pair, counterpart));
+          }
+          return conflicts.sort(
+            (x, y) => x.detectedAt - y.detectedAt || compareIds(x.counterpart.id, y.counterpart.id),
+          );
+        },
+        keepWhatWasRead,
+      ),
     );
   }
 
@@ -564,11 +570,14 @@ export class MongoSourceStore implements SourceStore {
     records: NewSourceRecord[],
     reader: MongoProtectedAreaReader,
   ): Promise<NewSourceRecord[]> {
-    const found = await this.transaction("protected-area overlap", (session) =>
-      reader.read(
-        records.map((r) => r.bbox),
-        session,
-      ),
+    const found = await this.transaction(
+      "protected-area overlap",
+      (session) =>
+        reader.read(
+          records.map((r) => r.bbox),
+          session,
+        ),
+      keepWhatWasRead,
     );
     const overlaps = reader.overlaps(records, found);
     return records.map((record, i) => ({ ...record, unepOverlap: overlaps[i] }));
@@ -843,6 +852,14 @@ function altIdClashOf(batch: Map<string, AccountAltIds>, error: unknown): Error 
     `mongodb insert failed: an alt_id clash that could not be identified after ${ALT_ID_ATTEMPTS} attempts: ${reason}`,
     { cause: error },
   );
+}
+
+/**
+ * A read-only transaction whose commit outcome is unknown: what it read is a consistent snapshot
+ * whatever the commit did (it wrote nothing), so the call keeps it.
+ */
+function keepWhatWasRead<T>(result: T): Promise<T> {
+  return Promise.resolve(result);
 }
 
 /** An event as getAsOf reads it. */
