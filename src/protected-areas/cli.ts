@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config.js";
-import { openProtectedAreaLayers } from "../store/open.js";
+import { buildProductionIndexes, openProtectedAreaLayers } from "../store/open.js";
 import { StoreUnavailableError } from "../store/port.js";
 import { type LayerInfo, LayerSupersededError } from "../store/protected-area-layers.js";
 import { ImportAbortedError, InputError } from "./errors.js";
@@ -38,6 +38,11 @@ Commands:
   protected-areas status
       Show the loaded layer (dataset, features, rejected features, import time) and any
       import in progress.
+  mongodb indexes
+      With LEDGER_STORE=mongodb: create the store's collections and indexes and wait until
+      every index build has finished, however long it takes. Run it before deploying a
+      version that adds an index, so the servers' start finds them in place (they only wait
+      30 s for a build and answer 503 meanwhile). Idempotent; it never drops an index.
 
 Options:
   -h, --help           show this help
@@ -186,6 +191,17 @@ async function statusCommand(positionals: string[], context: CliContext): Promis
   }
 }
 
+async function indexesCommand(positionals: string[], context: CliContext): Promise<number> {
+  if (positionals.length > 0) throw new UsageError(`mongodb indexes takes no arguments, got: ${positionals.join(" ")}`);
+  const started = Date.now();
+  const prepared = await buildProductionIndexes(loadConfig(context.env));
+  for (const { collection, indexes } of prepared) {
+    context.stdout.write(`${collection}: ${count(indexes.length)} indexes in place (${indexes.join(", ")})\n`);
+  }
+  context.stdout.write(`Every index is built (${seconds(Date.now() - started)}).\n`);
+  return EXIT_OK;
+}
+
 const OPTIONS = {
   help: { type: "boolean", short: "h" },
   dataset: { type: "string" },
@@ -215,6 +231,14 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
     if (values.help || group === "help" || (group === undefined && argv.length === 0)) {
       context.stdout.write(USAGE);
       return values.help || group === "help" ? EXIT_OK : EXIT_USAGE;
+    }
+    if (group === "mongodb" && command === "indexes") return await indexesCommand(rest, context);
+    if (group === "mongodb") {
+      throw new UsageError(
+        command === undefined
+          ? "mongodb needs a command: indexes"
+          : `unknown mongodb command "${command}"; expected indexes`,
+      );
     }
     if (group !== "protected-areas") throw new UsageError(`unknown command "${group ?? ""}"; see --help`);
     if (command === "import") return await importCommand(rest, values, context);

@@ -1,6 +1,12 @@
 import { type Config, ConfigError } from "../config.js";
 import type { ConflictPolicy, ProtectedAreaPolicy } from "../model/spatial.js";
-import { InvalidMongoUriError, openMongoProtectedAreaLayers, openMongoStore } from "./mongodb/index.js";
+import {
+  buildMongoIndexes,
+  InvalidMongoUriError,
+  openMongoProtectedAreaLayers,
+  openMongoStore,
+  type PreparedCollection,
+} from "./mongodb/index.js";
 import type { SourceStore } from "./port.js";
 import type { ProtectedAreaLayers } from "./protected-area-layers.js";
 import { openSqliteProtectedAreaLayers, openSqliteStore } from "./sqlite/index.js";
@@ -45,6 +51,18 @@ export async function openProtectedAreaLayers(config: Config): Promise<Protected
     );
   }
   return openSqliteProtectedAreaLayers(config.sqlitePath);
+}
+
+/**
+ * Builds the MongoDB store's collections and indexes and waits for them however long it takes
+ * (the CLI's `mongodb indexes`, run ahead of a deploy; docs/mongodb.md "Deploy-time index
+ * builds"). The embedded store creates its own at open, in moments: nothing to build ahead.
+ */
+export async function buildProductionIndexes(config: Config): Promise<PreparedCollection[]> {
+  if (config.store !== "mongodb") {
+    throw new ConfigError("mongodb indexes needs LEDGER_STORE=mongodb (the embedded store creates its own at open)");
+  }
+  return withMongo(config, (uri) => buildMongoIndexes({ uri, database: config.mongodbDatabase }));
 }
 
 /** Runs `open` with the configured URI; a URI the driver cannot parse is a configuration error. */

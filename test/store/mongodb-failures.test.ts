@@ -38,6 +38,7 @@ import {
   asOfCreatedOptions,
   asOfHistoryFilter,
   CANDIDATE_OPTIONS,
+  CLASHING_ALT_IDS_OPTIONS,
   CONFLICT_PAIR_INDEXES,
   CONFLICT_PAIRS_FILLED,
   COUNTERPART_OPTIONS,
@@ -75,7 +76,6 @@ import {
   SOURCE_EVENT_INDEXES,
   SOURCE_INDEXES,
   sourcesByIdFilter,
-  TAKEN_ALT_IDS_OPTIONS,
   TRANSACTION_OPTIONS,
   takenAltIdsFilter,
   unnumberedFilter,
@@ -851,7 +851,7 @@ describe("failures (fake driver)", () => {
     expect((error as AltIdTakenError).accountId).toBe("acct_a");
     expect((error as AltIdTakenError).altIds).toEqual(["taken-2", "taken-1"]);
     expect(fake.callsTo("sources", "find")).toEqual([
-      [takenAltIdsFilter("acct_a", ["fresh-1", "taken-2", "fresh-2", "taken-1"]), TAKEN_ALT_IDS_OPTIONS],
+      [takenAltIdsFilter("acct_a", ["fresh-1", "taken-2", "fresh-2", "taken-1"]), CLASHING_ALT_IDS_OPTIONS],
     ]);
   });
 

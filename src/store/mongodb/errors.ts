@@ -1,4 +1,5 @@
 import {
+  type BulkWriteResult,
   type Db,
   MongoBulkWriteError,
   MongoError,
@@ -37,15 +38,22 @@ export const UNAVAILABLE_CODES: ReadonlySet<number> = new Set([
   18, // AuthenticationFailed
   24, // LockTimeout
   50, // MaxTimeMSExpired
-  64, // WriteConcernFailed
+  64, // WriteConcernTimeout (WriteConcernFailed before MongoDB 5.0)
+  79, // UnknownReplWriteConcern (a write-concern tag the replica set does not have now)
   89, // NetworkTimeout
   91, // ShutdownInProgress
   94, // NotYetInitialized (replica set not initiated)
+  100, // UnsatisfiableWriteConcern (too few data-bearing members up for "majority")
   112, // WriteConflict (transaction retries exhausted)
+  133, // FailedToSatisfyReadPreference (no primary reachable from mongos)
+  134, // ReadConcernMajorityNotAvailableYet (a member that just started or became primary)
   189, // PrimarySteppedDown
   251, // NoSuchTransaction
   262, // ExceededTimeLimit
+  276, // IndexBuildAborted (setup: a build aborted by a step-down; the next setup builds again)
+  285, // IndexBuildAlreadyInProgress (setup: another process is building; the next setup joins)
   290, // TransactionExceededLifetimeLimitSeconds
+  388, // TransactionTooLargeForCache (the cache is under pressure; a later attempt may fit)
   9001, // SocketException
   10107, // NotWritablePrimary
   11600, // InterruptedAtShutdown
@@ -68,9 +76,55 @@ function isReplicaSetRequiredError(error: unknown): boolean {
   return error instanceof MongoServerError && error.code === 20 && STANDALONE_TRANSACTION.test(error.message);
 }
 
+/**
+ * The syscalls of Node's resolver: a `mongodb+srv://` URI is resolved by the driver with
+ * `dns.promises.resolve(…, "SRV" | "TXT")` on every connect, and a failure there is Node's plain
+ * `Error` (`querySrv ENOTFOUND _mongodb._tcp.cluster0.example.net`, with `code` and `syscall`),
+ * not a MongoError; getaddrinfo (EAI_AGAIN) is the system resolver's.
+ */
+const DNS_SYSCALLS: ReadonlySet<string> = new Set(["querySrv", "queryTxt", "getaddrinfo"]);
+
+/**
+ * A DNS failure while connecting (ENOTFOUND, ESERVFAIL, ETIMEOUT, ECONNREFUSED, EAI_AGAIN, …):
+ * the deployment's name cannot be resolved now, which for the service is an outage like an
+ * unreachable server (a name that never resolves says so in the log, as a refused connection does).
+ */
+export function isDnsError(error: unknown): error is Error & { code: string; syscall: string } {
+  if (!(error instanceof Error) || error instanceof MongoError) return false;
+  const { code, syscall } = error as { code?: unknown; syscall?: unknown };
+  return typeof code === "string" && typeof syscall === "string" && DNS_SYSCALLS.has(syscall);
+}
+
+/**
+ * What a MongoBulkWriteError (every insertMany and bulkWrite) stands for. The driver rebuilds
+ * failures of a bulk write as one: a driver error (network, selection, …) keeps its labels but
+ * loses its class, and is still its `errorResponse`; a write-concern error becomes
+ * `{message, code}` without its labels (error.js, bulk/common.js). So a bulk error without write
+ * errors whose result holds a write-concern error is a write-concern failure, and one built from a
+ * driver error is that error.
+ */
+function bulkCause(error: MongoBulkWriteError): "write concern" | MongoError | null {
+  const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+  if (writeErrors.length > 0) return null;
+  // BulkWriteResult and WriteConcernError are types only in the driver's exports, not classes to test against.
+  if (error.err !== undefined) return "write concern";
+  const result: Partial<Pick<BulkWriteResult, "getWriteConcernError">> | undefined = error.result;
+  if (typeof result?.getWriteConcernError === "function" && result.getWriteConcernError() !== undefined) {
+    return "write concern";
+  }
+  const original: unknown = error.errorResponse;
+  return original instanceof MongoError && original !== error ? original : null;
+}
+
 /** The driver could not reach a usable server (network, server selection, closed client, timeouts, elections). */
 function isUnavailableError(error: unknown): boolean {
+  if (isDnsError(error)) return true;
   if (!(error instanceof MongoError)) return false;
+  if (error instanceof MongoBulkWriteError) {
+    const cause = bulkCause(error);
+    if (cause === "write concern") return true;
+    if (cause !== null && isUnavailableError(cause)) return true;
+  }
   if (
     error instanceof MongoNetworkError ||
     error instanceof MongoServerSelectionError ||
@@ -96,11 +150,55 @@ function duplicateKeyMessages(error: MongoServerError): string[] {
 }
 
 /** A duplicate key on the unique (account_id, alt_id) index. */
-export function isAltIdDuplicate(error: unknown): boolean {
+export function isAltIdDuplicate(error: unknown): error is MongoServerError {
   if (!(error instanceof MongoServerError) || error.code !== 11000) return false;
   const pattern: unknown = error.keyPattern;
   if (typeof pattern === "object" && pattern !== null && "alt_id" in pattern) return true;
   return duplicateKeyMessages(error).some((message) => message.includes(ALT_ID_INDEX));
+}
+
+/** One (account_id, alt_id) a duplicate-key error names. */
+export interface DuplicateAltId {
+  accountId: string;
+  altId: string;
+}
+
+function altIdKey(doc: unknown): DuplicateAltId | null {
+  if (typeof doc !== "object" || doc === null) return null;
+  const { account_id: accountId, alt_id: altId } = doc as { account_id?: unknown; alt_id?: unknown };
+  return typeof accountId === "string" && typeof altId === "string" ? { accountId, altId } : null;
+}
+
+/**
+ * The (account_id, alt_id) keys an alt_id duplicate-key error names, as the driver exposes them:
+ * `keyValue` of a single write's error, or the document of each write error of an insertMany
+ * (a MongoBulkWriteError keeps `op`, the document that failed, and drops the server's keyValue).
+ */
+export function duplicateAltIds(error: unknown): DuplicateAltId[] {
+  if (!isAltIdDuplicate(error)) return [];
+  const keys: DuplicateAltId[] = [];
+  const fromValue = altIdKey(error.keyValue);
+  if (fromValue !== null) keys.push(fromValue);
+  if (error instanceof MongoBulkWriteError) {
+    const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+    for (const writeError of writeErrors) {
+      if (writeError.code !== 11000) continue;
+      const key = altIdKey(writeError.getOperation());
+      if (key !== null) keys.push(key);
+    }
+  }
+  return keys;
+}
+
+/**
+ * A failure of a transaction's commit after which the commit may or may not have applied:
+ * MaxTimeMSExpired (which withTransaction does not retry), UnknownTransactionCommitResult (thrown
+ * when its retries ran out), a network error, a write-concern error. Whatever carries
+ * TransientTransactionError was aborted for certain (withTransaction runs those again).
+ */
+export function isCommitOutcomeUnknown(error: unknown): boolean {
+  if (!(error instanceof MongoError) || error.hasErrorLabel(MongoErrorLabel.TransientTransactionError)) return false;
+  return error.hasErrorLabel(MongoErrorLabel.UnknownTransactionCommitResult) || isUnavailableError(error);
 }
 
 export function isDuplicateKey(error: unknown): error is MongoServerError {
@@ -119,7 +217,7 @@ export function toStoreError(error: unknown, action: string): unknown {
     return new StoreUnavailableError(`mongodb ${action} failed: ${REPLICA_SET_REQUIRED}`, { cause: error });
   }
   if (isUnavailableError(error)) {
-    const { name, message } = error as MongoError;
+    const { name, message } = error as Error;
     return new StoreUnavailableError(`mongodb ${action} failed: ${name}: ${message}`, { cause: error });
   }
   return error;

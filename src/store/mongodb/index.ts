@@ -5,6 +5,7 @@ export {
   type OpenMongoProtectedAreaLayersOptions,
   openMongoProtectedAreaLayers,
 } from "./protected-areas.js";
+export { type BuildMongoIndexesOptions, buildMongoIndexes, type PreparedCollection } from "./setup.js";
 export {
   MongoSourceStore,
   type MongoSourceStoreOptions,

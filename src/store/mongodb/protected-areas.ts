@@ -96,11 +96,14 @@ function layerCollections(db: Db): LayerCollections {
  * Creates the indexes of the layers' collections (a no-op when they exist) and creates the state
  * collection, so a create's first snapshot read does not race its creation. Run by the store's setup and by the CLI's.
  */
-export async function prepareProtectedAreaCollections(db: Db): Promise<void> {
+export async function prepareProtectedAreaCollections(db: Db): Promise<{ collection: string; indexes: string[] }[]> {
   const { areas, chunks: geometryChunks } = layerCollections(db);
-  await areas.createIndexes(PROTECTED_AREA_INDEXES);
-  await geometryChunks.createIndexes(GEOMETRY_CHUNK_INDEXES);
+  const prepared = [
+    { collection: PROTECTED_AREAS, indexes: await areas.createIndexes(PROTECTED_AREA_INDEXES) },
+    { collection: GEOMETRY_CHUNKS, indexes: await geometryChunks.createIndexes(GEOMETRY_CHUNK_INDEXES) },
+  ];
   await ensureCollection(db, LAYERS);
+  return prepared;
 }
 
 // --- the import side ---

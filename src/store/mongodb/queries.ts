@@ -463,6 +463,32 @@ export function takenAltIdsFilter(accountId: string, altIds: readonly string[]):
 
 export const TAKEN_ALT_IDS_OPTIONS: FindOptions = { projection: { _id: 0, alt_id: 1 } };
 
+/**
+ * After a duplicate key: the primary's own data (read concern "local"), where the unique index
+ * found the clash, so a clashing write not yet majority-committed is seen too.
+ */
+export const CLASHING_ALT_IDS_OPTIONS: FindOptions = {
+  projection: { _id: 0, alt_id: 1 },
+  readConcern: new ReadConcern("local"),
+  readPreference: "primary",
+};
+
+// --- a commit whose outcome is unknown ---
+
+/**
+ * A change's sources by id as majority-committed (the database's read concern), from the primary:
+ * whether a create (any found) or a delete (none found) committed.
+ */
+export const COMMITTED_IDS_OPTIONS: FindOptions = { projection: { _id: 1 }, limit: 1, readPreference: "primary" };
+
+/** The same as the primary holds them (read concern "local"): whether the commit applied there at all. */
+export const APPLIED_IDS_OPTIONS: FindOptions = {
+  projection: { _id: 1 },
+  limit: 1,
+  readConcern: new ReadConcern("local"),
+  readPreference: "primary",
+};
+
 // --- conflict bookkeeping ---
 
 /** `$geoIntersects` of the index's covers with the cover of one box. */

@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
 import {
   type ClientSession,
   type Collection,
   type Db,
   type Document,
   type Filter,
+  type FindOptions,
   type MongoClient,
   type MongoClientOptions,
   MongoError,
@@ -41,8 +43,9 @@ import {
   toDocument,
 } from "./documents.js";
 import {
-  ensureCollection,
+  duplicateAltIds,
   isAltIdDuplicate,
+  isCommitOutcomeUnknown,
   isDuplicateKey,
   REPLICA_SET_REQUIRED,
   toSetupError,
@@ -51,8 +54,9 @@ import {
 import { guardCellsOf } from "./guards.js";
 import { HistoryWrites, type NamedSource } from "./history.js";
 import { fillHistory } from "./history-fill.js";
-import { MongoProtectedAreaReader, prepareProtectedAreaCollections } from "./protected-areas.js";
+import { MongoProtectedAreaReader } from "./protected-areas.js";
 import {
+  APPLIED_IDS_OPTIONS,
   AS_OF_CHANGES_OPTIONS,
   AS_OF_HISTORY_OPTIONS,
   asOfChangesFilter,
@@ -62,7 +66,8 @@ import {
   asOfHistoryFilter,
   CANDIDATE_CHUNK,
   CANDIDATE_OPTIONS,
-  CONFLICT_PAIR_INDEXES,
+  CLASHING_ALT_IDS_OPTIONS,
+  COMMITTED_IDS_OPTIONS,
   CONFLICT_PAIRS,
   COUNTERPART_OPTIONS,
   chunks,
@@ -97,15 +102,14 @@ import {
   pairsOfAnyFilter,
   pairsOfFilter,
   SETTINGS,
-  SOURCE_EVENT_INDEXES,
   SOURCE_EVENTS,
-  SOURCE_INDEXES,
   SOURCES,
   sourcesByIdFilter,
   TAKEN_ALT_IDS_OPTIONS,
   TRANSACTION_OPTIONS,
   takenAltIdsFilter,
 } from "./queries.js";
+import { prepareLedgerCollections } from "./setup.js";
 
 export interface MongoSourceStoreOptions {
   /**
@@ -123,6 +127,11 @@ export interface MongoSourceStoreOptions {
    * creates, a primary stepping down) before the call fails as unavailable. Default 10 s.
    */
   transactionBudgetMs?: number;
+  /**
+   * How long a call waits for setup still running (an index build) before it answers as
+   * unavailable, setup going on. Default 5 s.
+   */
+  setupWaitMs?: number;
 }
 
 export interface OpenMongoStoreOptions extends MongoSourceStoreOptions {
@@ -133,8 +142,15 @@ export interface OpenMongoStoreOptions extends MongoSourceStoreOptions {
 }
 
 const DEFAULT_TRANSACTION_BUDGET_MS = 10_000;
-/** A batch whose alt_id duplicate vanished before it could be named is tried again this many times. */
+const DEFAULT_SETUP_WAIT_MS = 5_000;
+/** A batch whose alt_id duplicate vanished before it could be named is tried this many times in all. */
 const ALT_ID_ATTEMPTS = 3;
+/** The wait before the second attempt of such a batch; doubled before each later one (50, 100 ms). */
+const ALT_ID_BACKOFF_MS = 50;
+/** Reads of a change whose commit outcome is unknown, while it is applied but not majority-committed. */
+const COMMIT_CHECKS = 4;
+/** The wait before the second such read, doubled before each later one (100, 200, 400 ms). */
+const COMMIT_CHECK_BACKOFF_MS = 100;
 /** Upsert-then-read rounds of the ledger's secret before the call fails as unavailable. */
 const SECRET_ATTEMPTS = 3;
 
@@ -152,6 +168,9 @@ export function supportsTransactions(hello: Document): boolean {
 export class MongoSourceStore implements SourceStore {
   private closed = false;
   private setup: Promise<void> | null = null;
+  /** Setup has succeeded (and no topology closed since). */
+  private prepared = false;
+  private readonly setupWaitMs: number;
   private readonly db: Db;
   private readonly sources: Collection<SourceDocument>;
   private readonly guards: Collection<GuardDocument>;
@@ -180,16 +199,46 @@ export class MongoSourceStore implements SourceStore {
       : null;
     this.policy = options.conflictPolicy ?? null;
     this.transactionBudgetMs = options.transactionBudgetMs ?? DEFAULT_TRANSACTION_BUDGET_MS;
+    this.setupWaitMs = options.setupWaitMs ?? DEFAULT_SETUP_WAIT_MS;
   }
 
   /** Connects and creates the indexes (idempotent); resolves once done, and is retried on each call until then. */
   ready(): Promise<void> {
     if (this.closed) return Promise.reject(new StoreUnavailableError("mongodb setup failed: store is closed"));
-    this.setup ??= this.prepare().catch((error: unknown) => {
-      this.setup = null;
-      throw toSetupError(error);
-    });
+    this.setup ??= this.prepare().then(
+      () => {
+        this.prepared = true;
+      },
+      (error: unknown) => {
+        this.setup = null;
+        throw toSetupError(error);
+      },
+    );
     return this.setup;
+  }
+
+  /**
+   * A call's wait for setup: at most `setupWaitMs`, then unavailable while setup goes on (an
+   * index build of a deploy can keep createIndexes waiting for minutes; calls and /readyz answer
+   * 503 meanwhile instead of each hanging until the socket timeout). One setup at a time.
+   */
+  private async readyWithin(): Promise<void> {
+    if (this.prepared) return;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<true>((resolve) => {
+      timer = setTimeout(() => resolve(true), this.setupWaitMs);
+    });
+    try {
+      const stillRunning = await Promise.race([this.ready().then(() => false), waited]);
+      if (stillRunning) {
+        throw new StoreUnavailableError(
+          `mongodb setup still running after ${this.setupWaitMs} ms (an index build in progress?); ` +
+            "it goes on, and calls are served once it is done",
+        );
+      }
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async insertMany(records: NewSourceRecord[]): Promise<SourceRecord[]> {
@@ -198,19 +247,58 @@ export class MongoSourceStore implements SourceStore {
       const altIds = altIdsByAccount(records);
       if ([...altIds.values()].some((account) => account.repeated.size > 0)) await this.throwTakenAltIds(altIds);
       const batch = this.protectedAreas === null ? records : await this.withUnepOverlap(records, this.protectedAreas);
+      const ids = records.map((record) => record.id);
       for (let attempt = 1; ; attempt++) {
         try {
-          return await this.transaction("insert", (session) =>
-            this.policy ? this.insertWithConflicts(batch, this.policy, session) : this.insertAsGiven(batch, session),
+          return await this.transaction(
+            "insert",
+            (session) =>
+              this.policy ? this.insertWithConflicts(batch, this.policy, session) : this.insertAsGiven(batch, session),
+            async (created, unknown) => {
+              await this.settleUnknownCommit(ids, "create", unknown);
+              return created;
+            },
           );
         } catch (error) {
           if (!isAltIdDuplicate(error)) throw error;
-          await this.throwTakenAltIds(altIds);
-          // The duplicate was deleted before it could be named: the batch may fit now.
-          if (attempt >= ALT_ID_ATTEMPTS) throw error;
+          // Looked up on the primary, where the unique index found the clash (majority-committed or not).
+          await this.throwTakenAltIds(altIds, CLASHING_ALT_IDS_OPTIONS);
+          // The clashing source was deleted before it could be named: the batch may fit now.
+          if (attempt >= ALT_ID_ATTEMPTS) throw altIdClashOf(altIds, error);
+          await delay(ALT_ID_BACKOFF_MS * 2 ** (attempt - 1));
         }
       }
     });
+  }
+
+  /**
+   * After a commit failed with an unknown outcome (the transaction ran; its commit may or may not
+   * have applied), decides by reading the change's own sources by id: stored for a create, gone
+   * for a delete. Majority-committed so: it applied (a transaction is atomic, so one source of a
+   * batch found is all of them): returns, and the change stands. Not so even on the primary (read
+   * concern local): it did not apply: 503. Applied on the primary but not yet majority-committed:
+   * read again with a bounded backoff, and 503 if still not (docs/mongodb.md "A commit whose
+   * outcome is unknown").
+   */
+  private async settleUnknownCommit(
+    ids: readonly string[],
+    change: "create" | "delete",
+    unknown: StoreUnavailableError,
+  ): Promise<void> {
+    const applied = (found: readonly unknown[]) => (change === "create" ? found.length > 0 : found.length === 0);
+    for (let check = 1; ; check++) {
+      if (applied(await this.sources.find(sourcesByIdFilter(ids), COMMITTED_IDS_OPTIONS).toArray())) return;
+      if (!applied(await this.sources.find(sourcesByIdFilter(ids), APPLIED_IDS_OPTIONS).toArray())) {
+        throw new StoreUnavailableError(`${unknown.message}; the ${change} did not apply`, { cause: unknown.cause });
+      }
+      if (check >= COMMIT_CHECKS) {
+        throw new StoreUnavailableError(
+          `${unknown.message}; the ${change} is applied on the primary but not majority-committed after ${check} reads`,
+          { cause: unknown.cause },
+        );
+      }
+      await delay(COMMIT_CHECK_BACKOFF_MS * 2 ** (check - 1));
+    }
   }
 
   /**
@@ -283,32 +371,38 @@ export class MongoSourceStore implements SourceStore {
    */
   async conflictsOf(id: string, accountId: string | null): Promise<SourceConflict[] | null> {
     return this.run("conflicts", () =>
-      this.transaction("conflicts", async (session) => {
-        const live = await this.sources.findOne(getFilter(id, accountId), { ...LIVE_SOURCE_OPTIONS, session });
-        if (live === null) return null;
-        const pairs = await this.pairs
-          .find<PairViewDocument>(pairsOfFilter(id), { ...PAIR_OPTIONS, session })
-          .toArray();
-        if (pairs.length === 0) return [];
-        const counterpartIds = [...new Set(pairs.map((pair) => (pair.a === id ? pair.b : pair.a)))];
-        const counterparts = new Map(
-          (
-            await this.sources
-              .find<Pick<EventSubjectDocument, "_id" | "alt_id" | "account_id">>(sourcesByIdFilter(counterpartIds), {
-                ...COUNTERPART_OPTIONS,
-                session,
-              })
-              .toArray()
-          ).map((doc) => [doc._id, doc]),
-        );
-        const conflicts: SourceConflict[] = [];
-        for (const pair of pairs) {
-          // Both sides of a pair are live in any snapshot (a delete removes the pairs with the source).
-          const counterpart = counterparts.get(pair.a === id ? pair.b : pair.a);
-          if (counterpart !== undefined) conflicts.push(fromPairDocument(id, pair, counterpart));
-        }
-        return conflicts.sort((x, y) => x.detectedAt - y.detectedAt || compareIds(x.counterpart.id, y.counterpart.id));
-      }),
+      this.transaction(
+        "conflicts",
+        async (session) => {
+          const live = await this.sources.findOne(getFilter(id, accountId), { ...LIVE_SOURCE_OPTIONS, session });
+          if (live === null) return null;
+          const pairs = await this.pairs
+            .find<PairViewDocument>(pairsOfFilter(id), { ...PAIR_OPTIONS, session })
+            .toArray();
+          if (pairs.length === 0) return [];
+          const counterpartIds = [...new Set(pairs.map((pair) => (pair.a === id ? pair.b : pair.a)))];
+          const counterparts = new Map(
+            (
+              await this.sources
+                .find<Pick<EventSubjectDocument, "_id" | "alt_id" | "account_id">>(sourcesByIdFilter(counterpartIds), {
+                  ...COUNTERPART_OPTIONS,
+                  session,
+                })
+                .toArray()
+            ).map((doc) => [doc._id, doc]),
+          );
+          const conflicts: SourceConflict[] = [];
+          for (const pair of pairs) {
+            // Both sides of a pair are live in any snapshot (a delete removes the pairs with the source).
+            const counterpart = counterparts.get(pair.a === id ? pair.b : pair.a);
+            if (counterpart !== undefined) conflicts.push(fromPairDocument(id, pair, counterpart));
+          }
+          return conflicts.sort(
+            (x, y) => x.detectedAt - y.detectedAt || compareIds(x.counterpart.id, y.counterpart.id),
+          );
+        },
+        keepWhatWasRead,
+      ),
     );
   }
 
@@ -347,13 +441,7 @@ export class MongoSourceStore implements SourceStore {
     // and returns at once for a connected one. Once connected, the driver's monitoring survives
     // outages on its own.
     await this.client.connect();
-    await this.sources.createIndexes(SOURCE_INDEXES);
-    // Also creates the two collections, which the transactions then only insert into.
-    await this.events.createIndexes(SOURCE_EVENT_INDEXES);
-    await this.pairs.createIndexes(CONFLICT_PAIR_INDEXES);
-    await prepareProtectedAreaCollections(this.db);
-    // Guards are upserted inside transactions; the collection must exist before the first one.
-    await ensureCollection(this.db, GUARDS);
+    await prepareLedgerCollections(this.db);
     // A ledger stored before the event log gains it once (history-fill.ts); later opens read two
     // markers and go on.
     await fillHistory(
@@ -406,12 +494,15 @@ export class MongoSourceStore implements SourceStore {
   private async run<T>(action: string, work: () => Promise<T>): Promise<T> {
     if (this.closed) throw new StoreUnavailableError(`mongodb ${action} failed: store is closed`);
     try {
-      await this.ready();
+      await this.readyWithin();
       return await work();
     } catch (error) {
       // A topology closed behind the store's back is never reopened by the driver: connect anew
       // (through setup) on the next call.
-      if (error instanceof MongoTopologyClosedError || error instanceof MongoNotConnectedError) this.setup = null;
+      if (error instanceof MongoTopologyClosedError || error instanceof MongoNotConnectedError) {
+        this.setup = null;
+        this.prepared = false;
+      }
       throw toStoreError(error, action);
     }
   }
@@ -420,14 +511,27 @@ export class MongoSourceStore implements SourceStore {
    * Runs `work` in a transaction with TRANSACTION_OPTIONS through `withTransaction`, which runs it
    * again on transient failures (a write conflict on a guard, a failover). Past the budget a
    * transient failure ends the call as unavailable instead of retrying for the driver's two minutes.
+   * A commit that fails with its outcome unknown (errors.ts isCommitOutcomeUnknown) is handed to
+   * `settle` with what the committed attempt returned, to decide by reading; without `settle` the
+   * call is unavailable.
    */
-  private async transaction<T>(action: string, work: (session: ClientSession) => Promise<T>): Promise<T> {
+  private async transaction<T>(
+    action: string,
+    work: (session: ClientSession) => Promise<T>,
+    settle?: (result: T, unknown: StoreUnavailableError) => Promise<T>,
+  ): Promise<T> {
     const deadline = Date.now() + this.transactionBudgetMs;
+    // What the attempt being committed returned; absent while an attempt runs (its failures are not commits').
+    const attempt: { result?: { value: T } } = {};
+    let unknown: StoreUnavailableError;
     const session = this.client.startSession();
     try {
       return await session.withTransaction(async (active) => {
+        attempt.result = undefined;
         try {
-          return await work(active);
+          const value = await work(active);
+          attempt.result = { value };
+          return value;
         } catch (error) {
           if (error instanceof MongoError) {
             if (error.hasErrorLabel(MongoErrorLabel.TransientTransactionError) && Date.now() >= deadline) {
@@ -442,9 +546,17 @@ export class MongoSourceStore implements SourceStore {
           throw error;
         }
       }, TRANSACTION_OPTIONS);
+    } catch (error) {
+      if (attempt.result === undefined || !isCommitOutcomeUnknown(error)) throw error;
+      const { name, message } = error as Error;
+      unknown = new StoreUnavailableError(`mongodb ${action} commit outcome unknown: ${name}: ${message}`, {
+        cause: error,
+      });
     } finally {
       await session.endSession();
     }
+    if (settle === undefined) throw unknown;
+    return settle(attempt.result.value, unknown);
   }
 
   /**
@@ -458,11 +570,14 @@ export class MongoSourceStore implements SourceStore {
     records: NewSourceRecord[],
     reader: MongoProtectedAreaReader,
   ): Promise<NewSourceRecord[]> {
-    const found = await this.transaction("protected-area overlap", (session) =>
-      reader.read(
-        records.map((r) => r.bbox),
-        session,
-      ),
+    const found = await this.transaction(
+      "protected-area overlap",
+      (session) =>
+        reader.read(
+          records.map((r) => r.bbox),
+          session,
+        ),
+      keepWhatWasRead,
     );
     const overlaps = reader.overlaps(records, found);
     return records.map((record, i) => ({ ...record, unepOverlap: overlaps[i] }));
@@ -622,10 +737,14 @@ export class MongoSourceStore implements SourceStore {
    * MongoDB lets one commit and the other retries.
    */
   private async remove(filter: Filter<SourceDocument>, change: Change): Promise<boolean> {
-    return this.transaction("delete", async (session) => {
+    // The source the committed attempt deleted, to decide a commit whose outcome is unknown.
+    let deletedId: string | null = null;
+    const work = async (session: ClientSession): Promise<boolean> => {
+      deletedId = null;
       const doc = await this.sources.findOneAndDelete(filter, { ...DELETE_OPTIONS, session });
       if (doc === null) return false;
       const removed = fromEventSubjectDocument(doc);
+      deletedId = removed.id;
       const history = new HistoryWrites();
       history.track(removed);
       history.deleted(removed, change);
@@ -661,6 +780,12 @@ export class MongoSourceStore implements SourceStore {
       }
       await this.events.insertMany(history.events, { ...HISTORY_INSERT_OPTIONS, session });
       return true;
+    };
+    return this.transaction("delete", work, async (deleted, unknown) => {
+      // Nothing found, nothing written: whether that commit applied changes nothing.
+      if (!deleted || deletedId === null) return deleted;
+      await this.settleUnknownCommit([deletedId], "delete", unknown);
+      return true;
     });
   }
 
@@ -688,10 +813,13 @@ export class MongoSourceStore implements SourceStore {
    * Throws AltIdTakenError for the first account (in request order) with alt_ids already stored or
    * repeated in the batch, naming all of them in request order. Returns when there are none.
    */
-  private async throwTakenAltIds(batch: Map<string, AccountAltIds>): Promise<void> {
+  private async throwTakenAltIds(
+    batch: Map<string, AccountAltIds>,
+    options: FindOptions = TAKEN_ALT_IDS_OPTIONS,
+  ): Promise<void> {
     for (const [accountId, account] of batch) {
       const stored = await this.sources
-        .find<{ alt_id: string }>(takenAltIdsFilter(accountId, account.altIds), TAKEN_ALT_IDS_OPTIONS)
+        .find<{ alt_id: string }>(takenAltIdsFilter(accountId, account.altIds), options)
         .toArray();
       const clash = altIdClash(
         accountId,
@@ -701,6 +829,37 @@ export class MongoSourceStore implements SourceStore {
       if (clash) throw clash;
     }
   }
+}
+
+/**
+ * The answer when a batch's alt_id clash could not be found by reading, ALT_ID_ATTEMPTS times
+ * (each time the clashing source was gone before the lookup): a 409 naming what the last
+ * duplicate-key error names (the first account in request order it names), or, when it names
+ * nothing of the batch, a retryable 503. Never the raw duplicate-key error (a 500).
+ */
+function altIdClashOf(batch: Map<string, AccountAltIds>, error: unknown): Error {
+  const named = duplicateAltIds(error);
+  for (const [accountId, account] of batch) {
+    const clash = altIdClash(
+      accountId,
+      { altIds: account.altIds, repeated: new Set() },
+      named.filter((key) => key.accountId === accountId && account.altIds.includes(key.altId)).map((key) => key.altId),
+    );
+    if (clash) return clash;
+  }
+  const reason = error instanceof Error ? error.message : String(error);
+  return new StoreUnavailableError(
+    `mongodb insert failed: an alt_id clash that could not be identified after ${ALT_ID_ATTEMPTS} attempts: ${reason}`,
+    { cause: error },
+  );
+}
+
+/**
+ * A read-only transaction whose commit outcome is unknown: what it read is a consistent snapshot
+ * whatever the commit did (it wrote nothing), so the call keeps it.
+ */
+function keepWhatWasRead<T>(result: T): Promise<T> {
+  return Promise.resolve(result);
 }
 
 /** An event as getAsOf reads it. */
