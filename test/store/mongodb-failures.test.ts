@@ -916,7 +916,7 @@ describe("failures (fake driver)", () => {
       serverError(
         11000,
         "DuplicateKey",
-        'E11000 duplicate key error collection: ledger.conflict_guards index: _id_ dup key: { _id: "g1:180:90" }',
+        'E11000 duplicate key error collection: ledger.conflict_guards index: _id_ dup key: { _id: "g11.25:16:8" }',
       ),
     );
     await expect(fake.store({ policy: true }).insertMany([makeRecord()])).resolves.toHaveLength(1);

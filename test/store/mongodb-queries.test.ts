@@ -1260,24 +1260,24 @@ describe("protected-area queries", () => {
 });
 
 describe("guard cells", () => {
-  it("covers a closed box with 1° cells, west to east then south to north", () => {
-    expect(guardCellIds({ minX: 10.2, minY: 20.5, maxX: 10.4, maxY: 20.6 })).toEqual(["g1:190:110"]);
-    expect(guardCellIds({ minX: 10.5, minY: 20.5, maxX: 11.5, maxY: 21.5 })).toEqual([
-      "g1:190:110",
-      "g1:190:111",
-      "g1:191:110",
-      "g1:191:111",
+  it("covers a closed box with 11.25° cells, west to east then south to north", () => {
+    expect(guardCellIds({ minX: 10.2, minY: 20.5, maxX: 10.4, maxY: 20.6 })).toEqual(["g11.25:16:9"]);
+    expect(guardCellIds({ minX: 10, minY: 20, maxX: 12, maxY: 23 })).toEqual([
+      "g11.25:16:9",
+      "g11.25:16:10",
+      "g11.25:17:9",
+      "g11.25:17:10",
     ]);
-    // A box touching a cell line meets both cells on it.
-    expect(guardCellIds({ minX: 9, minY: 0.2, maxX: 10, maxY: 0.4 })).toEqual(["g1:189:90", "g1:190:90"]);
-    expect(guardCellIds({ minX: -180, minY: -90, maxX: -179.9, maxY: -89.9 })).toEqual(["g1:0:0"]);
-    expect(guardCellIds({ minX: 179.9, minY: 89.9, maxX: 180, maxY: 90 })).toEqual(["g1:359:179"]);
-    expect(guardCellIds({ minX: -180, minY: -90, maxX: 180, maxY: 90 })).toHaveLength(360 * 180);
+    // A box touching a cell line (0° is one) meets both cells on it.
+    expect(guardCellIds({ minX: -1, minY: 0.2, maxX: 0, maxY: 0.4 })).toEqual(["g11.25:15:8", "g11.25:16:8"]);
+    expect(guardCellIds({ minX: -180, minY: -90, maxX: -179.9, maxY: -89.9 })).toEqual(["g11.25:0:0"]);
+    expect(guardCellIds({ minX: 179.9, minY: 89.9, maxX: 180, maxY: 90 })).toEqual(["g11.25:31:15"]);
+    expect(guardCellIds({ minX: -180, minY: -90, maxX: 180, maxY: 90 })).toHaveLength(32 * 16);
   });
 
   it("gives two boxes that meet (even at an edge) at least one common cell", () => {
-    const a = { minX: 3.25, minY: 4.5, maxX: 3.75, maxY: 5.5 };
-    const touching = { minX: 3.75, minY: 5.5, maxX: 4.25, maxY: 6 };
+    const a = { minX: 3.25, minY: 4.5, maxX: 11.25, maxY: 5.5 };
+    const touching = { minX: 11.25, minY: 5.5, maxX: 14.25, maxY: 6 };
     const shared = guardCellIds(a).filter((id) => guardCellIds(touching).includes(id));
     expect(shared.length).toBeGreaterThan(0);
   });
@@ -1285,15 +1285,15 @@ describe("guard cells", () => {
   it("writes each cell of a batch once, in one sorted order", () => {
     const cells = guardCellsOf([
       { minX: 1.5, minY: 1.5, maxX: 1.6, maxY: 1.6 },
-      { minX: 0.5, minY: 0.5, maxX: 1.6, maxY: 1.6 },
+      { minX: -0.5, minY: 0.5, maxX: 1.6, maxY: 1.6 },
     ]);
-    expect(cells).toEqual(["g1:180:90", "g1:180:91", "g1:181:90", "g1:181:91"]);
+    expect(cells).toEqual(["g11.25:15:8", "g11.25:16:8"]);
   });
 
   it("pins the guard upserts: $inc always modifies the document, so concurrent writers collide", () => {
-    expect(guardWrites(["g1:1:2", "g1:1:3"])).toStrictEqual([
-      { updateOne: { filter: { _id: "g1:1:2" }, update: { $inc: { writes: 1 } }, upsert: true } },
-      { updateOne: { filter: { _id: "g1:1:3" }, update: { $inc: { writes: 1 } }, upsert: true } },
+    expect(guardWrites(["g11.25:1:2", "g11.25:1:3"])).toStrictEqual([
+      { updateOne: { filter: { _id: "g11.25:1:2" }, update: { $inc: { writes: 1 } }, upsert: true } },
+      { updateOne: { filter: { _id: "g11.25:1:3" }, update: { $inc: { writes: 1 } }, upsert: true } },
     ]);
     expect(GUARD_WRITE_OPTIONS).toStrictEqual({ ordered: true });
   });
