@@ -15,7 +15,7 @@ import { boxesIntersect } from "../../src/geo/bbox.js";
 import { prepareSearchArea } from "../../src/geo/intersects.js";
 import type { BoundingBox, PolygonGeometry, SourceGeometry } from "../../src/geo/types.js";
 import { type ListQuery, listFiltersOf } from "../../src/model/list-query.js";
-import { coverOf } from "../../src/store/mongodb/cover.js";
+import { cellCoverRectangles, coverOf, sourceCoverOf } from "../../src/store/mongodb/cover.js";
 import {
   type ConflictPairDocument,
   conflictPairId,
@@ -900,6 +900,127 @@ describe("conflict candidate queries", () => {
       ],
     });
     expect(CANDIDATE_CHUNK).toBe(100);
+  });
+
+  /** Two 2° × 2° squares on the equator, 16° apart: a "jurisdiction" whose box is 20° wide. */
+  const TWIN: SourceGeometry = {
+    type: "MultiPolygon",
+    coordinates: [
+      [
+        [
+          [-10, -1],
+          [-8, -1],
+          [-8, 1],
+          [-10, 1],
+          [-10, -1],
+        ],
+      ],
+      [
+        [
+          [8, -1],
+          [10, -1],
+          [10, 1],
+          [8, 1],
+          [8, -1],
+        ],
+      ],
+    ],
+  };
+  const TWIN_BOX = { minX: -10, minY: -1, maxX: 10, maxY: 1 };
+
+  it("asks about a source up to 1° on a side with the cover of its box, geometry or not", () => {
+    const field = polygon([10, 20], [10.5, 20], [10.5, 20.25]);
+    expect(conflictCandidatesFilter([{ box, geometry: field }])).toStrictEqual(conflictCandidatesFilter([box]));
+    expect(sourceCoverOf(field, box)).toStrictEqual(coverOf(box));
+  });
+
+  it("pins the literal query for a larger source: the cells its geometry meets, not its whole box", () => {
+    // A grid of 2.8125° (360 / 2^7: at most 8 cells across the 20° box) cuts the box at
+    // −8.4375, −5.625, …, 8.4375 and at the equator; each square meets the two columns around
+    // it in both rows, merged into one rectangle each. Nothing between −5.625 and 5.625 is asked.
+    const pad = 1e-7;
+    const ring = (x0: number, x1: number) => [
+      [x0 - pad, -1 - pad],
+      [x1 + pad, -1 - pad],
+      [x1 + pad, 1 + pad],
+      [x0 - pad, 1 + pad],
+      [x0 - pad, -1 - pad],
+    ];
+    expect(cellCoverRectangles(TWIN, TWIN_BOX)).toStrictEqual([
+      { minX: -10, minY: -1, maxX: -5.625, maxY: 1 },
+      { minX: 5.625, minY: -1, maxX: 10, maxY: 1 },
+    ]);
+    expect(conflictCandidatesFilter([{ box: TWIN_BOX, geometry: TWIN }])).toStrictEqual({
+      cover: {
+        $geoIntersects: {
+          $geometry: { type: "MultiPolygon", coordinates: [[ring(-10, -5.625)], [ring(5.625, 10)]] },
+        },
+      },
+    });
+    // The document stores the same cover, so a field between the squares finds neither side.
+    expect(toDocument(makeRecord({ geometry: TWIN })).cover).toStrictEqual(sourceCoverOf(TWIN, TWIN_BOX));
+    expect(toDocument(makeRecord({ geometry: TWIN })).cover.type).toBe("MultiPolygon");
+  });
+
+  it("covers a source that fills its box with the box cover, and mixes shapes and boxes in one $or", () => {
+    const square = polygon([0, 0], [20, 0], [20, 20], [0, 20]);
+    const squareBox = { minX: 0, minY: 0, maxX: 20, maxY: 20 };
+    expect(cellCoverRectangles(square, squareBox)).toStrictEqual([squareBox]);
+    expect(sourceCoverOf(square, squareBox)).toStrictEqual(coverOf(squareBox));
+    expect(conflictCandidatesFilter([box, { box: TWIN_BOX, geometry: TWIN }])).toStrictEqual({
+      $or: [
+        { cover: { $geoIntersects: { $geometry: coverOf(box) } } },
+        { cover: { $geoIntersects: { $geometry: sourceCoverOf(TWIN, TWIN_BOX) } } },
+      ],
+    });
+  });
+
+  it("keeps a country's islands from pulling in the ocean between them", () => {
+    // A mainland, an island far west and one far south-west: the box is 111° × 33°.
+    const country: SourceGeometry = {
+      type: "MultiPolygon",
+      coordinates: [
+        [
+          [
+            [-125, 25],
+            [-67, 25],
+            [-67, 49],
+            [-125, 49],
+            [-125, 25],
+          ],
+        ],
+        [
+          [
+            [-178, 51],
+            [-177, 51],
+            [-177, 52],
+            [-178, 52],
+            [-178, 51],
+          ],
+        ],
+        [
+          [
+            [-160, 19],
+            [-155, 19],
+            [-155, 22],
+            [-160, 22],
+            [-160, 19],
+          ],
+        ],
+      ],
+    };
+    const rectangles = cellCoverRectangles(country, { minX: -178, minY: 19, maxX: -67, maxY: 52 });
+    expect(rectangles).toStrictEqual([
+      { minX: -178, minY: 19, maxX: -135, maxY: 22.5 },
+      { minX: -135, minY: 22.5, maxX: -67, maxY: 52 },
+      { minX: -178, minY: 45, maxX: -157.5, maxY: 52 },
+    ]);
+    const inside = (x: number, y: number) =>
+      rectangles.some((r) => r.minX <= x && x <= r.maxX && r.minY <= y && y <= r.maxY);
+    // Every vertex of the country is held; a field in the ocean between its parts is not.
+    for (const part of country.coordinates) for (const [x, y] of part[0]) expect(inside(x, y)).toBe(true);
+    expect(inside(-140, 40)).toBe(false);
+    expect(inside(-170, 30)).toBe(false);
   });
 
   it("reads only what the policy needs, and what the events name of a candidate with its last seq", () => {

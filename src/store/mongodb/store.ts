@@ -62,6 +62,7 @@ import {
   asOfHistoryFilter,
   CANDIDATE_CHUNK,
   CANDIDATE_OPTIONS,
+  type CandidateShape,
   CONFLICT_PAIR_INDEXES,
   CONFLICT_PAIRS,
   COUNTERPART_OPTIONS,
@@ -556,7 +557,7 @@ export class MongoSourceStore implements SourceStore {
     const stored = new Map<string, StoredSubject>();
     for (const chunk of chunks(records, CANDIDATE_CHUNK)) {
       for (const candidate of await this.candidates(
-        chunk.map((r) => r.bbox),
+        chunk.map((r) => ({ box: r.bbox, geometry: r.geometry })),
         session,
       )) {
         stored.set(candidate.id, candidate);
@@ -664,9 +665,9 @@ export class MongoSourceStore implements SourceStore {
     });
   }
 
-  private async candidates(boxes: BoundingBox[], session: ClientSession): Promise<StoredSubject[]> {
+  private async candidates(shapes: CandidateShape[], session: ClientSession): Promise<StoredSubject[]> {
     const docs = await this.sources
-      .find<SubjectDocument>(conflictCandidatesFilter(boxes), { ...CANDIDATE_OPTIONS, session })
+      .find<SubjectDocument>(conflictCandidatesFilter(shapes), { ...CANDIDATE_OPTIONS, session })
       .toArray();
     return docs.map(fromSubjectDocument);
   }
