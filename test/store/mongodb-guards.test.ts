@@ -127,8 +127,8 @@ describe("guard cells: two boxes that meet always write a common guard", () => {
 });
 
 describe("guard writes per create", () => {
-  /** Min, median and max over 10,000 placements of a square of `size` degrees, whole inside the map. */
-  function counts(size: number, count: (box: BoundingBox) => number): [number, number, number] {
+  /** Min, median, max and mean (two decimals) over 10,000 placements of a square of `size` degrees, whole inside the map. */
+  function counts(size: number, count: (box: BoundingBox) => number): [number, number, number, string] {
     const next = random(17);
     const values: number[] = [];
     for (let i = 0; i < 10_000; i++) {
@@ -137,27 +137,28 @@ describe("guard writes per create", () => {
       values.push(count({ minX, minY, maxX: minX + size, maxY: minY + size }));
     }
     values.sort((x, y) => x - y);
-    return [values[0], values[values.length >> 1], values[values.length - 1]];
+    const mean = (values.reduce((sum, value) => sum + value, 0) / values.length).toFixed(2);
+    return [values[0], values[values.length >> 1], values[values.length - 1], mean];
   }
 
   const now = (box: BoundingBox) => guardCellIds(box).length;
 
   it("a field (0.01°, about 1 km): 1 (up to 4 at a cell corner) before and now", () => {
-    expect(counts(0.01, oneDegreeGuardCount)).toEqual([1, 1, 4]);
-    expect(counts(0.01, now)).toEqual([1, 1, 2]);
+    expect(counts(0.01, oneDegreeGuardCount)).toEqual([1, 1, 4, "1.02"]);
+    expect(counts(0.01, now)).toEqual([1, 1, 2, "1.00"]);
     expect(now({ minX: -0.005, minY: -0.005, maxX: 0.005, maxY: 0.005 })).toBe(4);
   });
 
   it("a county (0.5°, about 50 km): 1–4 before, 1–4 now (1 at the median)", () => {
-    expect(counts(0.5, oneDegreeGuardCount)).toEqual([1, 2, 4]);
-    expect(counts(0.5, now)).toEqual([1, 1, 4]);
+    expect(counts(0.5, oneDegreeGuardCount)).toEqual([1, 2, 4, "2.24"]);
+    expect(counts(0.5, now)).toEqual([1, 1, 4, "1.08"]);
   });
 
   it("a country (10°, about 1,100 km): 121 before, 1–4 now; a 40° one 1,681 before, 16–25 now", () => {
-    expect(counts(10, oneDegreeGuardCount)).toEqual([121, 121, 121]);
-    expect(counts(10, now)).toEqual([1, 4, 4]);
-    expect(counts(40, oneDegreeGuardCount)).toEqual([1681, 1681, 1681]);
-    expect(counts(40, now)).toEqual([16, 20, 25]);
+    expect(counts(10, oneDegreeGuardCount)).toEqual([121, 121, 121, "121.00"]);
+    expect(counts(10, now)).toEqual([1, 4, 4, "3.55"]);
+    expect(counts(40, oneDegreeGuardCount)).toEqual([1681, 1681, 1681, "1681.00"]);
+    expect(counts(40, now)).toEqual([16, 20, 25, "20.64"]);
   });
 
   it("the globe: 64,800 before, 512 now", () => {

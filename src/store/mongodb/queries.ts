@@ -360,12 +360,13 @@ export const SPATIAL_LIST_OPTIONS: FindOptions = { projection: RECORD_PROJECTION
 /**
  * The 2dsphere candidates for a planar box: sources whose cover meets the cover of the box.
  *
- * Conservative: every source whose planar bounding box meets `box` is a candidate. A stored cover
- * is `coverOf` its source's planar box, and `coverOf` builds a cover that, drawn with geodesic
- * edges as 2dsphere draws it, contains every point of its planar box (cover.ts); so a point the
- * source's box shares with `box` lies in both covers, the covers intersect, and `$geoIntersects`
- * (the index narrows, the server then tests the covers exactly) returns the source. A degenerate
- * box (a point's envelope) gets a cover of the minimum width, like any narrow box.
+ * Conservative: every source whose geometry meets `box` is a candidate. A stored cover is
+ * `sourceCoverOf` its source (the cover of its planar box, or of the cells its geometry meets),
+ * which, drawn with geodesic edges as 2dsphere draws it, contains every point of the geometry
+ * (cover.ts), and `coverOf(box)` contains every point of `box`; so a point the geometry shares
+ * with `box` lies in both covers, the covers intersect, and `$geoIntersects` (the index narrows,
+ * the server then tests the covers exactly) returns the source. A degenerate box (a point's
+ * envelope) gets a cover of the minimum width, like any narrow box.
  */
 export function coverCandidatesFilter(box: BoundingBox): Filter<SourceDocument> {
   return { cover: { $geoIntersects: { $geometry: coverOf(box) } } };
