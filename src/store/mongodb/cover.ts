@@ -244,10 +244,25 @@ export function sourceCoverOf(geometry: SourceGeometry, box: BoundingBox): Cover
   if (box.maxX - box.minX <= CELL_COVER_MIN_DEGREES && box.maxY - box.minY <= CELL_COVER_MIN_DEGREES) {
     return coverOf(box);
   }
+  // A create asks with the cover and then stores it: the cells of a large geometry (never changed
+  // once validated) are found once.
+  const known = cellCovers.get(geometry);
+  if (known !== undefined && sameBox(known.box, box)) return known.cover;
   const rectangles = cellCoverRectangles(geometry, box);
-  if (rectangles.length === 1) return coverOf(rectangles[0]);
-  return {
-    type: "MultiPolygon",
-    coordinates: rectangles.flatMap((rectangle) => coverRings(coverOf(rectangle)).map((ring) => [ring])),
-  };
+  const cover: CoverGeometry =
+    rectangles.length === 1
+      ? coverOf(rectangles[0])
+      : {
+          type: "MultiPolygon",
+          coordinates: rectangles.flatMap((rectangle) => coverRings(coverOf(rectangle)).map((ring) => [ring])),
+        };
+  cellCovers.set(geometry, { box: { ...box }, cover });
+  return cover;
+}
+
+/** The cell covers of the geometries still referenced (a request's records), by geometry object. */
+const cellCovers = new WeakMap<SourceGeometry, { box: BoundingBox; cover: CoverGeometry }>();
+
+function sameBox(a: BoundingBox, b: BoundingBox): boolean {
+  return a.minX === b.minX && a.minY === b.minY && a.maxX === b.maxX && a.maxY === b.maxY;
 }
