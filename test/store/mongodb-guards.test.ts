@@ -7,8 +7,10 @@
  * for a field, a county, a country and the globe, before (1° cells) and now (docs/mongodb.md).
  */
 import { describe, expect, it } from "vitest";
-import { boxesIntersect } from "../../src/geo/bbox.js";
-import type { BoundingBox } from "../../src/geo/types.js";
+import { boundingBox, boxesIntersect } from "../../src/geo/bbox.js";
+import { prepareSearchArea } from "../../src/geo/intersects.js";
+import type { BoundingBox, MultiPolygonGeometry, Position, SourceGeometry } from "../../src/geo/types.js";
+import { sourceRectanglesOf } from "../../src/store/mongodb/cover.js";
 import { GUARD_CELL_DEGREES, guardCellIds, guardCellsOf } from "../../src/store/mongodb/guards.js";
 
 /** A small deterministic generator (mulberry32), so a failure reproduces. */
@@ -123,6 +125,79 @@ describe("guard cells: two boxes that meet always write a common guard", () => {
     const globe = { minX: -180, minY: -90, maxX: 180, maxY: 90 };
     expect(shareAGuard(globe, { minX: 179.99, minY: 89.99, maxX: 180, maxY: 90 })).toBe(true);
     expect(shareAGuard(globe, { minX: -180, minY: -90, maxX: -180, maxY: -90 })).toBe(true);
+  });
+});
+
+describe("guard cells of a large source: the rectangles holding its geometry", () => {
+  /** A few rectangles and triangles scattered in a box 1°–300° wide: a jurisdiction with islands. */
+  function scattered(next: () => number): MultiPolygonGeometry {
+    const w = 1 + next() * 299;
+    const h = Math.min(178, 1 + next() * 120);
+    const x0 = -180 + next() * (360 - w);
+    const y0 = -90 + next() * (180 - h);
+    const coordinates: Position[][][] = [];
+    for (let k = 1 + Math.floor(next() * 5); k > 0; k--) {
+      const pw = next() < 0.5 ? next() * 0.5 : next() * w * 0.4;
+      const ph = next() < 0.5 ? next() * 0.5 : next() * h * 0.4;
+      const x = x0 + next() * (w - pw);
+      const y = y0 + next() * (h - ph);
+      coordinates.push([
+        [
+          [x, y],
+          [x + pw, y],
+          [x, y + ph],
+          [x, y],
+        ],
+      ]);
+    }
+    return { type: "MultiPolygon", coordinates };
+  }
+
+  const guardsOf = (geometry: SourceGeometry) => guardCellsOf(sourceRectanglesOf(geometry, boundingBox(geometry)));
+
+  it("shares a guard with every source its geometry meets: fields on its vertices, other jurisdictions", () => {
+    const next = random(18);
+    let meeting = 0;
+    for (let i = 0; i < 300; i++) {
+      const a = scattered(next);
+      const guards = new Set(guardsOf(a));
+      for (const [x, y] of a.coordinates.flatMap((part) => part[0])) {
+        const field = { minX: x - 0.001 * next(), minY: y - 0.001 * next(), maxX: x, maxY: y };
+        expect(guardCellIds(field).some((id) => guards.has(id))).toBe(true);
+      }
+      const b = scattered(next);
+      if (prepareSearchArea(a).intersects(b)) {
+        meeting++;
+        expect(guardsOf(b).some((id) => guards.has(id))).toBe(true);
+      }
+    }
+    expect(meeting).toBeGreaterThan(10);
+  });
+
+  it("guards fewer cells than its box: a country with two island groups, 44 → 33", () => {
+    const part = (x0: number, y0: number, x1: number, y1: number): Position[][] => [
+      [
+        [x0, y0],
+        [x1, y0],
+        [x1, y1],
+        [x0, y1],
+        [x0, y0],
+      ],
+    ];
+    const country: SourceGeometry = {
+      type: "MultiPolygon",
+      coordinates: [part(-125, 25, -67, 49), part(-178, 51, -177, 52), part(-160, 19, -155, 22)],
+    };
+    const box = boundingBox(country);
+    expect(guardCellIds(box)).toHaveLength(44);
+    expect(guardsOf(country)).toHaveLength(33);
+    // A field in the ocean between the parts, in the box, waits for no such country.
+    expect(guardsOf(country)).not.toContain(guardCellIds({ minX: -150, minY: 40, maxX: -149.99, maxY: 40.01 })[0]);
+    // A source up to 1° on a side guards its box.
+    const field = part(10, 10, 10.5, 10.5);
+    expect(
+      sourceRectanglesOf({ type: "Polygon", coordinates: field }, { minX: 10, minY: 10, maxX: 10.5, maxY: 10.5 }),
+    ).toEqual([{ minX: 10, minY: 10, maxX: 10.5, maxY: 10.5 }]);
   });
 });
 

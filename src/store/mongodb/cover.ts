@@ -241,27 +241,39 @@ function rectangleGeometry(box: BoundingBox): SourceGeometry {
  * its own (`GeoParser::parseMultiPolygon`), as it does the tiles of a wide box cover.
  */
 export function sourceCoverOf(geometry: SourceGeometry, box: BoundingBox): CoverGeometry {
-  if (box.maxX - box.minX <= CELL_COVER_MIN_DEGREES && box.maxY - box.minY <= CELL_COVER_MIN_DEGREES) {
-    return coverOf(box);
-  }
-  // A create asks with the cover and then stores it: the cells of a large geometry (never changed
-  // once validated) are found once.
+  const rectangles = sourceRectanglesOf(geometry, box);
+  if (rectangles.length === 1) return coverOf(rectangles[0]);
   const known = cellCovers.get(geometry);
-  if (known !== undefined && sameBox(known.box, box)) return known.cover;
-  const rectangles = cellCoverRectangles(geometry, box);
-  const cover: CoverGeometry =
-    rectangles.length === 1
-      ? coverOf(rectangles[0])
-      : {
-          type: "MultiPolygon",
-          coordinates: rectangles.flatMap((rectangle) => coverRings(coverOf(rectangle)).map((ring) => [ring])),
-        };
-  cellCovers.set(geometry, { box: { ...box }, cover });
+  if (known?.cover !== undefined) return known.cover;
+  const cover: CoverGeometry = {
+    type: "MultiPolygon",
+    coordinates: rectangles.flatMap((rectangle) => coverRings(coverOf(rectangle)).map((ring) => [ring])),
+  };
+  cellCovers.set(geometry, { box: { ...box }, rectangles, cover });
   return cover;
 }
 
-/** The cell covers of the geometries still referenced (a request's records), by geometry object. */
-const cellCovers = new WeakMap<SourceGeometry, { box: BoundingBox; cover: CoverGeometry }>();
+/**
+ * The planar rectangles that hold a source's geometry, as its cover (sourceCoverOf) and its
+ * guards (guards.ts) use them: its box for a source up to CELL_COVER_MIN_DEGREES on each side,
+ * else its cell rectangles (cellCoverRectangles).
+ */
+export function sourceRectanglesOf(geometry: SourceGeometry, box: BoundingBox): BoundingBox[] {
+  if (box.maxX - box.minX <= CELL_COVER_MIN_DEGREES && box.maxY - box.minY <= CELL_COVER_MIN_DEGREES) return [box];
+  // A create guards, asks with the cover and then stores it: the cells of a large geometry (never
+  // changed once validated) are found once.
+  const known = cellCovers.get(geometry);
+  if (known !== undefined && sameBox(known.box, box)) return known.rectangles;
+  const rectangles = cellCoverRectangles(geometry, box);
+  cellCovers.set(geometry, { box: { ...box }, rectangles });
+  return rectangles;
+}
+
+/** What was found of the geometries still referenced (a request's records), by geometry object. */
+const cellCovers = new WeakMap<
+  SourceGeometry,
+  { box: BoundingBox; rectangles: BoundingBox[]; cover?: CoverGeometry }
+>();
 
 function sameBox(a: BoundingBox, b: BoundingBox): boolean {
   return a.minX === b.minX && a.minY === b.minY && a.maxX === b.maxX && a.maxY === b.maxY;

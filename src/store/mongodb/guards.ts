@@ -8,8 +8,11 @@ import type { BoundingBox } from "../../geo/types.js";
  * creates of overlapping sources would each read a ledger without the other, both pass, and
  * neither flag the other. So every transaction that decides conflict flags also upserts (with an
  * `$inc`, which always modifies the document) one guard document per cell of a fixed grid meeting
- * the boxes it decides about. Two sources that overlap have boxes that meet; a point p of both
- * closed boxes lies in one cell (the index `floor((x + 180) / size)` is monotonic in x, and a box
+ * the boxes it decides about: for each source, the rectangles holding its geometry
+ * (`sourceRectanglesOf`: its bounding box, or for a source over 1° on a side the cells of its box
+ * its geometry meets, so a country with islands does not guard the ocean between them). Two
+ * sources that overlap share a point, which lies in a box of each; a point p of two closed boxes
+ * lies in one cell (the index `floor((x + 180) / size)` is monotonic in x, and a box
  * guards every index from that of its minimum to that of its maximum, so p's cell is among the
  * cells of both, whichever way rounding goes, even when p lies on a cell line; the clamp at 180°
  * and 90° keeps it monotonic). The two transactions write that guard document, MongoDB aborts

@@ -21,6 +21,7 @@ import { type AccountAltIds, altIdClash, altIdsByAccount, type SourceStore, Stor
 import { matcher } from "../record-filter.js";
 import { spatialFilterOf } from "../spatial-filter.js";
 import { newMongoClient } from "./client.js";
+import { sourceRectanglesOf } from "./cover.js";
 import {
   type ConflictPairDocument,
   type EventSubjectDocument,
@@ -551,7 +552,7 @@ export class MongoSourceStore implements SourceStore {
     session: ClientSession,
   ): Promise<SourceRecord[]> {
     await this.writeGuards(
-      records.map((r) => r.bbox),
+      records.flatMap((r) => sourceRectanglesOf(r.geometry, r.bbox)),
       session,
     );
     const stored = new Map<string, StoredSubject>();
