@@ -30,9 +30,9 @@ import type { BoundingBox } from "../../geo/types.js";
  * no compatible intent writes — two writes of one document always conflict — so every create
  * writes the coarsest cells and those alone already decide which creates collide: the finer levels
  * only add writes. The grid size is therefore the one choice: 11.25° (1/32 of the circle) lets
- * a source up to 11.25° on a side — a field, a county, most states and countries — write one to
- * four guards and the globe 512 (32 × 16), and lets creates more than a cell apart (about
- * 1,250 km) never wait for each other; creates in one cell at the same moment run one after the
+ * a source up to 11.25° on a side — a field, a county, many states and countries — write one to
+ * four guards and the globe 512 (32 × 16), and lets creates more than a cell apart (1,250 km of
+ * latitude) never wait for each other; creates in one cell at the same moment run one after the
  * other, each waiting a few milliseconds per retry for the one holding the guard to commit.
  */
 export const GUARD_CELL_DEGREES = 11.25;
