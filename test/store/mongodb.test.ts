@@ -804,7 +804,7 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
         makeRecord({ accountId: "acct_b", geometry: square(x0 + 0.5, 20, 0.01) }),
       ]);
       expect([gap.conflict, inside.conflict]).toEqual([false, true]);
-      // Two jurisdictions asked about at once (an $or of MultiPolygon covers) find each other.
+      // A second jurisdiction, asking with its own cell cover, finds the first (two MultiPolygon covers meet).
       const [second] = await store.insertMany([makeRecord({ accountId: "acct_b", geometry: jurisdictionAt(x0 + 1) })]);
       expect(second.conflict).toBe(true);
       expect(await pairCount(second.id, jurisdiction.id)).toBe(1);
