@@ -26,6 +26,7 @@ describe("configuration (docs/api.md §1)", () => {
       h2IdleTimeoutMs: 60_000,
       maxConnections: 10_000,
       h2MaxStreams: 1_000,
+      grpcLeanPath: true,
       // Off with the development identity provider.
       rateLimitReadsPerS: null,
       rateLimitWritesPerS: null,

@@ -711,3 +711,24 @@ describe("buf curl (reflection, no --schema) sees the same on both paths", () =>
     }
   }, 60_000);
 });
+
+describe("/metrics counts lean calls as Connect's routes count theirs", () => {
+  it("protocol grpc, the method's path, its code", async () => {
+    const counted = async (path: PathName) => {
+      const text = await (await servers[path].request("GET", "/metrics")).text();
+      const line = text
+        .split("\n")
+        .find((l) =>
+          l.startsWith(
+            'source_ledger_requests_total{protocol="grpc",method="sourceledger.v2.SourceLedgerService/GetSource",code="not_found"}',
+          ),
+        );
+      return line === undefined ? 0 : Number(line.split(" ").pop());
+    };
+    for (const path of PATHS) {
+      const before = await counted(path);
+      await rawCall(path, `${PRODUCTION}/GetSource`, encoded(GetSourceRequestSchema, { id: "src_counted" }));
+      expect(await counted(path)).toBe(before + 1);
+    }
+  });
+});

@@ -5,8 +5,13 @@
  * Also checks the shape rules that keep MongoDB from refusing or inverting a cover.
  */
 import { describe, expect, it } from "vitest";
-import type { BoundingBox, Position } from "../../src/geo/types.js";
+import { boundingBox } from "../../src/geo/bbox.js";
+import { prepareSearchArea } from "../../src/geo/intersects.js";
+import type { BoundingBox, Position, SourceGeometry } from "../../src/geo/types.js";
 import {
+  CELL_COVER_CELLS_PER_AXIS,
+  CELL_COVER_MIN_DEGREES,
+  cellCoverRectangles,
   coverOf,
   coverRings,
   MAX_MERIDIAN_STEP,
@@ -15,6 +20,7 @@ import {
   maxGeodesicBulge,
   PAD_DEGREES,
   POLE_LIMIT,
+  sourceCoverOf,
 } from "../../src/store/mongodb/cover.js";
 
 type Vec = [number, number, number];
@@ -214,5 +220,115 @@ describe("2dsphere cover of a box", () => {
     expect(coverOf({ minX: -50, minY: 0, maxX: 50, maxY: 1 }).type).toBe("MultiPolygon");
     expect(coverRings(coverOf({ minX: -180, minY: -90, maxX: 180, maxY: 90 }))).toHaveLength(4);
     expect(coverOf({ minX: 0, minY: 0, maxX: 89, maxY: 1 }).type).toBe("Polygon");
+  });
+});
+
+describe("2dsphere cover of a large source: the cells its geometry meets", () => {
+  /** Random rectangles and triangles scattered in a random box 1°–300° wide: a jurisdiction with islands. */
+  function scattered(random: () => number): { geometry: SourceGeometry; parts: BoundingBox[] } {
+    const w = 1 + random() * 299;
+    const h = Math.min(178, 1 + random() * 120);
+    const x0 = -180 + random() * (360 - w);
+    const y0 = -90 + random() * (180 - h);
+    const parts: BoundingBox[] = [];
+    const coordinates: Position[][][] = [];
+    const count = 1 + Math.floor(random() * 6);
+    for (let k = 0; k < count; k++) {
+      const pw = random() < 0.5 ? random() * 0.5 : random() * w * 0.4;
+      const ph = random() < 0.5 ? random() * 0.5 : random() * h * 0.4;
+      const minX = x0 + random() * (w - pw);
+      const minY = y0 + random() * (h - ph);
+      const part = { minX, minY, maxX: minX + pw, maxY: minY + ph };
+      parts.push(part);
+      coordinates.push(
+        random() < 0.5
+          ? [
+              [
+                [minX, minY],
+                [part.maxX, minY],
+                [part.maxX, part.maxY],
+                [minX, part.maxY],
+                [minX, minY],
+              ],
+            ]
+          : [
+              [
+                [minX, minY],
+                [part.maxX, minY],
+                [minX, part.maxY],
+                [minX, minY],
+              ],
+            ],
+      );
+    }
+    return { geometry: { type: "MultiPolygon", coordinates }, parts };
+  }
+
+  /** Points of the geometry: every vertex, points along every edge, and some inside each part. */
+  function geometryPoints(geometry: SourceGeometry, random: () => number): Position[] {
+    const points: Position[] = [];
+    const polygons = geometry.type === "Polygon" ? [geometry.coordinates] : geometry.coordinates;
+    for (const [ring] of polygons) {
+      for (let i = 0; i + 1 < ring.length; i++) {
+        const [a, b] = [ring[i], ring[i + 1]];
+        for (let t = 0; t <= 20; t++) points.push([a[0] + ((b[0] - a[0]) * t) / 20, a[1] + ((b[1] - a[1]) * t) / 20]);
+      }
+      // Inside a triangle or a rectangle: a convex combination of its first three vertices.
+      for (let k = 0; k < 10; k++) {
+        const [u, v] = [random(), random()];
+        const [s, t] = u + v > 1 ? [1 - u, 1 - v] : [u, v];
+        const [a, b, c] = ring;
+        points.push([a[0] + s * (b[0] - a[0]) + t * (c[0] - a[0]), a[1] + s * (b[1] - a[1]) + t * (c[1] - a[1])]);
+      }
+    }
+    // Only points truly of the geometry (an interpolated one may land an ulp outside it), decided exactly.
+    return points.filter((p) => prepareSearchArea({ type: "Point", coordinates: p }).intersects(geometry));
+  }
+
+  it("holds every point of 300 scattered geometries, in its rectangles and drawn as MongoDB draws it", () => {
+    const random = prng(21);
+    const failures: string[] = [];
+    let tighter = 0;
+    for (let i = 0; i < 300; i++) {
+      const { geometry } = scattered(random);
+      const box = boundingBox(geometry);
+      const rectangles = cellCoverRectangles(geometry, box);
+      expect(rectangles.length).toBeLessThanOrEqual(CELL_COVER_CELLS_PER_AXIS ** 2);
+      if (rectangles.length > 1 || rectangles[0] !== box) tighter++;
+      const rings = coverRings(sourceCoverOf(geometry, box));
+      for (const p of geometryPoints(geometry, random)) {
+        const inRectangle = rectangles.some(
+          (r) => r.minX <= p[0] && p[0] <= r.maxX && r.minY <= p[1] && p[1] <= r.maxY,
+        );
+        const onSphere: Position = [p[0], Math.max(-POLE_LIMIT, Math.min(POLE_LIMIT, p[1]))];
+        const inCover = rings.some((ring) => insideRing(ring, onSphere, ON_BOUNDARY));
+        if (!inRectangle || !inCover) failures.push(`${JSON.stringify(geometry)}: ${JSON.stringify(p)}`);
+      }
+      // Each polygon is a box cover, shaped as MongoDB accepts it (checked for box covers above).
+      for (const ring of rings) {
+        expect(ring[0]).toEqual(ring[ring.length - 1]);
+        const xs = ring.map(([x]) => x);
+        expect(Math.max(...xs) - Math.min(...xs)).toBeLessThanOrEqual(MAX_TILE_WIDTH + 1e-9);
+      }
+    }
+    expect(failures.slice(0, 5)).toEqual([]);
+    // The point of it: most scattered sources get a cover smaller than their box.
+    expect(tighter).toBeGreaterThan(200);
+  });
+
+  it("keeps the box cover for a source up to 1° on a side", () => {
+    const field: SourceGeometry = {
+      type: "Polygon",
+      coordinates: [
+        [
+          [10, 10],
+          [11, 10],
+          [10, 11],
+          [10, 10],
+        ],
+      ],
+    };
+    expect(CELL_COVER_MIN_DEGREES).toBe(1);
+    expect(sourceCoverOf(field, boundingBox(field))).toStrictEqual(coverOf(boundingBox(field)));
   });
 });

@@ -25,7 +25,14 @@ import { conflictPolicy } from "../../src/ledger/conflict.js";
 import type { NewSourceRecord } from "../../src/model/records.js";
 import { runCli } from "../../src/protected-areas/cli.js";
 import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
-import { conflictPairId, recordDocumentOf, toDocument, toMeasureDocument } from "../../src/store/mongodb/documents.js";
+import { coverOf, sourceCoverOf, sourceRectanglesOf } from "../../src/store/mongodb/cover.js";
+import {
+  conflictPairId,
+  recordDocumentOf,
+  type SourceDocument,
+  toDocument,
+  toMeasureDocument,
+} from "../../src/store/mongodb/documents.js";
 import { REPLICA_SET_REQUIRED } from "../../src/store/mongodb/errors.js";
 import { guardCellsOf } from "../../src/store/mongodb/guards.js";
 import { InvalidMongoUriError, MongoSourceStore, openMongoStore } from "../../src/store/mongodb/index.js";
@@ -418,6 +425,58 @@ describe("what the store sends (fake driver)", () => {
       account_id: "acct_b",
       counterpart: { id: record.id, alt_id: record.altId, account_id: record.accountId },
     });
+  });
+
+  it("guards a jurisdiction's cell rectangles and asks and stores its cell cover; a field in the batch keeps its box", async () => {
+    const fake = new FakeDriver();
+    const store = fake.store({ policy: true });
+    // An L 16° × 16° from (40, 10), 2° thick: its cells are two rectangles, [40, 56] × [10, 14.0625]
+    // and [40, 42.1875] × [14.0625, 26], so it guards five 11.25° cells, not the six of its box.
+    const jurisdiction = makeRecord({
+      geometry: {
+        type: "Polygon",
+        coordinates: [
+          [
+            [40, 10],
+            [56, 10],
+            [56, 12],
+            [42, 12],
+            [42, 26],
+            [40, 26],
+            [40, 10],
+          ],
+        ],
+      },
+    });
+    const field = makeRecord({ accountId: "acct_b", geometry: square(40.5, 20, 0.01) });
+
+    const returned = await store.insertMany([jurisdiction, field]);
+
+    expect(returned.map((r) => r.conflict)).toEqual([true, true]);
+    const session = fake.session;
+    expect(sourceRectanglesOf(jurisdiction.geometry, jurisdiction.bbox)).toEqual([
+      { minX: 40, minY: 10, maxX: 56, maxY: 14.0625 },
+      { minX: 40, minY: 14.0625, maxX: 42.1875, maxY: 26 },
+    ]);
+    expect(fake.callsTo("conflict_guards", "bulkWrite")).toEqual([
+      [
+        guardWrites(["g11.25:19:10", "g11.25:19:8", "g11.25:19:9", "g11.25:20:8", "g11.25:20:9"]),
+        { ordered: true, session },
+      ],
+    ]);
+    expect(fake.callsTo("sources", "find")).toEqual([
+      [
+        conflictCandidatesFilter([
+          { box: jurisdiction.bbox, geometry: jurisdiction.geometry },
+          { box: field.bbox, geometry: field.geometry },
+        ]),
+        { ...CANDIDATE_OPTIONS, session },
+      ],
+    ]);
+    const inserted = fake.callsTo("sources", "insertMany")[0][0] as SourceDocument[];
+    expect(inserted[0].cover).toStrictEqual(sourceCoverOf(jurisdiction.geometry, jurisdiction.bbox));
+    expect(inserted[0].cover.type).toBe("MultiPolygon");
+    expect(inserted[1].cover).toStrictEqual(coverOf(field.bbox));
   });
 
   it("measures every pair of a batch: members flag earlier members, whose created events keep their flag as it was", async () => {
@@ -916,7 +975,7 @@ describe("failures (fake driver)", () => {
       serverError(
         11000,
         "DuplicateKey",
-        'E11000 duplicate key error collection: ledger.conflict_guards index: _id_ dup key: { _id: "g1:180:90" }',
+        'E11000 duplicate key error collection: ledger.conflict_guards index: _id_ dup key: { _id: "g11.25:16:8" }',
       ),
     );
     await expect(fake.store({ policy: true }).insertMany([makeRecord()])).resolves.toHaveLength(1);

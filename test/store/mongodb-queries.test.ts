@@ -15,7 +15,7 @@ import { boxesIntersect } from "../../src/geo/bbox.js";
 import { prepareSearchArea } from "../../src/geo/intersects.js";
 import type { BoundingBox, PolygonGeometry, SourceGeometry } from "../../src/geo/types.js";
 import { type ListQuery, listFiltersOf } from "../../src/model/list-query.js";
-import { coverOf } from "../../src/store/mongodb/cover.js";
+import { cellCoverRectangles, coverOf, sourceCoverOf } from "../../src/store/mongodb/cover.js";
 import {
   type ConflictPairDocument,
   conflictPairId,
@@ -902,6 +902,127 @@ describe("conflict candidate queries", () => {
     expect(CANDIDATE_CHUNK).toBe(100);
   });
 
+  /** Two 2° × 2° squares on the equator, 16° apart: a "jurisdiction" whose box is 20° wide. */
+  const TWIN: SourceGeometry = {
+    type: "MultiPolygon",
+    coordinates: [
+      [
+        [
+          [-10, -1],
+          [-8, -1],
+          [-8, 1],
+          [-10, 1],
+          [-10, -1],
+        ],
+      ],
+      [
+        [
+          [8, -1],
+          [10, -1],
+          [10, 1],
+          [8, 1],
+          [8, -1],
+        ],
+      ],
+    ],
+  };
+  const TWIN_BOX = { minX: -10, minY: -1, maxX: 10, maxY: 1 };
+
+  it("asks about a source up to 1° on a side with the cover of its box, geometry or not", () => {
+    const field = polygon([10, 20], [10.5, 20], [10.5, 20.25]);
+    expect(conflictCandidatesFilter([{ box, geometry: field }])).toStrictEqual(conflictCandidatesFilter([box]));
+    expect(sourceCoverOf(field, box)).toStrictEqual(coverOf(box));
+  });
+
+  it("pins the literal query for a larger source: the cells its geometry meets, not its whole box", () => {
+    // A grid of 2.8125° (360 / 2^7: at most 8 cells across the 20° box) cuts the box at
+    // −8.4375, −5.625, …, 8.4375 and at the equator; each square meets the two columns around
+    // it in both rows, merged into one rectangle each. Nothing between −5.625 and 5.625 is asked.
+    const pad = 1e-7;
+    const ring = (x0: number, x1: number) => [
+      [x0 - pad, -1 - pad],
+      [x1 + pad, -1 - pad],
+      [x1 + pad, 1 + pad],
+      [x0 - pad, 1 + pad],
+      [x0 - pad, -1 - pad],
+    ];
+    expect(cellCoverRectangles(TWIN, TWIN_BOX)).toStrictEqual([
+      { minX: -10, minY: -1, maxX: -5.625, maxY: 1 },
+      { minX: 5.625, minY: -1, maxX: 10, maxY: 1 },
+    ]);
+    expect(conflictCandidatesFilter([{ box: TWIN_BOX, geometry: TWIN }])).toStrictEqual({
+      cover: {
+        $geoIntersects: {
+          $geometry: { type: "MultiPolygon", coordinates: [[ring(-10, -5.625)], [ring(5.625, 10)]] },
+        },
+      },
+    });
+    // The document stores the same cover, so a field between the squares finds neither side.
+    expect(toDocument(makeRecord({ geometry: TWIN })).cover).toStrictEqual(sourceCoverOf(TWIN, TWIN_BOX));
+    expect(toDocument(makeRecord({ geometry: TWIN })).cover.type).toBe("MultiPolygon");
+  });
+
+  it("covers a source that fills its box with the box cover, and mixes shapes and boxes in one $or", () => {
+    const square = polygon([0, 0], [20, 0], [20, 20], [0, 20]);
+    const squareBox = { minX: 0, minY: 0, maxX: 20, maxY: 20 };
+    expect(cellCoverRectangles(square, squareBox)).toStrictEqual([squareBox]);
+    expect(sourceCoverOf(square, squareBox)).toStrictEqual(coverOf(squareBox));
+    expect(conflictCandidatesFilter([box, { box: TWIN_BOX, geometry: TWIN }])).toStrictEqual({
+      $or: [
+        { cover: { $geoIntersects: { $geometry: coverOf(box) } } },
+        { cover: { $geoIntersects: { $geometry: sourceCoverOf(TWIN, TWIN_BOX) } } },
+      ],
+    });
+  });
+
+  it("keeps a country's islands from pulling in the ocean between them", () => {
+    // A mainland, an island far west and one far south-west: the box is 111° × 33°.
+    const country: SourceGeometry = {
+      type: "MultiPolygon",
+      coordinates: [
+        [
+          [
+            [-125, 25],
+            [-67, 25],
+            [-67, 49],
+            [-125, 49],
+            [-125, 25],
+          ],
+        ],
+        [
+          [
+            [-178, 51],
+            [-177, 51],
+            [-177, 52],
+            [-178, 52],
+            [-178, 51],
+          ],
+        ],
+        [
+          [
+            [-160, 19],
+            [-155, 19],
+            [-155, 22],
+            [-160, 22],
+            [-160, 19],
+          ],
+        ],
+      ],
+    };
+    const rectangles = cellCoverRectangles(country, { minX: -178, minY: 19, maxX: -67, maxY: 52 });
+    expect(rectangles).toStrictEqual([
+      { minX: -178, minY: 19, maxX: -135, maxY: 22.5 },
+      { minX: -135, minY: 22.5, maxX: -67, maxY: 52 },
+      { minX: -178, minY: 45, maxX: -157.5, maxY: 52 },
+    ]);
+    const inside = (x: number, y: number) =>
+      rectangles.some((r) => r.minX <= x && x <= r.maxX && r.minY <= y && y <= r.maxY);
+    // Every vertex of the country is held; a field in the ocean between its parts is not.
+    for (const part of country.coordinates) for (const [x, y] of part[0]) expect(inside(x, y)).toBe(true);
+    expect(inside(-140, 40)).toBe(false);
+    expect(inside(-170, 30)).toBe(false);
+  });
+
   it("reads only what the policy needs, and what the events name of a candidate with its last seq", () => {
     expect(CANDIDATE_OPTIONS).toStrictEqual({ projection: SUBJECT_FIELDS });
     expect(SUBJECT_PROJECTION).toStrictEqual(SUBJECT_FIELDS);
@@ -1260,24 +1381,24 @@ describe("protected-area queries", () => {
 });
 
 describe("guard cells", () => {
-  it("covers a closed box with 1° cells, west to east then south to north", () => {
-    expect(guardCellIds({ minX: 10.2, minY: 20.5, maxX: 10.4, maxY: 20.6 })).toEqual(["g1:190:110"]);
-    expect(guardCellIds({ minX: 10.5, minY: 20.5, maxX: 11.5, maxY: 21.5 })).toEqual([
-      "g1:190:110",
-      "g1:190:111",
-      "g1:191:110",
-      "g1:191:111",
+  it("covers a closed box with 11.25° cells, west to east then south to north", () => {
+    expect(guardCellIds({ minX: 10.2, minY: 20.5, maxX: 10.4, maxY: 20.6 })).toEqual(["g11.25:16:9"]);
+    expect(guardCellIds({ minX: 10, minY: 20, maxX: 12, maxY: 23 })).toEqual([
+      "g11.25:16:9",
+      "g11.25:16:10",
+      "g11.25:17:9",
+      "g11.25:17:10",
     ]);
-    // A box touching a cell line meets both cells on it.
-    expect(guardCellIds({ minX: 9, minY: 0.2, maxX: 10, maxY: 0.4 })).toEqual(["g1:189:90", "g1:190:90"]);
-    expect(guardCellIds({ minX: -180, minY: -90, maxX: -179.9, maxY: -89.9 })).toEqual(["g1:0:0"]);
-    expect(guardCellIds({ minX: 179.9, minY: 89.9, maxX: 180, maxY: 90 })).toEqual(["g1:359:179"]);
-    expect(guardCellIds({ minX: -180, minY: -90, maxX: 180, maxY: 90 })).toHaveLength(360 * 180);
+    // A box touching a cell line (0° is one) meets both cells on it.
+    expect(guardCellIds({ minX: -1, minY: 0.2, maxX: 0, maxY: 0.4 })).toEqual(["g11.25:15:8", "g11.25:16:8"]);
+    expect(guardCellIds({ minX: -180, minY: -90, maxX: -179.9, maxY: -89.9 })).toEqual(["g11.25:0:0"]);
+    expect(guardCellIds({ minX: 179.9, minY: 89.9, maxX: 180, maxY: 90 })).toEqual(["g11.25:31:15"]);
+    expect(guardCellIds({ minX: -180, minY: -90, maxX: 180, maxY: 90 })).toHaveLength(32 * 16);
   });
 
   it("gives two boxes that meet (even at an edge) at least one common cell", () => {
-    const a = { minX: 3.25, minY: 4.5, maxX: 3.75, maxY: 5.5 };
-    const touching = { minX: 3.75, minY: 5.5, maxX: 4.25, maxY: 6 };
+    const a = { minX: 3.25, minY: 4.5, maxX: 11.25, maxY: 5.5 };
+    const touching = { minX: 11.25, minY: 5.5, maxX: 14.25, maxY: 6 };
     const shared = guardCellIds(a).filter((id) => guardCellIds(touching).includes(id));
     expect(shared.length).toBeGreaterThan(0);
   });
@@ -1285,15 +1406,15 @@ describe("guard cells", () => {
   it("writes each cell of a batch once, in one sorted order", () => {
     const cells = guardCellsOf([
       { minX: 1.5, minY: 1.5, maxX: 1.6, maxY: 1.6 },
-      { minX: 0.5, minY: 0.5, maxX: 1.6, maxY: 1.6 },
+      { minX: -0.5, minY: 0.5, maxX: 1.6, maxY: 1.6 },
     ]);
-    expect(cells).toEqual(["g1:180:90", "g1:180:91", "g1:181:90", "g1:181:91"]);
+    expect(cells).toEqual(["g11.25:15:8", "g11.25:16:8"]);
   });
 
   it("pins the guard upserts: $inc always modifies the document, so concurrent writers collide", () => {
-    expect(guardWrites(["g1:1:2", "g1:1:3"])).toStrictEqual([
-      { updateOne: { filter: { _id: "g1:1:2" }, update: { $inc: { writes: 1 } }, upsert: true } },
-      { updateOne: { filter: { _id: "g1:1:3" }, update: { $inc: { writes: 1 } }, upsert: true } },
+    expect(guardWrites(["g11.25:1:2", "g11.25:1:3"])).toStrictEqual([
+      { updateOne: { filter: { _id: "g11.25:1:2" }, update: { $inc: { writes: 1 } }, upsert: true } },
+      { updateOne: { filter: { _id: "g11.25:1:3" }, update: { $inc: { writes: 1 } }, upsert: true } },
     ]);
     expect(GUARD_WRITE_OPTIONS).toStrictEqual({ ordered: true });
   });

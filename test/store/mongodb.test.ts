@@ -50,6 +50,7 @@ import {
   CONFLICT_PAIRS,
   CONFLICT_PAIRS_FILLED,
   CREATED_EVENTS_FILLED,
+  conflictCandidatesFilter,
   GEOMETRY_CHUNK_INDEXES,
   GEOMETRY_CHUNKS,
   GUARDS,
@@ -729,6 +730,84 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
       } finally {
         await other.close();
       }
+    });
+
+    /**
+     * An L-shaped jurisdiction, 16° × 16° from (x0, 10): a bar along its south side and one up its
+     * west side, 2° thick. Its box holds much more than its shape (the cell cover leaves the gap out).
+     */
+    function jurisdictionAt(x0: number): SourceGeometry {
+      return {
+        type: "Polygon",
+        coordinates: [
+          [
+            [x0, 10],
+            [x0 + 16, 10],
+            [x0 + 16, 12],
+            [x0 + 2, 12],
+            [x0 + 2, 26],
+            [x0, 26],
+            [x0, 10],
+          ],
+        ],
+      };
+    }
+
+    async function pairCount(a: string, b: string): Promise<number> {
+      const pairs = adminClient().db(database).collection<ConflictPairDocument>(CONFLICT_PAIRS);
+      return pairs.countDocuments({ _id: { $in: [`${a}|${b}`, `${b}|${a}`] } });
+    }
+
+    it("a field and the jurisdiction around it, created at once by two clients, end paired (mixed sizes)", async () => {
+      await clear();
+      const other = await openTestStore(database, true);
+      try {
+        for (let round = 0; round < 10; round++) {
+          const x0 = -170 + round * 34;
+          // Two fields inside the west bar (one across the guard cell line at 22.5° N), one inside the south bar.
+          const fields = [square(x0 + 0.5, 20, 0.01), square(x0 + 1, 22.5 - 0.005, 0.01), square(x0 + 12, 10.5, 0.01)];
+          const fieldSide = (accountId: string) => fields.map((geometry) => makeRecord({ accountId, geometry }));
+          const [created, [jurisdiction]] = await Promise.all([
+            store.insertMany(fieldSide("acct_fields")),
+            other.insertMany([makeRecord({ accountId: "acct_state", geometry: jurisdictionAt(x0) })]),
+          ]);
+          for (const field of created) {
+            expect(field.conflict || jurisdiction.conflict).toBe(true);
+            expect(await flagOf(field.id)).toBe(true);
+            expect(await pairCount(field.id, jurisdiction.id)).toBe(1);
+          }
+          expect(await flagOf(jurisdiction.id)).toBe(true);
+        }
+      } finally {
+        await other.close();
+      }
+    });
+
+    it("stores a jurisdiction's cell cover, and a field in the gap of its shape is not its candidate", async () => {
+      await clear();
+      const x0 = 40;
+      const [jurisdiction] = await store.insertMany([makeRecord({ geometry: jurisdictionAt(x0) })]);
+      const sources = adminClient().db(database).collection<SourceDocument>(SOURCES);
+      const stored = await sources.findOne({ _id: jurisdiction.id });
+      expect(stored?.cover.type).toBe("MultiPolygon");
+      const candidateIds = async (geometry: SourceGeometry) =>
+        (await sources.find(conflictCandidatesFilter([{ box: boundingBox(geometry), geometry }])).toArray()).map(
+          (doc) => doc._id,
+        );
+      expect(await candidateIds(square(x0 + 10, 20, 0.01))).toEqual([]);
+      expect(await candidateIds(square(x0 + 0.5, 20, 0.01))).toEqual([jurisdiction.id]);
+      // With the box cover (what an earlier version stored) the gap field would have been one: it lies in the box.
+      const box = boundingBox(jurisdictionAt(x0));
+      expect(box.minX < x0 + 10 && x0 + 10 < box.maxX && box.minY < 20 && 20 < box.maxY).toBe(true);
+      const [gap, inside] = await store.insertMany([
+        makeRecord({ accountId: "acct_b", geometry: square(x0 + 10, 20, 0.01) }),
+        makeRecord({ accountId: "acct_b", geometry: square(x0 + 0.5, 20, 0.01) }),
+      ]);
+      expect([gap.conflict, inside.conflict]).toEqual([false, true]);
+      // A second jurisdiction, asking with its own cell cover, finds the first (two MultiPolygon covers meet).
+      const [second] = await store.insertMany([makeRecord({ accountId: "acct_b", geometry: jurisdictionAt(x0 + 1) })]);
+      expect(second.conflict).toBe(true);
+      expect(await pairCount(second.id, jurisdiction.id)).toBe(1);
     });
   });
 });

@@ -1,4 +1,5 @@
-import type { BoundingBox, Position } from "../../geo/types.js";
+import { prepareSearchArea } from "../../geo/intersects.js";
+import type { BoundingBox, Position, SourceGeometry } from "../../geo/types.js";
 
 /**
  * The geometry MongoDB's 2dsphere index holds for a source: a "cover" of its planar bounding box,
@@ -138,4 +139,142 @@ export function coverOf(box: BoundingBox): CoverGeometry {
 /** Every ring of a cover, each closed, for tests and diagnostics. */
 export function coverRings(cover: CoverGeometry): Position[][] {
   return cover.type === "Polygon" ? cover.coordinates : cover.coordinates.map((polygon) => polygon[0]);
+}
+
+/** A source whose box is at most this many degrees on each side is covered by its box (`coverOf`). */
+export const CELL_COVER_MIN_DEGREES = 1;
+/** A larger source's cell cover cuts its box into at most this many cells along each axis. */
+export const CELL_COVER_CELLS_PER_AXIS = 8;
+
+/**
+ * The values from `from` to `to` at which a grid of `size`-degree cells aligned on `origin` cuts
+ * the closed interval [from, to]: `from`, every grid line strictly between, `to`. Consecutive
+ * values bound the pieces of the interval, which share their ends, so the pieces cover it exactly
+ * whatever the rounding of the grid lines.
+ */
+function cuts(from: number, to: number, origin: number, size: number): number[] {
+  const values = [from];
+  for (let k = Math.floor((from - origin) / size) + 1; ; k++) {
+    const line = origin + k * size;
+    if (line >= to) break;
+    if (line > from) values.push(line);
+  }
+  values.push(to);
+  return values;
+}
+
+/** The cuts of the finest grid (cells of 360 / 2^L degrees) leaving at most CELL_COVER_CELLS_PER_AXIS pieces along each axis. */
+function cellCuts(box: BoundingBox): { xs: number[]; ys: number[] } {
+  let best = { xs: [box.minX, box.maxX], ys: [box.minY, box.maxY] };
+  for (let level = 0; level <= 40; level++) {
+    const size = 360 / 2 ** level;
+    const xs = cuts(box.minX, box.maxX, -180, size);
+    const ys = cuts(box.minY, box.maxY, -90, size);
+    if (xs.length - 1 > CELL_COVER_CELLS_PER_AXIS || ys.length - 1 > CELL_COVER_CELLS_PER_AXIS) break;
+    best = { xs, ys };
+  }
+  return best;
+}
+
+/**
+ * The rectangles of a large source's cell cover: its box cut by a grid into at most
+ * CELL_COVER_CELLS_PER_AXIS × CELL_COVER_CELLS_PER_AXIS closed cells, the cells the geometry
+ * meets (touching included, decided exactly by `prepareSearchArea`); each row's runs of such cells
+ * merged into one rectangle, and a run merged with the one right below it when both span the same
+ * columns. South to north, then west to east. Every point of the geometry lies in its box, so in
+ * a closed cell, which the geometry then meets: the rectangles hold the whole geometry. One
+ * rectangle, the box itself, when the geometry meets every cell.
+ */
+export function cellCoverRectangles(geometry: SourceGeometry, box: BoundingBox): BoundingBox[] {
+  const { xs, ys } = cellCuts(box);
+  const shape = prepareSearchArea(geometry);
+  const rectangles: BoundingBox[] = [];
+  let every = true;
+  for (let j = 0; j + 1 < ys.length; j++) {
+    let run: BoundingBox | null = null;
+    for (let i = 0; i + 1 < xs.length; i++) {
+      const cell = { minX: xs[i], minY: ys[j], maxX: xs[i + 1], maxY: ys[j + 1] };
+      if (shape.intersects(rectangleGeometry(cell))) {
+        run = run === null ? cell : { minX: run.minX, minY: run.minY, maxX: cell.maxX, maxY: run.maxY };
+        continue;
+      }
+      every = false;
+      if (run !== null) addRun(rectangles, run);
+      run = null;
+    }
+    if (run !== null) addRun(rectangles, run);
+  }
+  return every ? [box] : rectangles;
+}
+
+/** Adds a row's run, extending the rectangle right below it when that spans the same columns. */
+function addRun(rectangles: BoundingBox[], run: BoundingBox): void {
+  const below = rectangles.findIndex((r) => r.minX === run.minX && r.maxX === run.maxX && r.maxY === run.minY);
+  if (below < 0) rectangles.push(run);
+  else rectangles[below] = { ...rectangles[below], maxY: run.maxY };
+}
+
+function rectangleGeometry(box: BoundingBox): SourceGeometry {
+  const { minX, minY, maxX, maxY } = box;
+  const ring: Position[] = [
+    [minX, minY],
+    [maxX, minY],
+    [maxX, maxY],
+    [minX, maxY],
+    [minX, minY],
+  ];
+  return { type: "Polygon", coordinates: [ring] };
+}
+
+/**
+ * The 2dsphere-indexable cover of a source, stored with it and used to find its conflict
+ * candidates. A source whose box is at most CELL_COVER_MIN_DEGREES on each side gets the cover of
+ * its box (`coverOf`). A larger one — a jurisdiction, a programme — gets the covers of its cell
+ * rectangles (`cellCoverRectangles`), one polygon each, so its cover follows its shape instead of
+ * holding its whole box: an L-shaped or diagonal country, or one whose islands stretch its box
+ * across a latitude band, no longer pulls in, or is pulled in by, every source of that box.
+ *
+ * Still conservative: each rectangle's cover holds the planar rectangle (coverOf), and the
+ * rectangles hold the geometry, so two sources whose geometries meet have covers that meet
+ * (their box covers and cell covers mix freely, each holds its geometry). The polygons of the
+ * MultiPolygon may overlap by their padding: MongoDB validates each polygon of a MultiPolygon on
+ * its own (`GeoParser::parseMultiPolygon`), as it does the tiles of a wide box cover.
+ */
+export function sourceCoverOf(geometry: SourceGeometry, box: BoundingBox): CoverGeometry {
+  const rectangles = sourceRectanglesOf(geometry, box);
+  if (rectangles.length === 1) return coverOf(rectangles[0]);
+  const known = cellCovers.get(geometry);
+  if (known?.cover !== undefined) return known.cover;
+  const cover: CoverGeometry = {
+    type: "MultiPolygon",
+    coordinates: rectangles.flatMap((rectangle) => coverRings(coverOf(rectangle)).map((ring) => [ring])),
+  };
+  cellCovers.set(geometry, { box: { ...box }, rectangles, cover });
+  return cover;
+}
+
+/**
+ * The planar rectangles that hold a source's geometry, as its cover (sourceCoverOf) and its
+ * guards (guards.ts) use them: its box for a source up to CELL_COVER_MIN_DEGREES on each side,
+ * else its cell rectangles (cellCoverRectangles).
+ */
+export function sourceRectanglesOf(geometry: SourceGeometry, box: BoundingBox): BoundingBox[] {
+  if (box.maxX - box.minX <= CELL_COVER_MIN_DEGREES && box.maxY - box.minY <= CELL_COVER_MIN_DEGREES) return [box];
+  // A create guards, asks with the cover and then stores it: the cells of a large geometry (never
+  // changed once validated) are found once.
+  const known = cellCovers.get(geometry);
+  if (known !== undefined && sameBox(known.box, box)) return known.rectangles;
+  const rectangles = cellCoverRectangles(geometry, box);
+  cellCovers.set(geometry, { box: { ...box }, rectangles });
+  return rectangles;
+}
+
+/** What was found of the geometries still referenced (a request's records), by geometry object. */
+const cellCovers = new WeakMap<
+  SourceGeometry,
+  { box: BoundingBox; rectangles: BoundingBox[]; cover?: CoverGeometry }
+>();
+
+function sameBox(a: BoundingBox, b: BoundingBox): boolean {
+  return a.minX === b.minX && a.minY === b.minY && a.maxX === b.maxX && a.maxY === b.maxY;
 }

@@ -18,7 +18,7 @@ import {
 } from "../../model/records.js";
 import type { ProtectedArea, SpatialSubject } from "../../model/spatial.js";
 import type { NewProtectedArea } from "../protected-area-layers.js";
-import { type CoverGeometry, coverOf } from "./cover.js";
+import { type CoverGeometry, coverOf, sourceCoverOf } from "./cover.js";
 
 /** A source's protected-area overlap, stored in the API's snake_case form. */
 export type UnepOverlapDocument = UnepOverlapJson;
@@ -143,7 +143,7 @@ export function toDocument(record: NewSourceRecord, eventSeq = 1): SourceDocumen
     attribute_type: [...record.attributeType],
     geometry_source: record.geometrySource,
     geometry: structuredClone(record.geometry),
-    cover: coverOf(record.bbox),
+    cover: sourceCoverOf(record.geometry, record.bbox),
     bbox: toBoxDocument(record.bbox),
     area_m2: record.areaM2,
     start_at: new Date(record.startAt),

@@ -137,7 +137,10 @@ async function fillPairs(target: HistoryFillTarget, policy: ConflictPolicy): Pro
       for (const doc of subjects) {
         const subject = fromSubjectDocument(doc);
         const candidates = await target.sources
-          .find<FillSubjectDocument>(conflictCandidatesFilter([subject.bbox]), { ...FILL_CANDIDATE_OPTIONS, session })
+          .find<FillSubjectDocument>(conflictCandidatesFilter([{ box: subject.bbox, geometry: subject.geometry }]), {
+            ...FILL_CANDIDATE_OPTIONS,
+            session,
+          })
           .toArray();
         // Only the earlier ones: each pair is found once, from its later side.
         for (const earlier of candidates.filter((c) => listOrder(c, doc) < 0).sort(listOrder)) {

@@ -28,7 +28,7 @@ import {
   type TimeRange,
 } from "../../model/list-query.js";
 import { spatialFilterOf } from "../spatial-filter.js";
-import { type CoverGeometry, coverOf } from "./cover.js";
+import { type CoverGeometry, coverOf, sourceCoverOf } from "./cover.js";
 import type {
   ConflictPairDocument,
   GeometryChunkDocument,
@@ -360,12 +360,13 @@ export const SPATIAL_LIST_OPTIONS: FindOptions = { projection: RECORD_PROJECTION
 /**
  * The 2dsphere candidates for a planar box: sources whose cover meets the cover of the box.
  *
- * Conservative: every source whose planar bounding box meets `box` is a candidate. A stored cover
- * is `coverOf` its source's planar box, and `coverOf` builds a cover that, drawn with geodesic
- * edges as 2dsphere draws it, contains every point of its planar box (cover.ts); so a point the
- * source's box shares with `box` lies in both covers, the covers intersect, and `$geoIntersects`
- * (the index narrows, the server then tests the covers exactly) returns the source. A degenerate
- * box (a point's envelope) gets a cover of the minimum width, like any narrow box.
+ * Conservative: every source whose geometry meets `box` is a candidate. A stored cover is
+ * `sourceCoverOf` its source (the cover of its planar box, or of the cells its geometry meets),
+ * which, drawn with geodesic edges as 2dsphere draws it, contains every point of the geometry
+ * (cover.ts), and `coverOf(box)` contains every point of `box`; so a point the geometry shares
+ * with `box` lies in both covers, the covers intersect, and `$geoIntersects` (the index narrows,
+ * the server then tests the covers exactly) returns the source. A degenerate box (a point's
+ * envelope) gets a cover of the minimum width, like any narrow box.
  */
 export function coverCandidatesFilter(box: BoundingBox): Filter<SourceDocument> {
   return { cover: { $geoIntersects: { $geometry: coverOf(box) } } };
@@ -496,15 +497,27 @@ function intersectingCover(cover: CoverGeometry): Filter<SourceDocument> {
   return { cover: { $geoIntersects: { $geometry: cover } } };
 }
 
+/** A new source as its candidate query sees it: its box, and its geometry when the cover may follow its shape. */
+export type CandidateShape = BoundingBox | { box: BoundingBox; geometry: SourceGeometry };
+
+/** The cover a candidate query asks with: the source's own cover (sourceCoverOf) when its geometry is given. */
+function candidateCover(shape: CandidateShape): CoverGeometry {
+  return "geometry" in shape ? sourceCoverOf(shape.geometry, shape.box) : coverOf(shape);
+}
+
 /**
- * Candidates for a conflict with any of `boxes`, across every account: sources whose cover meets
- * the cover of one of the boxes (so at least every source whose box meets one of them; the exact
- * decision is the policy's). One box is one `$geoIntersects`; several are an `$or` of them, each
- * clause served by the 2dsphere index.
+ * Candidates for a conflict with any of `shapes`, across every account: sources whose cover meets
+ * the cover of one of the shapes (so at least every source whose geometry meets one of theirs:
+ * both covers hold their geometries; the exact decision is the policy's). A shape given with its
+ * geometry asks with the cover its document stores (`sourceCoverOf`: the box cover for a source up
+ * to 1° on a side, the covers of the grid cells its geometry meets for a larger one, so a
+ * jurisdiction does not pull in every source of its box); a bare box asks with the box cover. One
+ * shape is one `$geoIntersects`; several are an `$or` of them, each clause served by the 2dsphere
+ * index.
  */
-export function conflictCandidatesFilter(boxes: readonly BoundingBox[]): Filter<SourceDocument> {
-  if (boxes.length === 1) return intersectingCover(coverOf(boxes[0]));
-  return { $or: boxes.map((box) => intersectingCover(coverOf(box))) };
+export function conflictCandidatesFilter(shapes: readonly CandidateShape[]): Filter<SourceDocument> {
+  if (shapes.length === 1) return intersectingCover(candidateCover(shapes[0]));
+  return { $or: shapes.map((shape) => intersectingCover(candidateCover(shape))) };
 }
 
 export const CANDIDATE_OPTIONS: FindOptions = { projection: SUBJECT_PROJECTION };

@@ -23,6 +23,7 @@ import { type AccountAltIds, altIdClash, altIdsByAccount, type SourceStore, Stor
 import { matcher } from "../record-filter.js";
 import { spatialFilterOf } from "../spatial-filter.js";
 import { newMongoClient } from "./client.js";
+import { sourceRectanglesOf } from "./cover.js";
 import {
   type ConflictPairDocument,
   type EventSubjectDocument,
@@ -66,6 +67,7 @@ import {
   asOfHistoryFilter,
   CANDIDATE_CHUNK,
   CANDIDATE_OPTIONS,
+  type CandidateShape,
   CLASHING_ALT_IDS_OPTIONS,
   COMMITTED_IDS_OPTIONS,
   CONFLICT_PAIRS,
@@ -665,13 +667,13 @@ export class MongoSourceStore implements SourceStore {
     session: ClientSession,
   ): Promise<SourceRecord[]> {
     await this.writeGuards(
-      records.map((r) => r.bbox),
+      records.flatMap((r) => sourceRectanglesOf(r.geometry, r.bbox)),
       session,
     );
     const stored = new Map<string, StoredSubject>();
     for (const chunk of chunks(records, CANDIDATE_CHUNK)) {
       for (const candidate of await this.candidates(
-        chunk.map((r) => r.bbox),
+        chunk.map((r) => ({ box: r.bbox, geometry: r.geometry })),
         session,
       )) {
         stored.set(candidate.id, candidate);
@@ -789,9 +791,9 @@ export class MongoSourceStore implements SourceStore {
     });
   }
 
-  private async candidates(boxes: BoundingBox[], session: ClientSession): Promise<StoredSubject[]> {
+  private async candidates(shapes: CandidateShape[], session: ClientSession): Promise<StoredSubject[]> {
     const docs = await this.sources
-      .find<SubjectDocument>(conflictCandidatesFilter(boxes), { ...CANDIDATE_OPTIONS, session })
+      .find<SubjectDocument>(conflictCandidatesFilter(shapes), { ...CANDIDATE_OPTIONS, session })
       .toArray();
     return docs.map(fromSubjectDocument);
   }
