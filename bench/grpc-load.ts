@@ -24,6 +24,8 @@ import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-no
 import {
   GetSourceRequestSchema,
   GetSourceResponseSchema,
+  ListSourcesRequestSchema,
+  ListSourcesResponseSchema,
   SourceLedgerService,
 } from "../gen/sourceledger/v2/source_ledger_pb.js";
 import type { LoadResult } from "./http-load.js";
@@ -39,9 +41,13 @@ export interface GrpcLoad {
   duration: number;
   /** Advertise gzip in grpc-accept-encoding (default true, like Connect's and grpc-js's clients). */
   acceptCompression?: boolean;
+  /** GetSource of each id in turn (default), or ListSources of the first page of `listLimit`. */
+  method?: "get" | "list";
+  listLimit?: number;
 }
 
 const GET_SOURCE_PATH = `/${SourceLedgerService.typeName}/${SourceLedgerService.method.getSource.name}`;
+const LIST_SOURCES_PATH = `/${SourceLedgerService.typeName}/${SourceLedgerService.method.listSources.name}`;
 
 function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return 0;
@@ -95,7 +101,10 @@ async function closedLoop(
 }
 
 function requestFrame(id: string): Buffer {
-  const message = toBinary(GetSourceRequestSchema, create(GetSourceRequestSchema, { id }));
+  return envelope(toBinary(GetSourceRequestSchema, create(GetSourceRequestSchema, { id })));
+}
+
+function envelope(message: Uint8Array): Buffer {
   const frame = Buffer.alloc(5 + message.length);
   frame.writeUInt32BE(message.length, 1);
   frame.set(message, 5);
@@ -114,15 +123,18 @@ async function runH2(load: GrpcLoad): Promise<LoadResult> {
         }),
     ),
   );
+  const list = load.method === "list";
   const headers: http2.OutgoingHttpHeaders = {
     ":method": "POST",
-    ":path": GET_SOURCE_PATH,
+    ":path": list ? LIST_SOURCES_PATH : GET_SOURCE_PATH,
     "content-type": "application/grpc+proto",
     te: "trailers",
     authorization: `Bearer ${load.token}`,
     ...(load.acceptCompression === false ? {} : { "grpc-accept-encoding": "gzip" }),
   };
-  const frames = load.ids.slice(0, 20_000).map(requestFrame);
+  const frames = list
+    ? [envelope(toBinary(ListSourcesRequestSchema, create(ListSourcesRequestSchema, { limit: load.listLimit ?? 100 })))]
+    : load.ids.slice(0, 20_000).map(requestFrame);
   const call = (i: number, connection: number, keep?: Buffer[]) =>
     new Promise<string>((resolve, reject) => {
       const stream = sessions[connection].request(headers);
@@ -144,9 +156,17 @@ async function runH2(load: GrpcLoad): Promise<LoadResult> {
     const status = await call(0, 0, chunks);
     const body = Buffer.concat(chunks);
     const payload = body.subarray(5, 5 + body.readUInt32BE(1));
-    const response = fromBinary(GetSourceResponseSchema, body[0] === 1 ? gunzipSync(payload) : payload);
-    if (status !== "0" || response.source?.id !== load.ids[0]) {
-      throw new Error(`gRPC GetSource check failed: status ${status}, id ${response.source?.id}`);
+    const bytes = body[0] === 1 ? gunzipSync(payload) : payload;
+    if (list) {
+      const page = fromBinary(ListSourcesResponseSchema, bytes);
+      if (status !== "0" || page.sources.length !== (load.listLimit ?? 100)) {
+        throw new Error(`gRPC ListSources check failed: status ${status}, ${page.sources.length} sources`);
+      }
+    } else {
+      const response = fromBinary(GetSourceResponseSchema, bytes);
+      if (status !== "0" || response.source?.id !== load.ids[0]) {
+        throw new Error(`gRPC GetSource check failed: status ${status}, id ${response.source?.id}`);
+      }
     }
     return await closedLoop(load, (i, connection) => call(i, connection));
   } finally {

@@ -12,6 +12,10 @@
  *   create  S4 into a copy of the ledger, 3 × 3 s  (--features N, default 1)
  *   list    S3 at 50 connections, 3 × 3 s with 5 s pauses, sampling the server's RssAnon
  *
+ *   --connections N    grpc: HTTP/2 connections the 50 calls in flight share (default 1)
+ *   --identity 1       grpc: the client does not accept gzip
+ *   --grpc-only 1      grpc: no REST load between the gRPC ones (for a profile of gRPC alone)
+ *   --list 1           grpc: ListSources{limit: 100} against GET /sources?limit=100
  *   --idle MS          pause before each measured load of the service (get), as the full run's
  *                      interleaving does
  *   --node-args "..."  extra V8/Node flags for the service (default: the production flags)
@@ -121,16 +125,28 @@ try {
         token,
         ids: info.ids,
         concurrency: 50,
-        connections: 1,
+        connections: Number(option("--connections") ?? 1),
         duration: seconds,
-        acceptCompression: true,
+        acceptCompression: option("--identity") === undefined,
+        method: option("--list") === undefined ? "get" : "list",
       });
     await grpc(2);
     for (let run = 0; run < 3; run++) {
       const before = cpuSecondsOf(service.pid);
       const s5 = await grpc(3);
       const cores = (cpuSecondsOf(service.pid) - before) / s5.seconds;
-      const s2 = await getLoad(service.port, 3);
+      const s2 =
+        option("--grpc-only") !== undefined
+          ? s5
+          : option("--list") === undefined
+            ? await getLoad(service.port, 3)
+            : await runHttpLoad({
+                port: service.port,
+                duration: 3,
+                connections: 50,
+                headers,
+                requests: [{ method: "GET", path: "/sources?limit=100" }],
+              });
       console.log(
         `${line("S5", s5, ` server cores ${cores.toFixed(2)}`)} | ${line("S2", s2)} | ratio ${(s5.rps / s2.rps).toFixed(2)}`,
       );

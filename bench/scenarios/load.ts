@@ -40,6 +40,7 @@ export async function runLoad(
         connections: plan.grpcConnections,
         duration,
         acceptCompression: load.acceptCompression,
+        method: load.method,
       });
     case "get": {
       let i = 0;

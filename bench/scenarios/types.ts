@@ -6,7 +6,7 @@ export type LoadKind =
   | { kind: "list" }
   /** POST /sources; `conflictsIn`: each feature overlaps one of the ledger's first N seeded cells (S4's conflicting loads). */
   | { kind: "create"; features: number; conflictsIn?: number }
-  | { kind: "grpc"; ids: string[]; client: "h2" | "connect"; acceptCompression: boolean }
+  | { kind: "grpc"; ids: string[]; client: "h2" | "connect"; acceptCompression: boolean; method?: "get" | "list" }
   /** GET each path in turn (S9's late page, S10's boxes and its reference page); `connections` overrides the plan's. */
   | { kind: "paths"; paths: string[]; connections?: number }
   /** POST /sources/search with each body in turn (S11). */
