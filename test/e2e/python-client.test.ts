@@ -105,6 +105,16 @@ const SKIPPED = "missing" in tools ? `skipped: ${tools.missing} not installed` :
 if (SKIPPED) console.info(`Python client tests (python-client.test.ts) ${SKIPPED}`);
 
 describe.skipIf(SKIPPED !== null)(`the Python example client (${"missing" in tools ? SKIPPED : tools.version})`, () => {
+  // Issue 13's matrix: the same client, the same outcomes, on the lean gRPC path and on Connect's.
+  describe.each([
+    ["the lean gRPC path", "on"],
+    ["Connect's adapter", "off"],
+  ] as const)("through %s", (_path, leanPath) => {
+    pythonClientSuite(leanPath);
+  });
+});
+
+function pythonClientSuite(leanPath: "on" | "off"): void {
   const { python, plugin } = tools as Tools;
   let server: TestServer;
   let stubs: string;
@@ -114,7 +124,12 @@ describe.skipIf(SKIPPED !== null)(`the Python example client (${"missing" in too
     const args = readmeProtocArgs(stubs, plugin);
     expect(args).toContain(`--grpc_out=${stubs}`);
     await run("protoc", args, { cwd: ROOT });
-    server = await startTestServer({ AUTH_ISSUER: "", AUTH_JWKS_URL: "", DEV_CLIENTS_FILE: DEV_CLIENTS });
+    server = await startTestServer({
+      AUTH_ISSUER: "",
+      AUTH_JWKS_URL: "",
+      DEV_CLIENTS_FILE: DEV_CLIENTS,
+      GRPC_LEAN_PATH: leanPath,
+    });
   });
 
   afterAll(async () => {
@@ -206,4 +221,4 @@ describe.skipIf(SKIPPED !== null)(`the Python example client (${"missing" in too
       /^FAIL: POST http:\/\/127\.0\.0\.1:\d+\/oauth\/token answered 401: .*invalid_client/,
     );
   });
-});
+}
