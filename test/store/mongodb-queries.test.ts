@@ -1334,6 +1334,42 @@ describe("protected-area queries", () => {
     });
   });
 
+  it("asks about a large source with its geometry's cells, as the conflict query does, not its whole box", () => {
+    const twin: SourceGeometry = {
+      type: "MultiPolygon",
+      coordinates: [
+        [
+          [
+            [-10, -1],
+            [-8, -1],
+            [-8, 1],
+            [-10, 1],
+            [-10, -1],
+          ],
+        ],
+        [
+          [
+            [8, -1],
+            [10, -1],
+            [10, 1],
+            [8, 1],
+            [8, -1],
+          ],
+        ],
+      ],
+    };
+    const twinBox = { minX: -10, minY: -1, maxX: 10, maxY: 1 };
+    const shape = { box: twinBox, geometry: twin };
+    expect(protectedAreaCandidatesFilter("pal_A", [shape])).toStrictEqual({
+      layer_id: "pal_A",
+      cover: { $geoIntersects: { $geometry: sourceCoverOf(twin, twinBox) } },
+    });
+    expect(sourceCoverOf(twin, twinBox)).not.toStrictEqual(coverOf(twinBox));
+    expect(protectedAreaCandidatesFilter("pal_A", [shape]).cover).toStrictEqual(
+      conflictCandidatesFilter([shape]).cover,
+    );
+  });
+
   it("asks about a batch with one $or, the layer in every clause (one index scan each)", () => {
     expect(protectedAreaCandidatesFilter("pal_A", [box, other])).toStrictEqual({
       $or: [

@@ -15,7 +15,7 @@
 import type { ClientSession, Collection, Db, MongoClient, MongoClientOptions } from "mongodb";
 import { ulid } from "ulid";
 import { boxesIntersect } from "../../geo/bbox.js";
-import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
+import type { SourceGeometry } from "../../geo/types.js";
 import type { UnepOverlapRecord } from "../../model/records.js";
 import type { ProtectedArea, ProtectedAreaPolicy, SpatialSubject } from "../../model/spatial.js";
 import { GeometryCache } from "../geometry-cache.js";
@@ -60,6 +60,7 @@ import {
   AREA_INSERT_OPTIONS,
   areaGeometriesFilter,
   CANDIDATE_CHUNK,
+  type CandidateShape,
   chunks,
   DB_OPTIONS,
   GEOMETRY_CHUNK_INDEXES,
@@ -395,7 +396,7 @@ export class MongoProtectedAreaReader {
     this.cache = new GeometryCache<string, string>(cachePositions);
   }
 
-  async read(boxes: readonly BoundingBox[], session: ClientSession): Promise<LayerCandidates | null> {
+  async read(shapes: readonly CandidateShape[], session: ClientSession): Promise<LayerCandidates | null> {
     const state = await this.collections.layers.findOne<Pick<LayerStateDocument, "active">>(LAYER_STATE_FILTER, {
       ...ACTIVE_LAYER_OPTIONS,
       session,
@@ -405,7 +406,7 @@ export class MongoProtectedAreaReader {
     const cache = this.cache.forLayer(layerId);
 
     const found = new Map<string, ProtectedAreaCandidateDocument>();
-    for (const chunk of chunks(boxes, CANDIDATE_CHUNK)) {
+    for (const chunk of chunks(shapes, CANDIDATE_CHUNK)) {
       const docs = await this.collections.areas
         .find<ProtectedAreaCandidateDocument>(protectedAreaCandidatesFilter(layerId, chunk), {
           ...PROTECTED_AREA_CANDIDATE_OPTIONS,

@@ -797,18 +797,19 @@ function areaIntersectingCover(layerId: string, cover: CoverGeometry): Filter<Pr
 }
 
 /**
- * Candidates for the `unep_overlap` of sources with boxes `boxes`: the areas of layer `layerId`
- * whose cover meets the cover of one of the boxes, padded exactly like the conflict candidates
- * (so at least every area whose box meets one of them; the policy decides on the exact
- * geometry). Several boxes are an `$or` with the layer in each clause, so each clause is one scan
+ * Candidates for the `unep_overlap` of sources `shapes`: the areas of layer `layerId` whose cover
+ * meets the cover of one of the shapes, asked with the same cover as the conflict candidates (a
+ * large source's geometry cells, not its whole box: a jurisdiction does not pull in every area of
+ * its latitude band), so at least every area whose box meets one of them; the policy decides on
+ * the exact geometry. Several boxes are an `$or` with the layer in each clause, so each clause is one scan
  * of the `layer_cover_2dsphere` index.
  */
 export function protectedAreaCandidatesFilter(
   layerId: string,
-  boxes: readonly BoundingBox[],
+  shapes: readonly CandidateShape[],
 ): Filter<ProtectedAreaDocument> {
-  if (boxes.length === 1) return areaIntersectingCover(layerId, coverOf(boxes[0]));
-  return { $or: boxes.map((box) => areaIntersectingCover(layerId, coverOf(box))) };
+  if (shapes.length === 1) return areaIntersectingCover(layerId, candidateCover(shapes[0]));
+  return { $or: shapes.map((shape) => areaIntersectingCover(layerId, candidateCover(shape))) };
 }
 
 /** What the policy needs of a candidate, without its geometry (fetched only when not cached). */

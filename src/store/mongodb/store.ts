@@ -576,7 +576,7 @@ export class MongoSourceStore implements SourceStore {
       "protected-area overlap",
       (session) =>
         reader.read(
-          records.map((r) => r.bbox),
+          records.map((r) => ({ box: r.bbox, geometry: r.geometry })),
           session,
         ),
       keepWhatWasRead,
