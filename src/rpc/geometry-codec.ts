@@ -1,5 +1,4 @@
-import { create } from "@bufbuild/protobuf";
-import { type Geometry, GeometrySchema, type Polygon } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import type { Geometry, LinearRing, Polygon } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { PolygonCoordinates, Position, SourceGeometry } from "../geo/types.js";
 
 /** A packing problem found while unpacking a proto geometry; `path` as in GeometryIssue. */
@@ -45,24 +44,33 @@ export function geometryFromProto(g: Geometry | undefined): {
   }
 }
 
-function packPolygon(rings: PolygonCoordinates): { rings: { coordinates: number[] }[] } {
+function packPolygon(rings: PolygonCoordinates): Polygon {
   return {
-    rings: rings.map((ring) => {
+    $typeName: "sourceledger.v2.Polygon",
+    rings: rings.map((ring): LinearRing => {
       const flat = new Array<number>(ring.length * 2);
       for (let i = 0; i < ring.length; i++) {
         flat[2 * i] = ring[i][0];
         flat[2 * i + 1] = ring[i][1];
       }
-      return { coordinates: flat };
+      return { $typeName: "sourceledger.v2.LinearRing", coordinates: flat };
     }),
   };
 }
 
-/** GeoJSON form → proto geometry. */
+/**
+ * GeoJSON form → proto geometry, written as the messages themselves rather than through
+ * protobuf-es' `create`, which would walk the schema and copy every ring's coordinates once more
+ * (rpc/messages.ts says why; test/rpc/messages.test.ts compares the two).
+ */
 export function geometryToProto(g: SourceGeometry): Geometry {
   return g.type === "Polygon"
-    ? create(GeometrySchema, { kind: { case: "polygon", value: packPolygon(g.coordinates) } })
-    : create(GeometrySchema, {
-        kind: { case: "multiPolygon", value: { polygons: g.coordinates.map(packPolygon) } },
-      });
+    ? { $typeName: "sourceledger.v2.Geometry", kind: { case: "polygon", value: packPolygon(g.coordinates) } }
+    : {
+        $typeName: "sourceledger.v2.Geometry",
+        kind: {
+          case: "multiPolygon",
+          value: { $typeName: "sourceledger.v2.MultiPolygon", polygons: g.coordinates.map(packPolygon) },
+        },
+      };
 }
