@@ -231,6 +231,32 @@ function servingIndex(filter: Record<string, unknown>): { name: string; prefix: 
   return best;
 }
 
+/** Two 2° × 2° squares on the equator, 16° apart: a "jurisdiction" whose box is 20° wide. */
+const TWIN: SourceGeometry = {
+  type: "MultiPolygon",
+  coordinates: [
+    [
+      [
+        [-10, -1],
+        [-8, -1],
+        [-8, 1],
+        [-10, 1],
+        [-10, -1],
+      ],
+    ],
+    [
+      [
+        [8, -1],
+        [10, -1],
+        [10, 1],
+        [8, 1],
+        [8, -1],
+      ],
+    ],
+  ],
+};
+const TWIN_BOX = { minX: -10, minY: -1, maxX: 10, maxY: 1 };
+
 describe("list queries", () => {
   it("pins the filter of every combination of equality filters, for one account and for admins (2,048 cases)", () => {
     for (const mask of subsets()) {
@@ -902,32 +928,6 @@ describe("conflict candidate queries", () => {
     expect(CANDIDATE_CHUNK).toBe(100);
   });
 
-  /** Two 2° × 2° squares on the equator, 16° apart: a "jurisdiction" whose box is 20° wide. */
-  const TWIN: SourceGeometry = {
-    type: "MultiPolygon",
-    coordinates: [
-      [
-        [
-          [-10, -1],
-          [-8, -1],
-          [-8, 1],
-          [-10, 1],
-          [-10, -1],
-        ],
-      ],
-      [
-        [
-          [8, -1],
-          [10, -1],
-          [10, 1],
-          [8, 1],
-          [8, -1],
-        ],
-      ],
-    ],
-  };
-  const TWIN_BOX = { minX: -10, minY: -1, maxX: 10, maxY: 1 };
-
   it("asks about a source up to 1° on a side with the cover of its box, geometry or not", () => {
     const field = polygon([10, 20], [10.5, 20], [10.5, 20.25]);
     expect(conflictCandidatesFilter([{ box, geometry: field }])).toStrictEqual(conflictCandidatesFilter([box]));
@@ -1335,30 +1335,7 @@ describe("protected-area queries", () => {
   });
 
   it("asks about a large source with its geometry's cells, as the conflict query does, not its whole box", () => {
-    const twin: SourceGeometry = {
-      type: "MultiPolygon",
-      coordinates: [
-        [
-          [
-            [-10, -1],
-            [-8, -1],
-            [-8, 1],
-            [-10, 1],
-            [-10, -1],
-          ],
-        ],
-        [
-          [
-            [8, -1],
-            [10, -1],
-            [10, 1],
-            [8, 1],
-            [8, -1],
-          ],
-        ],
-      ],
-    };
-    const twinBox = { minX: -10, minY: -1, maxX: 10, maxY: 1 };
+    const [twin, twinBox] = [TWIN, TWIN_BOX];
     const shape = { box: twinBox, geometry: twin };
     expect(protectedAreaCandidatesFilter("pal_A", [shape])).toStrictEqual({
       layer_id: "pal_A",
