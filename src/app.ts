@@ -39,7 +39,7 @@ import { createLedger } from "./ledger/ledger.js";
 import type { ConflictPolicy } from "./model/spatial.js";
 import { unepOverlapPolicy } from "./protected-areas/overlap.js";
 import { withAnswerStatus } from "./rpc/answer-status.js";
-import { binaryGeometryAnswers } from "./rpc/binary-answers.js";
+import { preEncodedSourceAnswers } from "./rpc/binary-answers.js";
 import { decodeFailureAsInvalid } from "./rpc/decode-errors.js";
 import { createErrorShield } from "./rpc/error-shield.js";
 import { createLeanGrpc } from "./rpc/grpc-unary.js";
@@ -275,7 +275,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     // The early check's principal, for the interceptors to reuse, and the slot of the answer's code.
     contextValues: (request) => contextValuesOf(request).set(rpcOutcomeKey, rpcOutcomeOf(request)),
     // Binary answers get their geometry pre-encoded right before serialisation (rpc/binary-answers.ts).
-    interceptors: [errorShield, binaryGeometryAnswers, authenticate],
+    interceptors: [errorShield, preEncodedSourceAnswers, authenticate],
     readMaxBytes: MAX_BODY_BYTES,
     // Connect's default ignores unknown JSON fields, and with them unknown enum names: a client
     // sending "FIELD" instead of "SOURCE_TYPE_FIELD" would have it silently dropped.
@@ -309,7 +309,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   // Unary protobuf gRPC calls to the ledger take the lean path (docs/api.md §9.10): the same
   // early checks and interceptors as Connect's routes, called in-process like REST.
   if (config.grpcLeanPath) {
-    const rpcInterceptors: Interceptor[] = [errorShield, binaryGeometryAnswers, authenticate];
+    const rpcInterceptors: Interceptor[] = [errorShield, preEncodedSourceAnswers, authenticate];
     takeHttp2Streams(
       server,
       createLeanGrpc({

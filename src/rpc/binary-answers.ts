@@ -2,7 +2,7 @@ import type { Message } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import type { Interceptor } from "@connectrpc/connect";
 import { type Source, SourceSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import { encodeGeometryFieldData } from "./geometry-wire.js";
+import { encodeSourceFieldData } from "./source-wire.js";
 
 /**
  * Whether a Connect-served call answers in protobuf binary, from its request's Content-Type:
@@ -21,33 +21,32 @@ export function answersInProtobufBinary(requestHeader: Headers): boolean {
   return contentType !== null && BINARY_CONTENT_TYPE.test(contentType);
 }
 
-/** `Source.geometry`'s field number (proto/sourceledger/v2/source_ledger.proto). */
-const GEOMETRY_FIELD = SourceSchema.field.geometry.number;
-
-/** The sources an answer carries: the `sources` of Create/List, the `source` of Get. */
-function sourcesOf(message: Message): Source[] {
-  const answer = message as { sources?: unknown; source?: unknown };
-  if (Array.isArray(answer.sources)) return answer.sources as Source[];
-  const one = answer.source as Source | undefined;
-  return one?.$typeName === SourceSchema.typeName ? [one] : [];
-}
-
 /**
- * The last step before Connect serialises an answer in protobuf binary (gRPC, gRPC-Web, Connect
- * `+proto`): each source's geometry is written to its finished wire bytes here, at once, and
- * handed to protobuf-es as the unknown field it writes verbatim, instead of a Geometry message it
- * would encode one double at a time. JSON answers are left alone (JSON serialisation drops unknown
- * fields). Installed right inside the error shield on the Connect routes only, so the handler and
- * every other interceptor see ordinary messages; the in-process REST caller never runs it.
+ * The last step before an answer is serialised in protobuf binary (gRPC on either path, gRPC-Web,
+ * Connect `+proto`): each Source of a Create, List, Search or Get answer is written to its finished
+ * wire bytes here (source-wire.ts) and handed to protobuf-es as the unknown field it writes
+ * verbatim, in place of the Source message it would encode reflectively, one field and one double
+ * at a time. The answer decodes to the same message; only its own fields' order changes (a page's
+ * `next_page_token` comes before its sources). JSON answers are left alone (JSON serialisation
+ * drops unknown fields). Installed right inside the error shield, so the handler and every other
+ * interceptor see ordinary messages; the in-process REST caller never runs it.
  */
-export const binaryGeometryAnswers: Interceptor = (next) => async (req) => {
+export const preEncodedSourceAnswers: Interceptor = (next) => async (req) => {
   const res = await next(req);
   if (res.stream || !answersInProtobufBinary(req.header)) return res;
-  for (const source of sourcesOf(res.message)) {
-    if (source.geometry === undefined) continue;
-    const data = encodeGeometryFieldData(source.geometry);
-    source.geometry = undefined;
-    source.$unknown = [...(source.$unknown ?? []), { no: GEOMETRY_FIELD, wireType: WireType.LengthDelimited, data }];
+  const message = res.message as Message & Record<string, unknown>;
+  for (const field of res.method.output.fields) {
+    if (field.message?.typeName !== SourceSchema.typeName) continue;
+    const value = message[field.localName];
+    const sources = field.fieldKind === "list" ? (value as Source[]) : value === undefined ? [] : [value as Source];
+    if (sources.length === 0) continue;
+    const encoded = sources.map((source) => ({
+      no: field.number,
+      wireType: WireType.LengthDelimited,
+      data: encodeSourceFieldData(source),
+    }));
+    message[field.localName] = field.fieldKind === "list" ? [] : undefined;
+    message.$unknown = [...(message.$unknown ?? []), ...encoded];
   }
   return res;
 };

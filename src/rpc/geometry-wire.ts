@@ -47,11 +47,13 @@ function polygonsSize(polygons: readonly Polygon[]): number {
 class WireWriter {
   readonly bytes: Uint8Array;
   private readonly view: DataView;
-  private offset = 0;
+  private offset: number;
 
-  constructor(size: number) {
-    this.bytes = new Uint8Array(size);
-    this.view = new DataView(this.bytes.buffer);
+  /** A writer of a new buffer of `size` bytes, or of `into` from `offset` on. */
+  constructor(size: number, into?: Uint8Array, offset = 0) {
+    this.bytes = into ?? new Uint8Array(size);
+    this.view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
+    this.offset = offset;
   }
 
   get written(): number {
@@ -109,6 +111,13 @@ function writeGeometry(out: WireWriter, g: Geometry): void {
       out.polygon(polygon);
     }
   }
+}
+
+/** Writes the Geometry message `g` into `bytes` at `offset` (room for geometrySize(g)); the offset after it. */
+export function writeGeometryTo(bytes: Uint8Array, offset: number, g: Geometry): number {
+  const out = new WireWriter(0, bytes, offset);
+  writeGeometry(out, g);
+  return out.written;
 }
 
 /** `toBinary(GeometrySchema, g)`, written directly. */

@@ -5,10 +5,11 @@ import {
   GeometrySchema,
   GetSourceResponseSchema,
   ListSourcesResponseSchema,
+  SourceLedgerService,
   SourceSchema,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { PolygonCoordinates, Position, SourceGeometry } from "../../src/geo/types.js";
-import { answersInProtobufBinary, binaryGeometryAnswers } from "../../src/rpc/binary-answers.js";
+import { answersInProtobufBinary, preEncodedSourceAnswers } from "../../src/rpc/binary-answers.js";
 import { geometryToProto } from "../../src/rpc/geometry-codec.js";
 import { encodeGeometry, encodeGeometryFieldData } from "../../src/rpc/geometry-wire.js";
 import { toProtoSource } from "../../src/rpc/messages.js";
@@ -94,11 +95,12 @@ describe("geometry wire encoding", () => {
   });
 });
 
-describe("binary answers: geometry pre-encoded as the last step before serialisation", () => {
-  const answer = (contentType: string | null, message: unknown) => {
+describe("binary answers: sources pre-encoded as the last step before serialisation", () => {
+  const answer = (contentType: string | null, message: { $typeName: string }) => {
     const header = new Headers(contentType === null ? {} : { "content-type": contentType });
-    const next = async () => ({ stream: false, message }) as unknown as UnaryResponse;
-    return binaryGeometryAnswers(next as never)({ stream: false, header } as unknown as UnaryRequest);
+    const method = SourceLedgerService.methods.find((m) => m.output.typeName === message.$typeName);
+    const next = async () => ({ stream: false, message, method }) as unknown as UnaryResponse;
+    return preEncodedSourceAnswers(next as never)({ stream: false, header } as unknown as UnaryRequest);
   };
 
   it("writes the same bytes as protobuf-es for Get and List answers, and the message decodes equal", async () => {
@@ -122,12 +124,23 @@ describe("binary answers: geometry pre-encoded as the last step before serialisa
     ];
     const regular = create(ListSourcesResponseSchema, { sources: records.map(toProtoSource) });
     const expected = toBinary(ListSourcesResponseSchema, regular);
-    const list = create(ListSourcesResponseSchema, { sources: records.map(toProtoSource) });
+    const list = create(ListSourcesResponseSchema, { sources: records.map(toProtoSource), nextPageToken: "next" });
     await answer("application/grpc", list);
-    expect(list.sources.every((s) => s.geometry === undefined)).toBe(true);
-    // The geometry travels as the last field instead of in field order: the same message once decoded.
+    expect(list.sources).toEqual([]);
+    expect(list.$unknown?.map((u) => u.no)).toEqual([1, 1]);
+    // Without a page token the bytes are protobuf-es' own, sources in order, each in field order.
+    const noToken = create(ListSourcesResponseSchema, { sources: records.map(toProtoSource) });
+    await answer("application/grpc", noToken);
+    expect(Buffer.from(toBinary(ListSourcesResponseSchema, noToken)).equals(Buffer.from(expected))).toBe(true);
+    // With one, the token comes before the sources: the same message once decoded.
     const decodedList = fromBinary(ListSourcesResponseSchema, toBinary(ListSourcesResponseSchema, list));
-    expect(equals(ListSourcesResponseSchema, decodedList, fromBinary(ListSourcesResponseSchema, expected))).toBe(true);
+    expect(
+      equals(
+        ListSourcesResponseSchema,
+        decodedList,
+        create(ListSourcesResponseSchema, { sources: records.map(toProtoSource), nextPageToken: "next" }),
+      ),
+    ).toBe(true);
     expect(decodedList.sources[1].geometry?.kind.case).toBe("multiPolygon");
 
     const one = create(GetSourceResponseSchema, { source: toProtoSource(records[0]) });
@@ -141,7 +154,7 @@ describe("binary answers: geometry pre-encoded as the last step before serialisa
       const one = create(GetSourceResponseSchema, { source: toProtoSource(makeFullRecord()) });
       await answer(contentType, one);
       expect(one.source?.geometry?.kind.case).toBe("multiPolygon");
-      expect(one.source?.$unknown).toBeUndefined();
+      expect(one.$unknown).toBeUndefined();
     }
   });
 });

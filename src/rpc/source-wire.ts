@@ -1,0 +1,276 @@
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import {
+  type ProtectedAreaOverlap,
+  ProtectedAreaOverlapSchema,
+  type Source,
+  SourceSchema,
+  type UnepOverlap,
+  UnepOverlapSchema,
+} from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { geometrySize, writeGeometryTo } from "./geometry-wire.js";
+
+/**
+ * The protobuf wire bytes of a `sourceledger.v2.Source`, written directly: protobuf-es' reflective
+ * `toBinary` walks the schema per field, forks a writer per nested message and encodes each string
+ * with a TextEncoder call, which made ~20% of a gRPC GetSource's CPU (docs/benchmarks.md, issue 13).
+ * The field numbers are the schema's (`SourceSchema.field.*.number`), the presence rules proto3's
+ * as protobuf-es applies them (implicit fields only when not zero or empty; `optional`, message and
+ * repeated fields when set), and test/rpc/source-wire.test.ts checks the bytes equal `toBinary`'s
+ * for every field set, unset, empty, negative and non-ASCII.
+ */
+
+const F = SourceSchema.field;
+const U = UnepOverlapSchema.field;
+const P = ProtectedAreaOverlapSchema.field;
+const VARINT = 0;
+const FIXED64 = 1;
+const LEN = 2;
+
+const tagOf = (no: number, wire: number) => (no << 3) | wire;
+
+function varintSize(value: number): number {
+  let size = 1;
+  while (value >= 0x80) {
+    value = Math.floor(value / 128);
+    size += 1;
+  }
+  return size;
+}
+
+/** An int32 or int64 varint: negatives take ten bytes (two's complement, sign-extended). */
+function intSize(value: number | bigint): number {
+  return value < 0 ? 10 : varintSize(Number(value));
+}
+
+const lenFieldSize = (no: number, payload: number) => varintSize(tagOf(no, LEN)) + varintSize(payload) + payload;
+
+/** Sizes computed once per source and read again while writing. */
+interface Plan {
+  strings: Map<string, number>;
+}
+
+function utf8(plan: Plan, text: string): number {
+  let size = plan.strings.get(text);
+  if (size === undefined) {
+    size = Buffer.byteLength(text, "utf8");
+    plan.strings.set(text, size);
+  }
+  return size;
+}
+
+function stringFieldSize(plan: Plan, no: number, text: string): number {
+  return lenFieldSize(no, utf8(plan, text));
+}
+
+function timestampSize(t: Timestamp): number {
+  let size = 0;
+  if (t.seconds !== 0n) size += 1 + intSize(t.seconds);
+  if (t.nanos !== 0) size += 1 + intSize(t.nanos);
+  return size;
+}
+
+function areaSize(plan: Plan, a: ProtectedAreaOverlap): number {
+  let size = 0;
+  if (a.id !== "") size += stringFieldSize(plan, P.id.number, a.id);
+  if (a.name !== "") size += stringFieldSize(plan, P.name.number, a.name);
+  if (a.designation !== "") size += stringFieldSize(plan, P.designation.number, a.designation);
+  if (a.iucnCategory !== "") size += stringFieldSize(plan, P.iucnCategory.number, a.iucnCategory);
+  if (a.areaM2 !== 0) size += 9;
+  return size;
+}
+
+function unepSize(plan: Plan, u: UnepOverlap): number {
+  let size = 0;
+  if (u.dataset !== "") size += stringFieldSize(plan, U.dataset.number, u.dataset);
+  if (u.overlaps) size += 2;
+  if (u.areaM2 !== 0) size += 9;
+  if (u.fraction !== 0) size += 9;
+  for (const area of u.areas) size += lenFieldSize(U.areas.number, areaSize(plan, area));
+  return size;
+}
+
+function sourceSize(plan: Plan, s: Source): number {
+  let size = 0;
+  if (s.id !== "") size += stringFieldSize(plan, F.id.number, s.id);
+  if (s.altId !== "") size += stringFieldSize(plan, F.altId.number, s.altId);
+  if (s.methodology !== undefined) size += stringFieldSize(plan, F.methodology.number, s.methodology);
+  for (const tag of s.tags) size += stringFieldSize(plan, F.tags.number, tag);
+  if (s.stewardId !== undefined) size += stringFieldSize(plan, F.stewardId.number, s.stewardId);
+  if (s.projectId !== undefined) size += stringFieldSize(plan, F.projectId.number, s.projectId);
+  if (s.outcomeReportingYear !== undefined) size += 1 + intSize(s.outcomeReportingYear);
+  if (s.sourceType !== 0) size += 1 + intSize(s.sourceType);
+  if (s.attributeType.length > 0) {
+    let packed = 0;
+    for (const value of s.attributeType) packed += intSize(value);
+    size += lenFieldSize(F.attributeType.number, packed);
+  }
+  if (s.geometrySource !== 0) size += 1 + intSize(s.geometrySource);
+  if (s.geometry !== undefined) size += lenFieldSize(F.geometry.number, geometrySize(s.geometry));
+  for (const t of [s.startAt, s.endAt]) if (t !== undefined) size += lenFieldSize(F.startAt.number, timestampSize(t));
+  if (s.accountId !== "") size += stringFieldSize(plan, F.accountId.number, s.accountId);
+  if (s.createdBy !== "") size += stringFieldSize(plan, F.createdBy.number, s.createdBy);
+  if (s.updatedBy !== "") size += stringFieldSize(plan, F.updatedBy.number, s.updatedBy);
+  for (const t of [s.createdAt, s.updatedAt])
+    if (t !== undefined) size += lenFieldSize(F.createdAt.number, timestampSize(t));
+  if (s.conflict) size += 3;
+  if (s.unepOverlap !== undefined) size += lenFieldSize(F.unepOverlap.number, unepSize(plan, s.unepOverlap));
+  return size;
+}
+
+class Writer {
+  readonly bytes: Buffer;
+  offset = 0;
+
+  constructor(size: number) {
+    this.bytes = Buffer.allocUnsafe(size);
+  }
+
+  varint(value: number): void {
+    while (value >= 0x80) {
+      this.bytes[this.offset++] = (value & 0x7f) | 0x80;
+      value = Math.floor(value / 128);
+    }
+    this.bytes[this.offset++] = value;
+  }
+
+  int(value: number | bigint): void {
+    if (value >= 0) {
+      this.varint(Number(value));
+      return;
+    }
+    let rest = BigInt.asUintN(64, BigInt(value));
+    for (let i = 0; i < 9; i++) {
+      this.bytes[this.offset++] = Number(rest & 0x7fn) | 0x80;
+      rest >>= 7n;
+    }
+    this.bytes[this.offset++] = Number(rest);
+  }
+
+  tag(no: number, wire: number): void {
+    this.varint(tagOf(no, wire));
+  }
+
+  string(plan: Plan, no: number, text: string): void {
+    this.tag(no, LEN);
+    this.varint(utf8(plan, text));
+    this.offset += this.bytes.write(text, this.offset, "utf8");
+  }
+
+  double(no: number, value: number): void {
+    this.tag(no, FIXED64);
+    this.bytes.writeDoubleLE(value, this.offset);
+    this.offset += 8;
+  }
+
+  timestamp(no: number, t: Timestamp): void {
+    this.tag(no, LEN);
+    this.varint(timestampSize(t));
+    if (t.seconds !== 0n) {
+      this.tag(1, VARINT);
+      this.int(t.seconds);
+    }
+    if (t.nanos !== 0) {
+      this.tag(2, VARINT);
+      this.int(t.nanos);
+    }
+  }
+}
+
+function writeArea(out: Writer, plan: Plan, a: ProtectedAreaOverlap): void {
+  if (a.id !== "") out.string(plan, P.id.number, a.id);
+  if (a.name !== "") out.string(plan, P.name.number, a.name);
+  if (a.designation !== "") out.string(plan, P.designation.number, a.designation);
+  if (a.iucnCategory !== "") out.string(plan, P.iucnCategory.number, a.iucnCategory);
+  if (a.areaM2 !== 0) out.double(P.areaM2.number, a.areaM2);
+}
+
+function writeUnep(out: Writer, plan: Plan, u: UnepOverlap): void {
+  if (u.dataset !== "") out.string(plan, U.dataset.number, u.dataset);
+  if (u.overlaps) {
+    out.tag(U.overlaps.number, VARINT);
+    out.varint(1);
+  }
+  if (u.areaM2 !== 0) out.double(U.areaM2.number, u.areaM2);
+  if (u.fraction !== 0) out.double(U.fraction.number, u.fraction);
+  for (const area of u.areas) {
+    out.tag(U.areas.number, LEN);
+    out.varint(areaSize(plan, area));
+    writeArea(out, plan, area);
+  }
+}
+
+function writeSource(out: Writer, plan: Plan, s: Source): void {
+  if (s.id !== "") out.string(plan, F.id.number, s.id);
+  if (s.altId !== "") out.string(plan, F.altId.number, s.altId);
+  if (s.methodology !== undefined) out.string(plan, F.methodology.number, s.methodology);
+  for (const tag of s.tags) out.string(plan, F.tags.number, tag);
+  if (s.stewardId !== undefined) out.string(plan, F.stewardId.number, s.stewardId);
+  if (s.projectId !== undefined) out.string(plan, F.projectId.number, s.projectId);
+  if (s.outcomeReportingYear !== undefined) {
+    out.tag(F.outcomeReportingYear.number, VARINT);
+    out.int(s.outcomeReportingYear);
+  }
+  if (s.sourceType !== 0) {
+    out.tag(F.sourceType.number, VARINT);
+    out.int(s.sourceType);
+  }
+  if (s.attributeType.length > 0) {
+    let packed = 0;
+    for (const value of s.attributeType) packed += intSize(value);
+    out.tag(F.attributeType.number, LEN);
+    out.varint(packed);
+    for (const value of s.attributeType) out.int(value);
+  }
+  if (s.geometrySource !== 0) {
+    out.tag(F.geometrySource.number, VARINT);
+    out.int(s.geometrySource);
+  }
+  if (s.geometry !== undefined) {
+    out.tag(F.geometry.number, LEN);
+    out.varint(geometrySize(s.geometry));
+    out.offset = writeGeometryTo(out.bytes, out.offset, s.geometry);
+  }
+  if (s.startAt !== undefined) out.timestamp(F.startAt.number, s.startAt);
+  if (s.endAt !== undefined) out.timestamp(F.endAt.number, s.endAt);
+  if (s.accountId !== "") out.string(plan, F.accountId.number, s.accountId);
+  if (s.createdBy !== "") out.string(plan, F.createdBy.number, s.createdBy);
+  if (s.updatedBy !== "") out.string(plan, F.updatedBy.number, s.updatedBy);
+  if (s.createdAt !== undefined) out.timestamp(F.createdAt.number, s.createdAt);
+  if (s.updatedAt !== undefined) out.timestamp(F.updatedAt.number, s.updatedAt);
+  if (s.conflict) {
+    out.tag(F.conflict.number, VARINT);
+    out.varint(1);
+  }
+  if (s.unepOverlap !== undefined) {
+    out.tag(F.unepOverlap.number, LEN);
+    out.varint(unepSize(plan, s.unepOverlap));
+    writeUnep(out, plan, s.unepOverlap);
+  }
+}
+
+/** `toBinary(SourceSchema, s)`, written directly. */
+export function encodeSource(s: Source): Uint8Array {
+  const plan: Plan = { strings: new Map() };
+  const out = new Writer(sourceSize(plan, s));
+  writeSource(out, plan, s);
+  return checked(out);
+}
+
+/**
+ * A Source as the data of a length-delimited field in protobuf-es's unknown-field form
+ * (`{ no, wireType, data }`): the length varint followed by the message bytes.
+ */
+export function encodeSourceFieldData(s: Source): Uint8Array {
+  const plan: Plan = { strings: new Map() };
+  const size = sourceSize(plan, s);
+  const out = new Writer(varintSize(size) + size);
+  out.varint(size);
+  writeSource(out, plan, s);
+  return checked(out);
+}
+
+function checked(out: Writer): Uint8Array {
+  if (out.offset !== out.bytes.length)
+    throw new Error(`source encoding wrote ${out.offset} of ${out.bytes.length} bytes`);
+  return out.bytes;
+}

@@ -1,0 +1,179 @@
+/**
+ * The direct Source encoder (rpc/source-wire.ts) against protobuf-es' `toBinary`: the same bytes
+ * for every field set and unset, empty, zero, negative, non-ASCII, and for random sources.
+ */
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { type Source, SourceSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import type { Position } from "../../src/geo/types.js";
+import type { SourceRecord } from "../../src/model/records.js";
+import { toProtoSource } from "../../src/rpc/messages.js";
+import { encodeSource, encodeSourceFieldData } from "../../src/rpc/source-wire.js";
+import { prng } from "../support/geometry-fixtures.js";
+
+function same(source: Source): void {
+  const expected = Buffer.from(toBinary(SourceSchema, source));
+  expect(Buffer.from(encodeSource(source)).equals(expected)).toBe(true);
+}
+
+const RING: Position[] = [
+  [0, 0],
+  [1, 0],
+  [1, 1],
+  [0, 0],
+];
+
+function record(overrides: Partial<SourceRecord> = {}): SourceRecord {
+  return {
+    id: "src_01JBZ5Q0000000000000000000",
+    accountId: "acct-1",
+    altId: "field-7",
+    methodology: "VM0042",
+    tags: ["north", "irrigated"],
+    stewardId: "steward-3",
+    projectId: "project-9",
+    outcomeReportingYear: 2025,
+    sourceType: "FIELD",
+    attributeType: ["CARBON_REMOVAL", "WATER_QUALITY"],
+    geometrySource: "AUTHORITATIVE_GIS",
+    geometry: { type: "Polygon", coordinates: [RING] },
+    startAt: Date.parse("2024-01-01T00:00:00Z"),
+    endAt: Date.parse("2025-06-30T12:34:56.789Z"),
+    createdBy: "Client One",
+    updatedBy: "Client Two",
+    createdAt: 1_795_702_121_984,
+    updatedAt: 1_795_702_121_985,
+    conflict: true,
+    unepOverlap: {
+      dataset: "WDPA 2026-10",
+      overlaps: true,
+      areaM2: 1234.5,
+      fraction: 0.25,
+      areas: [
+        { id: "555", name: "Réserve naturelle", designation: "National Park", iucnCategory: "II", areaM2: 1234.5 },
+      ],
+    },
+    ...overrides,
+  };
+}
+
+describe("encodeSource writes what toBinary(SourceSchema) writes", () => {
+  it("every field set", () => same(toProtoSource(record())));
+
+  it("every optional field unset, every implicit one zero", () => {
+    same(
+      toProtoSource(
+        record({
+          methodology: null,
+          tags: [],
+          stewardId: null,
+          projectId: null,
+          outcomeReportingYear: null,
+          sourceType: null,
+          attributeType: [],
+          geometrySource: null,
+          conflict: false,
+          unepOverlap: null,
+          createdBy: "",
+          updatedBy: "",
+        }),
+      ),
+    );
+    same(create(SourceSchema, {}));
+  });
+
+  it("optional fields set to empty, empty tags, zero year, zero and negative times, non-ASCII text", () => {
+    same(
+      toProtoSource(
+        record({
+          methodology: "",
+          tags: ["", "étang", "🌾 field", "x".repeat(300)],
+          stewardId: "",
+          projectId: "projet-été",
+          outcomeReportingYear: 0,
+          startAt: 0,
+          endAt: -1,
+          createdAt: -86_400_000 * 400 - 123,
+          updatedAt: 999,
+        }),
+      ),
+    );
+    same(toProtoSource(record({ outcomeReportingYear: -5 })));
+  });
+
+  it("a MultiPolygon, a protected-area overlap with zero and empty parts", () => {
+    same(
+      toProtoSource(
+        record({
+          geometry: { type: "MultiPolygon", coordinates: [[RING], [RING, RING]] },
+          unepOverlap: {
+            dataset: "",
+            overlaps: false,
+            areaM2: 0,
+            fraction: 0,
+            areas: [
+              { id: "", name: "", designation: "", iucnCategory: "", areaM2: 0 },
+              { id: "1", name: "A", designation: "B", iucnCategory: "Ia", areaM2: -0.5 },
+            ],
+          },
+        }),
+      ),
+    );
+  });
+
+  it("1,000 random sources", () => {
+    const random = prng(13);
+    const text = () =>
+      ["", "a", "é", "🌾", "plain-id", "x".repeat(Math.floor(random() * 200))][Math.floor(random() * 6)];
+    const maybe = <T>(value: T): T | null => (random() < 0.3 ? null : value);
+    const time = () => Math.floor((random() - 0.3) * 4e12);
+    for (let i = 0; i < 1_000; i++) {
+      const ring = Array.from(
+        { length: 3 + Math.floor(random() * 20) },
+        (): Position => [random() * 360 - 180, random() * 180 - 90],
+      );
+      ring.push(ring[0]);
+      const source = toProtoSource(
+        record({
+          id: text(),
+          altId: text(),
+          methodology: maybe(text()),
+          tags: Array.from({ length: Math.floor(random() * 4) }, text),
+          stewardId: maybe(text()),
+          projectId: maybe(text()),
+          outcomeReportingYear: maybe(Math.floor(random() * 4000) - 100),
+          sourceType: maybe(["FIELD", "SITE", "JURISDICTIONAL"][Math.floor(random() * 3)]),
+          attributeType: ["CARBON_REMOVAL", "BIODIVERSITY", "WATER_QUANTITY"].slice(0, Math.floor(random() * 4)),
+          geometrySource: maybe("DERIVED"),
+          geometry:
+            random() < 0.5
+              ? { type: "Polygon", coordinates: [ring] }
+              : { type: "MultiPolygon", coordinates: [[ring], [ring]] },
+          startAt: time(),
+          endAt: time(),
+          createdBy: text(),
+          updatedBy: text(),
+          createdAt: time(),
+          updatedAt: time(),
+          conflict: random() < 0.5,
+          unepOverlap:
+            random() < 0.5
+              ? null
+              : { dataset: text(), overlaps: random() < 0.5, areaM2: random() * 1e6, fraction: random(), areas: [] },
+        }),
+      );
+      same(source);
+    }
+  });
+
+  it("as an unknown field: the length, then the message, which decodes to the same Source", () => {
+    const source = toProtoSource(record());
+    const data = encodeSourceFieldData(source);
+    const message = toBinary(SourceSchema, source);
+    expect(data.length).toBeGreaterThan(message.length);
+    expect(Buffer.from(data.subarray(data.length - message.length)).equals(Buffer.from(message))).toBe(true);
+    expect(fromBinary(SourceSchema, data.subarray(data.length - message.length))).toEqual(
+      fromBinary(SourceSchema, message),
+    );
+  });
+});
