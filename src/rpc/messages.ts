@@ -2,6 +2,7 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { ProtectedAreaOverlap, Source, UnepOverlap } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { SourceRecord, UnepOverlapRecord } from "../model/records.js";
 import { attributeTypes, geometrySources, sourceTypes } from "../model/vocabulary.js";
+import type { GeoJsonWire } from "./geojson-wire.js";
 import { geometryToProto } from "./geometry-codec.js";
 
 /**
@@ -12,7 +13,7 @@ import { geometryToProto } from "./geometry-codec.js";
  * result equals `create(SourceSchema, …)` of the same record.
  */
 export function toProtoSource(record: SourceRecord): Source {
-  return {
+  const source: Source = {
     $typeName: "sourceledger.v2.Source",
     id: record.id,
     altId: record.altId,
@@ -24,7 +25,7 @@ export function toProtoSource(record: SourceRecord): Source {
     sourceType: record.sourceType === null ? 0 : (sourceTypes.valueOf(record.sourceType) ?? 0),
     attributeType: record.attributeType.map((name) => attributeTypes.valueOf(name) ?? 0),
     geometrySource: record.geometrySource === null ? 0 : (geometrySources.valueOf(record.geometrySource) ?? 0),
-    geometry: geometryToProto(record.geometry),
+    geometry: record.geometryJson === undefined ? geometryToProto(record.geometry) : undefined,
     startAt: timestamp(record.startAt),
     endAt: timestamp(record.endAt),
     accountId: record.accountId,
@@ -35,6 +36,43 @@ export function toProtoSource(record: SourceRecord): Source {
     conflict: record.conflict,
     unepOverlap: record.unepOverlap ? unepOverlap(record.unepOverlap) : undefined,
   };
+  if (record.geometryJson !== undefined) deferGeometry(source, record);
+  return source;
+}
+
+/**
+ * The stored GeoJSON text a Source was made from, when its store keeps one, and the wire form
+ * scanned from it once (source-wire.ts storedGeometry; null when the text is not the plain form).
+ */
+export const STORED_GEOMETRY = Symbol("stored GeoJSON text");
+
+export interface StoredGeometry {
+  text: string;
+  wire: GeoJsonWire | null | undefined;
+}
+
+/**
+ * A Source of a record whose store keeps the geometry's GeoJSON text: `geometry` is built on first
+ * read (a JSON answer, an interceptor), and a binary answer writes its wire bytes straight from the
+ * text (geojson-wire.ts) without ever parsing it into positions.
+ */
+function deferGeometry(source: Source, record: SourceRecord): void {
+  const settle = (target: Source, value: Source["geometry"]) => {
+    Object.defineProperty(target, "geometry", { value, writable: true, enumerable: true, configurable: true });
+    return value;
+  };
+  Object.defineProperty(source, "geometry", {
+    get(this: Source) {
+      return settle(this, geometryToProto(record.geometry));
+    },
+    set(this: Source, value: Source["geometry"]) {
+      settle(this, value);
+    },
+    enumerable: true,
+    configurable: true,
+  });
+  const stored: StoredGeometry = { text: record.geometryJson as string, wire: undefined };
+  Object.defineProperty(source, STORED_GEOMETRY, { value: stored, enumerable: false });
 }
 
 /** What `timestampFromMs` makes, without `create`. */

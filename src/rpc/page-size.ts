@@ -1,7 +1,8 @@
-import type { Geometry, Source } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import type { Source } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { ListPage } from "../ledger/ledger.js";
 import type { SourceRecord } from "../model/records.js";
 import { geometrySize } from "./geometry-wire.js";
+import { storedGeometry } from "./source-wire.js";
 
 /**
  * The most bytes of sources one list or search answer carries (docs/api.md §12): under 4 MiB, the
@@ -22,7 +23,7 @@ interface SizeWeights {
   attributeType: number;
   /** One protected area of the overlap, besides its texts. */
   area: number;
-  geometry(geometry: Geometry | undefined): number;
+  geometry(source: Source): number;
 }
 
 const BINARY: SizeWeights = {
@@ -31,7 +32,8 @@ const BINARY: SizeWeights = {
   text: (text) => (text === undefined ? 0 : 6 + 3 * text.length),
   attributeType: 11,
   area: 17,
-  geometry: (geometry) => (geometry ? geometrySize(geometry) : 0),
+  // The stored text's wire size when the store keeps the text (no Geometry message built).
+  geometry: (source) => storedGeometry(source)?.size ?? (source.geometry ? geometrySize(source.geometry) : 0),
 };
 
 /** A double as JSON writes it: at most 24 characters (`-1.7976931348623157e+308`) and a comma. */
@@ -43,7 +45,7 @@ const JSON_MAPPING: SizeWeights = {
   text: (text) => (text === undefined ? 0 : 4 + 6 * text.length),
   attributeType: 48,
   area: 128 + JSON_NUMBER,
-  geometry(geometry) {
+  geometry({ geometry }) {
     if (geometry === undefined) return 0;
     const { kind } = geometry;
     const polygons = kind.case === "polygon" ? [kind.value] : kind.case === "multiPolygon" ? kind.value.polygons : [];
@@ -57,7 +59,7 @@ const JSON_MAPPING: SizeWeights = {
 };
 
 function sizeBound(source: Source, w: SizeWeights): number {
-  let size = w.fixed + w.geometry(source.geometry);
+  let size = w.fixed + w.geometry(source);
   const texts = [source.id, source.altId, source.methodology, source.stewardId, source.projectId, source.accountId];
   for (const text of [...texts, source.createdBy, source.updatedBy, ...source.tags]) size += w.text(text);
   size += w.attributeType * source.attributeType.length;

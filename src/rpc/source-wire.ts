@@ -7,7 +7,9 @@ import {
   type UnepOverlap,
   UnepOverlapSchema,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { type GeoJsonWire, geoJsonWire } from "./geojson-wire.js";
 import { geometrySize, writeGeometryTo } from "./geometry-wire.js";
+import { STORED_GEOMETRY, type StoredGeometry } from "./messages.js";
 
 /**
  * The protobuf wire bytes of a `sourceledger.v2.Source`, written directly: protobuf-es' reflective
@@ -47,6 +49,19 @@ const lenFieldSize = (no: number, payload: number) => varintSize(tagOf(no, LEN))
 /** Sizes computed once per source and read again while writing. */
 interface Plan {
   strings: Map<string, number>;
+  /** The geometry's wire form straight from its stored GeoJSON text, when the source has one. */
+  geometry?: GeoJsonWire;
+}
+
+/**
+ * The stored text's wire form, when the Source carries the text (messages.ts) and it scans; scanned
+ * once per Source (the page-size bound reads it before the encoder does).
+ */
+export function storedGeometry(s: Source): GeoJsonWire | undefined {
+  const stored = (s as Source & { [STORED_GEOMETRY]?: StoredGeometry })[STORED_GEOMETRY];
+  if (stored === undefined) return undefined;
+  if (stored.wire === undefined) stored.wire = geoJsonWire(stored.text) ?? null;
+  return stored.wire ?? undefined;
 }
 
 function utf8(plan: Plan, text: string): number {
@@ -105,7 +120,9 @@ function sourceSize(plan: Plan, s: Source): number {
     size += lenFieldSize(F.attributeType.number, packed);
   }
   if (s.geometrySource !== 0) size += 1 + intSize(s.geometrySource);
-  if (s.geometry !== undefined) size += lenFieldSize(F.geometry.number, geometrySize(s.geometry));
+  plan.geometry = storedGeometry(s);
+  if (plan.geometry !== undefined) size += lenFieldSize(F.geometry.number, plan.geometry.size);
+  else if (s.geometry !== undefined) size += lenFieldSize(F.geometry.number, geometrySize(s.geometry));
   for (const t of [s.startAt, s.endAt]) if (t !== undefined) size += lenFieldSize(F.startAt.number, timestampSize(t));
   if (s.accountId !== "") size += stringFieldSize(plan, F.accountId.number, s.accountId);
   if (s.createdBy !== "") size += stringFieldSize(plan, F.createdBy.number, s.createdBy);
@@ -225,7 +242,11 @@ function writeSource(out: Writer, plan: Plan, s: Source): void {
     out.tag(F.geometrySource.number, VARINT);
     out.int(s.geometrySource);
   }
-  if (s.geometry !== undefined) {
+  if (plan.geometry !== undefined) {
+    out.tag(F.geometry.number, LEN);
+    out.varint(plan.geometry.size);
+    out.offset = plan.geometry.write(out.bytes, out.offset);
+  } else if (s.geometry !== undefined) {
     out.tag(F.geometry.number, LEN);
     out.varint(geometrySize(s.geometry));
     out.offset = writeGeometryTo(out.bytes, out.offset, s.geometry);

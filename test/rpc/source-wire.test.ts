@@ -177,3 +177,29 @@ describe("encodeSource writes what toBinary(SourceSchema) writes", () => {
     );
   });
 });
+
+describe("a Source of a record with stored GeoJSON text (the embedded store's)", () => {
+  it("encodes its geometry from the text, to the same bytes, and builds the message only when read", () => {
+    const eager = record({ geometry: { type: "MultiPolygon", coordinates: [[RING], [RING, RING]] } });
+    const stored: SourceRecord = { ...eager };
+    Object.defineProperty(stored, "geometryJson", { value: JSON.stringify(eager.geometry), enumerable: false });
+    const lazy = toProtoSource(stored);
+    const expected = Buffer.from(toBinary(SourceSchema, toProtoSource(eager)));
+    expect(Buffer.from(encodeSource(lazy)).equals(expected)).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(lazy, "geometry")?.get).toBeDefined();
+    // Read (a JSON answer, protobuf-es' reflection): the same message as the eager one's.
+    expect(Buffer.from(toBinary(SourceSchema, lazy)).equals(expected)).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(lazy, "geometry")?.value?.kind.case).toBe("multiPolygon");
+  });
+
+  it("falls back to the geometry message when the text is not the store's plain form", () => {
+    const eager = record();
+    const stored: SourceRecord = { ...eager };
+    Object.defineProperty(stored, "geometryJson", { value: ` ${JSON.stringify(eager.geometry)}`, enumerable: false });
+    expect(
+      Buffer.from(encodeSource(toProtoSource(stored))).equals(
+        Buffer.from(toBinary(SourceSchema, toProtoSource(eager))),
+      ),
+    ).toBe(true);
+  });
+});

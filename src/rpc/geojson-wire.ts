@@ -1,0 +1,226 @@
+import { endianness } from "node:os";
+
+/**
+ * A stored geometry's GeoJSON text → its `sourceledger.v2.Geometry` protobuf wire bytes, without
+ * JSON.parse: the coordinates are scanned into one Float64Array and copied out, instead of a
+ * position array per vertex that is read once and dropped (parsing was 10–20% of a gRPC answer's
+ * CPU, and most of its garbage: docs/benchmarks.md, issue 13). Only the text the embedded store
+ * writes is taken (`{"type":"Polygon"|"MultiPolygon","coordinates":…}`, plain JSON numbers);
+ * anything else answers undefined and the caller parses as before. Numbers are exact: up to 15
+ * significant digits and 22 decimals as one correctly rounded division of two exact doubles (the
+ * same double JSON.parse makes), otherwise by Number() of the text.
+ */
+
+export interface GeoJsonWire {
+  /** The Geometry message's size in bytes. */
+  size: number;
+  write(into: Uint8Array, offset: number): number;
+}
+
+const POLYGON_PREFIX = '{"type":"Polygon","coordinates":';
+const MULTI_PREFIX = '{"type":"MultiPolygon","coordinates":';
+const LITTLE_ENDIAN = endianness() === "LE";
+const POWERS = Array.from({ length: 23 }, (_, i) => 10 ** i);
+
+function varintSize(value: number): number {
+  let size = 1;
+  while (value >= 0x80) {
+    value = Math.floor(value / 128);
+    size += 1;
+  }
+  return size;
+}
+
+const fieldSize = (payload: number) => 1 + varintSize(payload) + payload;
+const ringSize = (values: number) => (values === 0 ? 0 : fieldSize(values * 8));
+
+/** Coordinates as scanned: every value in order, each ring's value count, each polygon's ring count. */
+interface Scanned {
+  values: Float64Array;
+  count: number;
+  rings: number[];
+  polygons: number[];
+}
+
+class Scanner {
+  pos: number;
+  values = new Float64Array(256);
+  count = 0;
+
+  constructor(
+    readonly text: string,
+    start: number,
+  ) {
+    this.pos = start;
+  }
+
+  expect(code: number): boolean {
+    if (this.text.charCodeAt(this.pos) !== code) return false;
+    this.pos++;
+    return true;
+  }
+
+  /** A JSON number at pos, or NaN when there is none. */
+  number(): number {
+    const { text } = this;
+    const start = this.pos;
+    let i = start;
+    let negative = false;
+    if (text.charCodeAt(i) === 45 /* - */) {
+      negative = true;
+      i++;
+    }
+    let mantissa = 0;
+    let digits = 0;
+    let decimals = 0;
+    let c = text.charCodeAt(i);
+    while (c >= 48 && c <= 57) {
+      mantissa = mantissa * 10 + (c - 48);
+      if (mantissa !== 0) digits++;
+      c = text.charCodeAt(++i);
+    }
+    if (i === start + (negative ? 1 : 0)) return Number.NaN;
+    if (c === 46 /* . */) {
+      c = text.charCodeAt(++i);
+      while (c >= 48 && c <= 57) {
+        mantissa = mantissa * 10 + (c - 48);
+        if (mantissa !== 0) digits++;
+        decimals++;
+        c = text.charCodeAt(++i);
+      }
+    }
+    let value: number;
+    if (c === 101 || c === 69 /* e E */ || digits > 15 || decimals > 22) {
+      if (c === 101 || c === 69) {
+        c = text.charCodeAt(++i);
+        if (c === 43 || c === 45) c = text.charCodeAt(++i);
+        while (c >= 48 && c <= 57) c = text.charCodeAt(++i);
+      }
+      value = Number(text.slice(start, i));
+    } else {
+      // Both exact doubles (mantissa < 2^53, 10^decimals ≤ 10^22): one correctly rounded division.
+      value = mantissa / POWERS[decimals];
+      if (negative) value = -value;
+    }
+    this.pos = i;
+    return value;
+  }
+
+  push(value: number): void {
+    if (this.count === this.values.length) {
+      const grown = new Float64Array(this.values.length * 2);
+      grown.set(this.values);
+      this.values = grown;
+    }
+    this.values[this.count++] = value;
+  }
+
+  /** `[[x,y],…]`: the ring's values pushed; its value count, or -1 when the text is not that. */
+  ring(): number {
+    const before = this.count;
+    if (!this.expect(91 /* [ */)) return -1;
+    if (this.expect(93 /* ] */)) return 0;
+    do {
+      if (!this.expect(91)) return -1;
+      const x = this.number();
+      if (!this.expect(44 /* , */)) return -1;
+      const y = this.number();
+      if (Number.isNaN(x) || Number.isNaN(y) || !this.expect(93)) return -1;
+      this.push(x);
+      this.push(y);
+    } while (this.expect(44));
+    return this.expect(93) ? this.count - before : -1;
+  }
+
+  /** `[ring,…]`: the rings' value counts appended to `rings`; their number, or -1. */
+  polygon(rings: number[]): number {
+    if (!this.expect(91)) return -1;
+    if (this.expect(93)) return 0;
+    let n = 0;
+    do {
+      const values = this.ring();
+      if (values < 0) return -1;
+      rings.push(values);
+      n++;
+    } while (this.expect(44));
+    return this.expect(93) ? n : -1;
+  }
+}
+
+function scan(text: string): (Scanned & { multi: boolean }) | undefined {
+  const multi = text.startsWith(MULTI_PREFIX);
+  if (!multi && !text.startsWith(POLYGON_PREFIX)) return undefined;
+  const scanner = new Scanner(text, (multi ? MULTI_PREFIX : POLYGON_PREFIX).length);
+  const rings: number[] = [];
+  const polygons: number[] = [];
+  if (multi) {
+    if (!scanner.expect(91)) return undefined;
+    if (!scanner.expect(93)) {
+      do {
+        const n = scanner.polygon(rings);
+        if (n < 0) return undefined;
+        polygons.push(n);
+      } while (scanner.expect(44));
+      if (!scanner.expect(93)) return undefined;
+    }
+  } else {
+    const n = scanner.polygon(rings);
+    if (n < 0) return undefined;
+    polygons.push(n);
+  }
+  if (!scanner.expect(125 /* } */) || scanner.pos !== text.length) return undefined;
+  return { values: scanner.values, count: scanner.count, rings, polygons, multi };
+}
+
+/** The wire form of the GeoJSON text `text`, or undefined when it is not the store's plain form. */
+export function geoJsonWire(text: string): GeoJsonWire | undefined {
+  const scanned = scan(text);
+  if (scanned === undefined) return undefined;
+  const { values, rings, polygons, multi } = scanned;
+  const polygonSizes: number[] = [];
+  let ring = 0;
+  for (const count of polygons) {
+    let size = 0;
+    for (let r = 0; r < count; r++) size += fieldSize(ringSize(rings[ring++]));
+    polygonSizes.push(size);
+  }
+  let inner = 0;
+  if (multi) for (const size of polygonSizes) inner += fieldSize(size);
+  const size = multi ? fieldSize(inner) : fieldSize(polygonSizes[0]);
+  const bytes = LITTLE_ENDIAN ? new Uint8Array(values.buffer, 0, scanned.count * 8) : undefined;
+  return {
+    size,
+    write(into, offset) {
+      const view = LITTLE_ENDIAN ? undefined : new DataView(into.buffer, into.byteOffset, into.byteLength);
+      let at = offset;
+      const varint = (value: number) => {
+        while (value >= 0x80) {
+          into[at++] = (value & 0x7f) | 0x80;
+          value = Math.floor(value / 128);
+        }
+        into[at++] = value;
+      };
+      const header = (fieldNo: number, payload: number) => {
+        into[at++] = (fieldNo << 3) | 2;
+        varint(payload);
+      };
+      if (multi) header(2, inner);
+      let r = 0;
+      let v = 0;
+      polygons.forEach((count, p) => {
+        header(1, polygonSizes[p]);
+        for (let i = 0; i < count; i++) {
+          const n = rings[r++];
+          header(1, ringSize(n));
+          if (n === 0) continue;
+          header(1, n * 8);
+          if (bytes !== undefined) into.set(bytes.subarray(v * 8, (v + n) * 8), at);
+          else for (let k = 0; k < n; k++) view?.setFloat64(at + k * 8, values[v + k], true);
+          at += n * 8;
+          v += n;
+        }
+      });
+      return at;
+    },
+  };
+}
