@@ -42,9 +42,11 @@ interface Scanned {
   polygons: number[];
 }
 
+/** Values are scanned into this one buffer (grown as needed) and copied out at their exact size. */
+let scratch = new Float64Array(4096);
+
 class Scanner {
   pos: number;
-  values = new Float64Array(256);
   count = 0;
 
   constructor(
@@ -107,12 +109,12 @@ class Scanner {
   }
 
   push(value: number): void {
-    if (this.count === this.values.length) {
-      const grown = new Float64Array(this.values.length * 2);
-      grown.set(this.values);
-      this.values = grown;
+    if (this.count === scratch.length) {
+      const grown = new Float64Array(scratch.length * 2);
+      grown.set(scratch);
+      scratch = grown;
     }
-    this.values[this.count++] = value;
+    scratch[this.count++] = value;
   }
 
   /** `[[x,y],…]`: the ring's values pushed; its value count, or -1 when the text is not that. */
@@ -169,7 +171,7 @@ function scan(text: string): (Scanned & { multi: boolean }) | undefined {
     polygons.push(n);
   }
   if (!scanner.expect(125 /* } */) || scanner.pos !== text.length) return undefined;
-  return { values: scanner.values, count: scanner.count, rings, polygons, multi };
+  return { values: scratch.slice(0, scanner.count), count: scanner.count, rings, polygons, multi };
 }
 
 /** The wire form of the GeoJSON text `text`, or undefined when it is not the store's plain form. */
