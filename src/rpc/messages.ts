@@ -13,6 +13,7 @@ import { geometryToProto } from "./geometry-codec.js";
  * result equals `create(SourceSchema, …)` of the same record.
  */
 export function toProtoSource(record: SourceRecord): Source {
+  const text = storedGeometryText(record);
   const source: Source = {
     $typeName: "sourceledger.v2.Source",
     id: record.id,
@@ -25,7 +26,7 @@ export function toProtoSource(record: SourceRecord): Source {
     sourceType: record.sourceType === null ? 0 : (sourceTypes.valueOf(record.sourceType) ?? 0),
     attributeType: record.attributeType.map((name) => attributeTypes.valueOf(name) ?? 0),
     geometrySource: record.geometrySource === null ? 0 : (geometrySources.valueOf(record.geometrySource) ?? 0),
-    geometry: record.geometryJson === undefined ? geometryToProto(record.geometry) : undefined,
+    geometry: text === undefined ? geometryToProto(record.geometry) : undefined,
     startAt: timestamp(record.startAt),
     endAt: timestamp(record.endAt),
     accountId: record.accountId,
@@ -36,8 +37,18 @@ export function toProtoSource(record: SourceRecord): Source {
     conflict: record.conflict,
     unepOverlap: record.unepOverlap ? unepOverlap(record.unepOverlap) : undefined,
   };
-  if (record.geometryJson !== undefined) deferGeometry(source, record);
+  if (text !== undefined) deferGeometry(source, record, text);
   return source;
+}
+
+/**
+ * The geometry's text as its store read it back (a data property: the embedded store's column),
+ * whose parse IS the record's geometry. The sandbox derives its text from exact doubles with an
+ * accessor, and JSON cannot write -0: its geometry is encoded from the doubles instead.
+ */
+function storedGeometryText(record: SourceRecord): string | undefined {
+  const value = Object.getOwnPropertyDescriptor(record, "geometryJson")?.value;
+  return typeof value === "string" ? value : undefined;
 }
 
 /**
@@ -56,7 +67,7 @@ export interface StoredGeometry {
  * read (a JSON answer, an interceptor), and a binary answer writes its wire bytes straight from the
  * text (geojson-wire.ts) without ever parsing it into positions.
  */
-function deferGeometry(source: Source, record: SourceRecord): void {
+function deferGeometry(source: Source, record: SourceRecord, text: string): void {
   const settle = (target: Source, value: Source["geometry"]) => {
     Object.defineProperty(target, "geometry", { value, writable: true, enumerable: true, configurable: true });
     return value;
@@ -71,7 +82,7 @@ function deferGeometry(source: Source, record: SourceRecord): void {
     enumerable: true,
     configurable: true,
   });
-  const stored: StoredGeometry = { text: record.geometryJson as string, wire: undefined };
+  const stored: StoredGeometry = { text, wire: undefined };
   Object.defineProperty(source, STORED_GEOMETRY, { value: stored, enumerable: false });
 }
 

@@ -203,3 +203,25 @@ describe("a Source of a record with stored GeoJSON text (the embedded store's)",
     ).toBe(true);
   });
 });
+
+describe("a Source of a record whose text is derived, not stored (the sandbox's accessor)", () => {
+  it("encodes the exact doubles, -0 included, not the text (JSON writes -0 as 0)", () => {
+    const exact = record({ geometry: { type: "Polygon", coordinates: [ring0()] } });
+    const derived: SourceRecord = { ...exact };
+    Object.defineProperty(derived, "geometryJson", { get: () => JSON.stringify(exact.geometry), enumerable: false });
+    const bytes = encodeSource(toProtoSource(derived));
+    expect(Buffer.from(bytes).equals(Buffer.from(toBinary(SourceSchema, toProtoSource(exact))))).toBe(true);
+    const decoded = fromBinary(SourceSchema, bytes);
+    const kind = decoded.geometry?.kind;
+    expect(kind?.case === "polygon" && Object.is(kind.value.rings[0].coordinates[0], -0)).toBe(true);
+  });
+});
+
+function ring0(): Position[] {
+  return [
+    [-0, -0],
+    [2, -0],
+    [2, 2],
+    [-0, -0],
+  ];
+}
