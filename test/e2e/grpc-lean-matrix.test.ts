@@ -28,6 +28,10 @@ import {
   SearchSourcesRequestSchema,
   SourceLedgerService,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { conflictPolicy } from "../../src/ledger/conflict.js";
+import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
+import { openProductionStore } from "../../src/store/open.js";
+import { type SourceStore, StoreUnavailableError } from "../../src/store/port.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import {
   fieldViolations,
@@ -730,5 +734,84 @@ describe("/metrics counts lean calls as Connect's routes count theirs", () => {
       await rawCall(path, `${PRODUCTION}/GetSource`, encoded(GetSourceRequestSchema, { id: "src_counted" }));
       expect(await counted(path)).toBe(before + 1);
     }
+  });
+});
+
+describe("refusals from outside the service: a store outage and the rate limit, alike on both paths", () => {
+  /** A lean and a Connect-only server started with `env` and `store`, closed after `body`. */
+  async function pair(
+    env: Record<string, string>,
+    store: ((config: Parameters<typeof openProductionStore>[0]) => Promise<SourceStore>) | undefined,
+    body: (servers: Record<PathName, TestServer>) => Promise<void>,
+  ): Promise<void> {
+    const opened = {
+      lean: await startTestServer(env, store ? { store } : {}),
+      connect: await startTestServer({ ...env, GRPC_LEAN_PATH: "off" }, store ? { store } : {}),
+    };
+    try {
+      await body(opened);
+    } finally {
+      await opened.lean.close();
+      await opened.connect.close();
+    }
+  }
+
+  /** One raw GetSource to `server` (rawCall's normalisation, another server's port and token). */
+  async function getOn(server: TestServer, id: string): Promise<RawAnswer> {
+    const saved = { server: servers.lean, token: tokens.lean };
+    servers.lean = server;
+    tokens.lean = await server.token();
+    try {
+      return await rawCall("lean", `${PRODUCTION}/GetSource`, encoded(GetSourceRequestSchema, { id }));
+    } finally {
+      servers.lean = saved.server;
+      tokens.lean = saved.token;
+    }
+  }
+
+  it("a store that is down: unavailable, a fixed text, no driver message", async () => {
+    const down = async (config: Parameters<typeof openProductionStore>[0]): Promise<SourceStore> => {
+      const inner = await openProductionStore(config, { conflictPolicy, protectedAreaPolicy: unepOverlapPolicy });
+      return new Proxy(inner, {
+        get(target, property) {
+          if (property === "get") {
+            return () =>
+              Promise.reject(new StoreUnavailableError("connect ECONNREFUSED 10.9.8.7:27017 password=hunter2"));
+          }
+          const value = Reflect.get(target, property);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    };
+    await pair({}, down, async (opened) => {
+      const [lean, connect] = [await getOn(opened.lean, "src_x"), await getOn(opened.connect, "src_x")];
+      expect(lean).toEqual(connect);
+      expect(lean.trailers?.["grpc-status"]).toBe("14");
+      expect(JSON.stringify(lean)).not.toMatch(/ECONNREFUSED|hunter2/);
+    });
+  });
+
+  it("the per-account rate limit: resource_exhausted with retry-after and a RetryInfo detail", async () => {
+    await pair({ RATE_LIMIT_READS_PER_S: "1" }, undefined, async (opened) => {
+      const refusal = async (server: TestServer) => {
+        for (let i = 0; i < 10; i++) {
+          const answer = await getOn(server, "src_x");
+          if (answer.trailers?.["grpc-status"] === "8") return answer;
+        }
+        throw new Error("never refused");
+      };
+      const [lean, connect] = [await refusal(opened.lean), await refusal(opened.connect)];
+      for (const answer of [lean, connect]) {
+        expect(answer.trailers?.["retry-after"]).toMatch(/^\d+$/);
+        expect(answer.trailers?.["grpc-status-details-bin"]).toEqual(expect.any(String));
+      }
+      // The wait left depends on the instant of the call; everything else is the same.
+      const timeless = (answer: RawAnswer) => {
+        const { "retry-after": _wait, "grpc-status-details-bin": _details, ...rest } = answer.trailers ?? {};
+        return { ...answer, trailers: rest };
+      };
+      expect(timeless(lean)).toEqual(timeless(connect));
+      expect(decodeURIComponent(String(lean.trailers?.["grpc-message"]))).toMatch(/^too many reads for this account/);
+    });
   });
 });
