@@ -1,4 +1,4 @@
-import { endianness } from "node:os";
+import { fieldSize, ringSize, WireWriter } from "./geometry-wire.js";
 
 /**
  * A stored geometry's GeoJSON text → its `sourceledger.v2.Geometry` protobuf wire bytes, without
@@ -19,25 +19,11 @@ export interface GeoJsonWire {
 
 const POLYGON_PREFIX = '{"type":"Polygon","coordinates":';
 const MULTI_PREFIX = '{"type":"MultiPolygon","coordinates":';
-const LITTLE_ENDIAN = endianness() === "LE";
 const POWERS = Array.from({ length: 23 }, (_, i) => 10 ** i);
-
-function varintSize(value: number): number {
-  let size = 1;
-  while (value >= 0x80) {
-    value = Math.floor(value / 128);
-    size += 1;
-  }
-  return size;
-}
-
-const fieldSize = (payload: number) => 1 + varintSize(payload) + payload;
-const ringSize = (values: number) => (values === 0 ? 0 : fieldSize(values * 8));
 
 /** Coordinates as scanned: every value in order, each ring's value count, each polygon's ring count. */
 interface Scanned {
   values: Float64Array;
-  count: number;
   rings: number[];
   polygons: number[];
 }
@@ -171,7 +157,7 @@ function scan(text: string): (Scanned & { multi: boolean }) | undefined {
     polygons.push(n);
   }
   if (!scanner.expect(125 /* } */) || scanner.pos !== text.length) return undefined;
-  return { values: scratch.slice(0, scanner.count), count: scanner.count, rings, polygons, multi };
+  return { values: scratch.slice(0, scanner.count), rings, polygons, multi };
 }
 
 /** The wire form of the GeoJSON text `text`, or undefined when it is not the store's plain form. */
@@ -189,40 +175,25 @@ export function geoJsonWire(text: string): GeoJsonWire | undefined {
   let inner = 0;
   if (multi) for (const size of polygonSizes) inner += fieldSize(size);
   const size = multi ? fieldSize(inner) : fieldSize(polygonSizes[0]);
-  const bytes = LITTLE_ENDIAN ? new Uint8Array(values.buffer, 0, scanned.count * 8) : undefined;
   return {
     size,
     write(into, offset) {
-      const view = LITTLE_ENDIAN ? undefined : new DataView(into.buffer, into.byteOffset, into.byteLength);
-      let at = offset;
-      const varint = (value: number) => {
-        while (value >= 0x80) {
-          into[at++] = (value & 0x7f) | 0x80;
-          value = Math.floor(value / 128);
-        }
-        into[at++] = value;
-      };
-      const header = (fieldNo: number, payload: number) => {
-        into[at++] = (fieldNo << 3) | 2;
-        varint(payload);
-      };
-      if (multi) header(2, inner);
+      const out = new WireWriter(0, into, offset);
+      if (multi) out.header(2, inner);
       let r = 0;
       let v = 0;
       polygons.forEach((count, p) => {
-        header(1, polygonSizes[p]);
+        out.header(1, polygonSizes[p]);
         for (let i = 0; i < count; i++) {
           const n = rings[r++];
-          header(1, ringSize(n));
+          out.header(1, ringSize(n));
           if (n === 0) continue;
-          header(1, n * 8);
-          if (bytes !== undefined) into.set(bytes.subarray(v * 8, (v + n) * 8), at);
-          else for (let k = 0; k < n; k++) view?.setFloat64(at + k * 8, values[v + k], true);
-          at += n * 8;
+          out.header(1, n * 8);
+          out.doubles(values.subarray(v, v + n));
           v += n;
         }
       });
-      return at;
+      return out.written;
     },
   };
 }

@@ -1,3 +1,4 @@
+import { endianness } from "node:os";
 import type { Geometry, Polygon } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 
 /**
@@ -17,7 +18,8 @@ import type { Geometry, Polygon } from "../../gen/sourceledger/v2/source_ledger_
 const WIRE_LEN = 2;
 const tag = (fieldNo: number) => (fieldNo << 3) | WIRE_LEN;
 
-function varintSize(value: number): number {
+/** Bytes of `value` as a protobuf varint (a non-negative integer). */
+export function varintSize(value: number): number {
   let size = 1;
   while (value >= 0x80) {
     value = Math.floor(value / 128);
@@ -27,10 +29,10 @@ function varintSize(value: number): number {
 }
 
 /** A length-delimited field's size on the wire: tag, length, payload (all tags here are one byte). */
-const fieldSize = (payload: number) => 1 + varintSize(payload) + payload;
+export const fieldSize = (payload: number) => 1 + varintSize(payload) + payload;
 
 /** Byte size of a LinearRing message (an empty ring writes no field at all). */
-const ringSize = (values: number) => (values === 0 ? 0 : fieldSize(values * 8));
+export const ringSize = (values: number) => (values === 0 ? 0 : fieldSize(values * 8));
 
 function polygonSize(polygon: Polygon): number {
   let size = 0;
@@ -44,7 +46,10 @@ function polygonsSize(polygons: readonly Polygon[]): number {
   return size;
 }
 
-class WireWriter {
+const LITTLE_ENDIAN = endianness() === "LE";
+
+/** Writes Geometry wire bytes: varints, length-delimited headers, packed doubles. */
+export class WireWriter {
   readonly bytes: Uint8Array;
   private readonly view: DataView;
   private offset: number;
@@ -72,6 +77,19 @@ class WireWriter {
   header(fieldNo: number, payload: number): void {
     this.bytes[this.offset++] = tag(fieldNo);
     this.varint(payload);
+  }
+
+  /** `values` as packed little-endian doubles: one copy of their memory on a little-endian machine. */
+  doubles(values: Float64Array): void {
+    if (LITTLE_ENDIAN) {
+      this.bytes.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), this.offset);
+      this.offset += values.byteLength;
+      return;
+    }
+    for (const value of values) {
+      this.view.setFloat64(this.offset, value, true);
+      this.offset += 8;
+    }
   }
 
   polygon(polygon: Polygon): void {

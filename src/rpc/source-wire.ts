@@ -8,7 +8,7 @@ import {
   UnepOverlapSchema,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { type GeoJsonWire, geoJsonWire } from "./geojson-wire.js";
-import { geometrySize, writeGeometryTo } from "./geometry-wire.js";
+import { geometrySize, varintSize, writeGeometryTo } from "./geometry-wire.js";
 import { STORED_GEOMETRY, type StoredGeometry } from "./messages.js";
 
 /**
@@ -29,15 +29,6 @@ const FIXED64 = 1;
 const LEN = 2;
 
 const tagOf = (no: number, wire: number) => (no << 3) | wire;
-
-function varintSize(value: number): number {
-  let size = 1;
-  while (value >= 0x80) {
-    value = Math.floor(value / 128);
-    size += 1;
-  }
-  return size;
-}
 
 /** An int32 or int64 varint: negatives take ten bytes (two's complement, sign-extended). */
 function intSize(value: number | bigint): number {
@@ -123,12 +114,13 @@ function sourceSize(plan: Plan, s: Source): number {
   plan.geometry = storedGeometry(s);
   if (plan.geometry !== undefined) size += lenFieldSize(F.geometry.number, plan.geometry.size);
   else if (s.geometry !== undefined) size += lenFieldSize(F.geometry.number, geometrySize(s.geometry));
-  for (const t of [s.startAt, s.endAt]) if (t !== undefined) size += lenFieldSize(F.startAt.number, timestampSize(t));
+  if (s.startAt !== undefined) size += lenFieldSize(F.startAt.number, timestampSize(s.startAt));
+  if (s.endAt !== undefined) size += lenFieldSize(F.endAt.number, timestampSize(s.endAt));
   if (s.accountId !== "") size += stringFieldSize(plan, F.accountId.number, s.accountId);
   if (s.createdBy !== "") size += stringFieldSize(plan, F.createdBy.number, s.createdBy);
   if (s.updatedBy !== "") size += stringFieldSize(plan, F.updatedBy.number, s.updatedBy);
-  for (const t of [s.createdAt, s.updatedAt])
-    if (t !== undefined) size += lenFieldSize(F.createdAt.number, timestampSize(t));
+  if (s.createdAt !== undefined) size += lenFieldSize(F.createdAt.number, timestampSize(s.createdAt));
+  if (s.updatedAt !== undefined) size += lenFieldSize(F.updatedAt.number, timestampSize(s.updatedAt));
   if (s.conflict) size += 3;
   if (s.unepOverlap !== undefined) size += lenFieldSize(F.unepOverlap.number, unepSize(plan, s.unepOverlap));
   return size;
