@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { problem, sendProblem } from "./problem.js";
+import { type ProblemDetails, problem, sendProblem } from "./problem.js";
 
 /** How many requests the deadline cut off, for the operator (and /metrics once it exists). */
 export interface DeadlineCounts {
@@ -44,13 +44,18 @@ function carriesBody(request: FastifyRequest): boolean {
   return headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
 }
 
+/** The answer when a body did not arrive within `deadlineMs` (here and on the lean gRPC path). */
+export function bodyDeadlineProblem(deadlineMs: number): ProblemDetails {
+  return problem(408, "deadline_exceeded", `the request body was not received within ${deadlineMs} ms`);
+}
+
 function cutOff(request: FastifyRequest, reply: FastifyReply, deadlineMs: number, counts: DeadlineCounts): void {
   counts.bodyTimeouts++;
   const raw = request.raw as FastifyRequest["raw"] & { stream?: { close(code?: number): void } };
   if (!reply.sent && !reply.raw.headersSent) {
     // HTTP/2 has no Connection header (Node refuses it): there the stream alone is closed.
     if (raw.httpVersionMajor < 2) reply.header("connection", "close");
-    sendProblem(reply, problem(408, "deadline_exceeded", `the request body was not received within ${deadlineMs} ms`));
+    sendProblem(reply, bodyDeadlineProblem(deadlineMs));
   }
   // HTTP/1.1: the connection goes, with whatever is still arriving; HTTP/2: only this stream.
   reply.raw.once("finish", () => {

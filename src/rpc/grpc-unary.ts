@@ -28,7 +28,8 @@ import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { principalKey } from "../auth/principal.js";
 import { type EarlyChecks, runEarlyChecks } from "../http/early-auth.js";
 import type { RequestObserver } from "../http/metrics.js";
-import { PROBLEM_CONTENT_TYPE, problem } from "../http/problem.js";
+import { PROBLEM_CONTENT_TYPE } from "../http/problem.js";
+import { bodyDeadlineProblem } from "../http/request-deadline.js";
 import { problemInstanceOf, REQUEST_ID_HEADER, requestIdOf } from "../http/request-id.js";
 import { codeName } from "./answer-status.js";
 import { NOT_PROTOBUF } from "./decode-errors.js";
@@ -153,7 +154,7 @@ class LeanCall {
       if (body === undefined || this.#done) return;
       const input = await this.#decode(body, compression.request);
       if (this.#done) return;
-      if (this.#deadlineAt !== undefined && performance.now() >= this.#deadlineAt) throw timedOut();
+      if (this.#pastDeadline()) throw timedOut();
       const values = createContextValues();
       if (early.principal !== undefined) values.set(principalKey, early.principal);
       const output = await target.call(target.method, input as MessageShape<DescMessage>, {
@@ -164,32 +165,29 @@ class LeanCall {
       });
       if (this.#done) return;
       // The service's work runs on this thread: a deadline passing meanwhile fires only now.
-      if (this.#deadlineAt !== undefined && performance.now() >= this.#deadlineAt) throw timedOut();
+      if (this.#pastDeadline()) throw timedOut();
       const data = toBinary(target.method.output, output);
       const envelope = await this.#envelope(data, compression.response);
       this.#answer(answerHeaders, envelope, { "grpc-status": "0" }, 0);
     } catch (error) {
       if (this.#done) return;
-      const failure = ConnectError.from(error);
-      this.#answer(
-        answerHeaders,
-        undefined,
-        Object.fromEntries(setTrailerStatus(new Headers(), failure)),
-        failure.code,
-      );
+      this.#fail(answerHeaders, ConnectError.from(error));
     }
+  }
+
+  /** An error answer: the headers given, no message, the error's status and metadata as trailers. */
+  #fail(headers: OutgoingHttpHeaders, error: ConnectError): void {
+    this.#answer(headers, undefined, Object.fromEntries(setTrailerStatus(new Headers(), error)), error.code);
+  }
+
+  /** Whether `grpc-timeout` has run out (checked after work the timer could not interrupt). */
+  #pastDeadline(): boolean {
+    return this.#deadlineAt !== undefined && performance.now() >= this.#deadlineAt;
   }
 
   /** An early refusal, as sendRpcError (http/early-auth.ts) writes it: the request's content type echoed. */
   #refuse(error: ConnectError): void {
-    const status = setTrailerStatus(new Headers(), error);
-    this.stream.resume();
-    this.#answer(
-      { [REQUEST_ID_HEADER]: this.#requestId, "content-type": this.contentType },
-      undefined,
-      Object.fromEntries(status),
-      error.code,
-    );
+    this.#fail({ [REQUEST_ID_HEADER]: this.#requestId, "content-type": this.contentType }, error);
     this.#closeWhenAnswered();
   }
 
@@ -201,8 +199,7 @@ class LeanCall {
     this.#deadlineAt = this.#started + timeoutMs;
     this.#timer = setTimeout(() => {
       if (this.#done) return;
-      const status = setTrailerStatus(new Headers(), timedOut());
-      this.#answer(answerHeaders, undefined, Object.fromEntries(status), Code.DeadlineExceeded);
+      this.#fail(answerHeaders, timedOut());
       this.#closeWhenAnswered();
     }, timeoutMs);
     this.#timer.unref();
@@ -228,7 +225,6 @@ class LeanCall {
       };
       const fail = (error: ConnectError) => {
         finish();
-        stream.resume();
         this.#closeWhenAnswered();
         reject(error);
       };
@@ -294,7 +290,7 @@ class LeanCall {
     const ms = this.options.bodyDeadlineMs;
     const body = Buffer.from(
       JSON.stringify({
-        ...problem(408, "deadline_exceeded", `the request body was not received within ${ms} ms`),
+        ...bodyDeadlineProblem(ms),
         instance: problemInstanceOf(this.#requestId),
       }),
     );
