@@ -5,7 +5,7 @@ import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerFactory } from "fastify";
 import { SandboxSourceLedgerService, SourceLedgerService } from "../gen/sourceledger/v2/source_ledger_pb.js";
 import { createAuthenticator } from "./auth/authenticate.js";
-import { createAuthInterceptor, isPublicService, scopeForMethod } from "./auth/interceptor.js";
+import { createAuthInterceptor, scopeForMethod } from "./auth/interceptor.js";
 import { PUBLIC_SERVICES } from "./auth/scopes.js";
 import { createTokenVerifier, remoteKeys, type TokenVerifier } from "./auth/verifier.js";
 import { type Config, ConfigError } from "./config.js";
@@ -174,7 +174,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const api = [SourceLedgerService, SandboxSourceLedgerService];
   const served = [...api, ...PUBLIC_SERVICES];
   const rpcMethods = rpcMethodsByPath(served);
-  const tokenRpcMethods = rpcMethodsByPath(served.filter((service) => !isPublicService(service.typeName)));
+  const tokenRpcMethods = rpcMethodsByPath(api);
   const observeRequest = requestObserver(metrics);
   installRequestMetrics(app, observeRequest, rpcMethods);
   // Bodies are parsed only by the routes that take one (REST, Connect): elsewhere (an unknown
@@ -209,6 +209,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const errorShield = createErrorShield(app.log);
   const authenticate = createAuthInterceptor(authenticator);
   const interceptors: Interceptor[] = [errorShield, authenticate];
+  // Every gRPC, gRPC-Web and Connect call, on Connect's routes or the lean path: binary answers get
+  // their sources pre-encoded right before serialisation (rpc/binary-answers.ts).
+  const rpcInterceptors: Interceptor[] = [errorShield, preEncodedSourceAnswers, authenticate];
 
   const store =
     overrides.store ??
@@ -274,8 +277,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     },
     // The early check's principal, for the interceptors to reuse, and the slot of the answer's code.
     contextValues: (request) => contextValuesOf(request).set(rpcOutcomeKey, rpcOutcomeOf(request)),
-    // Binary answers get their geometry pre-encoded right before serialisation (rpc/binary-answers.ts).
-    interceptors: [errorShield, preEncodedSourceAnswers, authenticate],
+    interceptors: rpcInterceptors,
     readMaxBytes: MAX_BODY_BYTES,
     // Connect's default ignores unknown JSON fields, and with them unknown enum names: a client
     // sending "FIELD" instead of "SOURCE_TYPE_FIELD" would have it silently dropped.
@@ -309,7 +311,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   // Unary protobuf gRPC calls to the ledger take the lean path (docs/api.md §9.10): the same
   // early checks and interceptors as Connect's routes, called in-process like REST.
   if (config.grpcLeanPath) {
-    const rpcInterceptors: Interceptor[] = [errorShield, preEncodedSourceAnswers, authenticate];
     takeHttp2Streams(
       server,
       createLeanGrpc({

@@ -195,13 +195,13 @@ function scraped(
  * Connect/gRPC code they ended with, everything else as `rest` by HTTP method and route pattern
  * (never the URL as sent, which carries ids) and status.
  */
-/**
- * Counts and times one answered request. Called for every request: the labelled children are
- * looked up once per label set, so a request costs a Map lookup instead of prom-client hashing its
- * labels twice.
- */
+/** Counts and times one answered request (its protocol, method and code labels, its duration). */
 export type RequestObserver = (protocol: string, method: string, code: string, seconds: number) => void;
 
+/**
+ * The observer of `metrics`. Called for every request: the labelled children are looked up once
+ * per label set, so a request costs a Map lookup instead of prom-client hashing its labels twice.
+ */
 export function requestObserver(metrics: ServiceMetrics): RequestObserver {
   const children = new Map<string, { count: { inc(): void }; seconds: { observe(value: number): void } }>();
   return (protocol, method, code, seconds) => {
@@ -217,6 +217,7 @@ export function requestObserver(metrics: ServiceMetrics): RequestObserver {
   };
 }
 
+/** Observes every answer Fastify writes (REST, OGC, Connect's routes); the lean gRPC path observes its own. */
 export function installRequestMetrics(
   app: FastifyInstance,
   observe: RequestObserver,

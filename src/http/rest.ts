@@ -286,11 +286,14 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
     return reply.code(204).send();
   });
 
-  const notAllowed = methodNotAllowed;
-  app.route({ method: ["PUT", "PATCH"], url: base, handler: notAllowed("GET, POST, DELETE") });
-  app.route({ method: ["PUT", "PATCH", "POST"], url: byId, handler: notAllowed("GET, DELETE") });
-  app.route({ method: ["GET", "PUT", "PATCH", "DELETE"], url: `${base}/search`, handler: notAllowed("POST") });
+  app.route({ method: ["PUT", "PATCH"], url: base, handler: methodNotAllowed("GET, POST, DELETE") });
+  app.route({ method: ["PUT", "PATCH", "POST"], url: byId, handler: methodNotAllowed("GET, DELETE") });
+  app.route({ method: ["GET", "PUT", "PATCH", "DELETE"], url: `${base}/search`, handler: methodNotAllowed("POST") });
   for (const view of ["history", "conflicts"]) {
-    app.route({ method: ["PUT", "PATCH", "POST", "DELETE"], url: `${base}/:id/${view}`, handler: notAllowed("GET") });
+    app.route({
+      method: ["PUT", "PATCH", "POST", "DELETE"],
+      url: `${base}/:id/${view}`,
+      handler: methodNotAllowed("GET"),
+    });
   }
 };

@@ -173,9 +173,8 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
     },
   );
 
-  const notAllowed = methodNotAllowed;
-  app.route({ method: ["PUT", "PATCH", "DELETE"], url: items, handler: notAllowed("GET, POST") });
-  app.route({ method: ["PUT", "PATCH", "POST"], url: item, handler: notAllowed("GET, DELETE") });
+  app.route({ method: ["PUT", "PATCH", "DELETE"], url: items, handler: methodNotAllowed("GET, POST") });
+  app.route({ method: ["PUT", "PATCH", "POST"], url: item, handler: methodNotAllowed("GET, DELETE") });
 }
 
 function isFeature(body: unknown): boolean {

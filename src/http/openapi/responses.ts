@@ -85,8 +85,3 @@ export const PROBLEM_RESPONSES: Readonly<Record<string, Response>> = Object.from
 export function problems(...statuses: ProblemStatus[]): Record<string, Reference> {
   return Object.fromEntries(statuses.map((status) => [String(status), responseRef(PROBLEMS[status][0])]));
 }
-
-/** The problem answer of `status`, by its component name: for checks of answers no operation lists (405). */
-export function problemResponseName(status: ProblemStatus): string {
-  return PROBLEMS[status][0];
-}
