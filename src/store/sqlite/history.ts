@@ -228,7 +228,12 @@ export class SqliteHistory {
   private recordOf(sourceId: string, data: EventData, live: SourceRow | null, deleted?: EventData): SourceRow {
     const record = data.record;
     if (record?.geometry !== undefined) return record as SourceRow;
-    const kept = () => deleted ?? (JSON.parse(this.statements.deletedData.get(sourceId)?.data ?? "{}") as EventData);
+    // Read (one query) on first need only, and once.
+    let read: EventData | undefined = deleted;
+    const kept = () => {
+      read ??= JSON.parse(this.statements.deletedData.get(sourceId)?.data ?? "{}") as EventData;
+      return read;
+    };
     if (record !== undefined) {
       const geometry = live?.geometry ?? kept().geometry ?? kept().record?.geometry;
       if (geometry === undefined) throw new Error(`the geometry of source ${sourceId} is neither live nor kept`);
