@@ -12,18 +12,7 @@ import { prepareSearchArea } from "../../src/geo/intersects.js";
 import type { BoundingBox, MultiPolygonGeometry, Position, SourceGeometry } from "../../src/geo/types.js";
 import { sourceRectanglesOf } from "../../src/store/mongodb/cover.js";
 import { GUARD_CELL_DEGREES, guardCellIds, guardCellsOf } from "../../src/store/mongodb/guards.js";
-
-/** A small deterministic generator (mulberry32), so a failure reproduces. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from "../support/geometry-fixtures.js";
 
 const clamp = (value: number, low: number, high: number) => Math.min(Math.max(value, low), high);
 
@@ -75,7 +64,7 @@ function randomSize(next: () => number): number {
 
 describe("guard cells: two boxes that meet always write a common guard", () => {
   it("holds for 40,000 random pairs of mixed sizes meeting at a point, touching ones included", () => {
-    const next = random(15);
+    const next = prng(15);
     let touching = 0;
     for (let i = 0; i < 40_000; i++) {
       const p: [number, number] = [coordinate(next, -180, 180), coordinate(next, -90, 90)];
@@ -89,7 +78,7 @@ describe("guard cells: two boxes that meet always write a common guard", () => {
   });
 
   it("holds for random boxes that happen to overlap, and never shares a guard between boxes a cell apart", () => {
-    const next = random(16);
+    const next = prng(16);
     let overlapping = 0;
     for (let i = 0; i < 40_000; i++) {
       const a = boxThrough(next, [-180 + next() * 360, -90 + next() * 180], randomSize(next), randomSize(next) / 2);
@@ -156,7 +145,7 @@ describe("guard cells of a large source: the rectangles holding its geometry", (
   const guardsOf = (geometry: SourceGeometry) => guardCellsOf(sourceRectanglesOf(geometry, boundingBox(geometry)));
 
   it("shares a guard with every source its geometry meets: fields on its vertices, other jurisdictions", () => {
-    const next = random(18);
+    const next = prng(18);
     let meeting = 0;
     for (let i = 0; i < 300; i++) {
       const a = scattered(next);
@@ -204,7 +193,7 @@ describe("guard cells of a large source: the rectangles holding its geometry", (
 describe("guard writes per create", () => {
   /** Min, median, max and mean (two decimals) over 10,000 placements of a square of `size` degrees, whole inside the map. */
   function counts(size: number, count: (box: BoundingBox) => number): [number, number, number, string] {
-    const next = random(17);
+    const next = prng(17);
     const values: number[] = [];
     for (let i = 0; i < 10_000; i++) {
       const minX = -180 + next() * (360 - size);

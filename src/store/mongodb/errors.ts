@@ -103,9 +103,13 @@ export function isDnsError(error: unknown): error is Error & { code: string; sys
  * errors whose result holds a write-concern error is a write-concern failure, and one built from a
  * driver error is that error.
  */
+/** A bulk write's write errors as a list (the driver exposes one error alone, or an array). */
+function writeErrorsOf(error: MongoBulkWriteError) {
+  return Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+}
+
 function bulkCause(error: MongoBulkWriteError): "write concern" | MongoError | null {
-  const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-  if (writeErrors.length > 0) return null;
+  if (writeErrorsOf(error).length > 0) return null;
   // BulkWriteResult and WriteConcernError are types only in the driver's exports, not classes to test against.
   if (error.err !== undefined) return "write concern";
   const result: Partial<Pick<BulkWriteResult, "getWriteConcernError">> | undefined = error.result;
@@ -143,7 +147,7 @@ function isUnavailableError(error: unknown): boolean {
 function duplicateKeyMessages(error: MongoServerError): string[] {
   const messages = [error.message];
   if (error instanceof MongoBulkWriteError) {
-    const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+    const writeErrors = writeErrorsOf(error);
     for (const writeError of writeErrors) messages.push(writeError.errmsg ?? "");
   }
   return messages;
@@ -180,7 +184,7 @@ export function duplicateAltIds(error: unknown): DuplicateAltId[] {
   const fromValue = altIdKey(error.keyValue);
   if (fromValue !== null) keys.push(fromValue);
   if (error instanceof MongoBulkWriteError) {
-    const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+    const writeErrors = writeErrorsOf(error);
     for (const writeError of writeErrors) {
       if (writeError.code !== 11000) continue;
       const key = altIdKey(writeError.getOperation());
@@ -197,8 +201,9 @@ export function duplicateAltIds(error: unknown): DuplicateAltId[] {
  * TransientTransactionError was aborted for certain (withTransaction runs those again).
  */
 export function isCommitOutcomeUnknown(error: unknown): boolean {
+  // UnknownTransactionCommitResult is among the labels isUnavailableError reads.
   if (!(error instanceof MongoError) || error.hasErrorLabel(MongoErrorLabel.TransientTransactionError)) return false;
-  return error.hasErrorLabel(MongoErrorLabel.UnknownTransactionCommitResult) || isUnavailableError(error);
+  return isUnavailableError(error);
 }
 
 export function isDuplicateKey(error: unknown): error is MongoServerError {
