@@ -10,47 +10,9 @@ import type { SourceRecord } from "../../src/model/records.js";
 import { attributeTypes, geometrySources, sourceTypes } from "../../src/model/vocabulary.js";
 import { geometryToProto } from "../../src/rpc/geometry-codec.js";
 import { toProtoSource } from "../../src/rpc/messages.js";
+import { FULL_SOURCE_RECORD } from "../support/source-records.js";
 
-const FULL: SourceRecord = {
-  id: "src_01JBZ5Q0000000000000000000",
-  accountId: "acct-1",
-  altId: "field-7",
-  methodology: "VM0042",
-  tags: ["north", "irrigated"],
-  stewardId: "steward-3",
-  projectId: "project-9",
-  outcomeReportingYear: 2025,
-  sourceType: "FIELD",
-  attributeType: ["CARBON_REMOVAL", "WATER_QUALITY"],
-  geometrySource: "AUTHORITATIVE_GIS",
-  geometry: {
-    type: "MultiPolygon",
-    coordinates: [
-      [
-        [
-          [1, 1],
-          [2, 1],
-          [2, 2],
-          [1, 1],
-        ],
-      ],
-    ],
-  },
-  startAt: Date.parse("2024-01-01T00:00:00Z"),
-  endAt: Date.parse("2025-06-30T12:34:56.789Z"),
-  createdBy: "Client One",
-  updatedBy: "Client Two",
-  createdAt: 1_795_702_121_984,
-  updatedAt: -1_500,
-  conflict: true,
-  unepOverlap: {
-    dataset: "WDPA 2026-10",
-    overlaps: true,
-    areaM2: 1234.5,
-    fraction: 0.25,
-    areas: [{ id: "555", name: "Reserve", designation: "National Park", iucnCategory: "II", areaM2: 1234.5 }],
-  },
-};
+const FULL = FULL_SOURCE_RECORD;
 
 const BARE: SourceRecord = {
   ...FULL,

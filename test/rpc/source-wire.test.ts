@@ -10,6 +10,7 @@ import type { SourceRecord } from "../../src/model/records.js";
 import { toProtoSource } from "../../src/rpc/messages.js";
 import { encodeSource, encodeSourceFieldData } from "../../src/rpc/source-wire.js";
 import { prng } from "../support/geometry-fixtures.js";
+import { FULL_SOURCE_RECORD } from "../support/source-records.js";
 
 function same(source: Source): void {
   const expected = Buffer.from(toBinary(SourceSchema, source));
@@ -24,37 +25,7 @@ const RING: Position[] = [
 ];
 
 function record(overrides: Partial<SourceRecord> = {}): SourceRecord {
-  return {
-    id: "src_01JBZ5Q0000000000000000000",
-    accountId: "acct-1",
-    altId: "field-7",
-    methodology: "VM0042",
-    tags: ["north", "irrigated"],
-    stewardId: "steward-3",
-    projectId: "project-9",
-    outcomeReportingYear: 2025,
-    sourceType: "FIELD",
-    attributeType: ["CARBON_REMOVAL", "WATER_QUALITY"],
-    geometrySource: "AUTHORITATIVE_GIS",
-    geometry: { type: "Polygon", coordinates: [RING] },
-    startAt: Date.parse("2024-01-01T00:00:00Z"),
-    endAt: Date.parse("2025-06-30T12:34:56.789Z"),
-    createdBy: "Client One",
-    updatedBy: "Client Two",
-    createdAt: 1_795_702_121_984,
-    updatedAt: 1_795_702_121_985,
-    conflict: true,
-    unepOverlap: {
-      dataset: "WDPA 2026-10",
-      overlaps: true,
-      areaM2: 1234.5,
-      fraction: 0.25,
-      areas: [
-        { id: "555", name: "Réserve naturelle", designation: "National Park", iucnCategory: "II", areaM2: 1234.5 },
-      ],
-    },
-    ...overrides,
-  };
+  return { ...FULL_SOURCE_RECORD, geometry: { type: "Polygon", coordinates: [RING] }, ...overrides };
 }
 
 describe("encodeSource writes what toBinary(SourceSchema) writes", () => {
