@@ -70,6 +70,14 @@ describe("the documents that describe the service (no token)", () => {
     expect(byRel.get("data")?.href).toBe(`${server.baseUrl}/ogc/collections`);
   });
 
+  it("documents vary by Accept", async () => {
+    for (const path of ["/ogc", "/ogc/conformance", "/ogc/collections"]) {
+      const res = await server.request("GET", path);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("vary")).toMatch(/\bAccept\b/);
+    }
+  });
+
   it("conformance lists Core, GeoJSON, OpenAPI 3.0 and Part 4's create/replace/delete", async () => {
     const body = await json(await server.request("GET", "/ogc/conformance"));
     expect(body.conformsTo).toEqual([
@@ -147,6 +155,16 @@ describe.each(ENVIRONMENTS)("items of %s", (env) => {
     expect(pages).toBe(3);
     const mine = created.get(env) as SourceRecord[];
     expect(seen).toEqual(mine.map((r) => r.id));
+  });
+
+  it("without limit a page holds 100 items (contract §12), with a next link; answers vary by Accept", async () => {
+    const owner = await server.userToken(unique("ogc-default"));
+    await createOk(server, owner, collection(manyFeatures(unique("d"), 101)), env);
+    const res = await server.request("GET", itemsOf(env), { token: owner });
+    expect(res.headers.get("vary")).toMatch(/\bAccept\b/);
+    const page = await json(res, 200, GEOJSON);
+    expect(page.numberReturned).toBe(100);
+    expect((page.links as Json[]).some((l) => l.rel === "next")).toBe(true);
   });
 
   it("items are the same Features as GET /sources?f=geojson", async () => {
