@@ -40,6 +40,7 @@ import type { ConflictPolicy } from "./model/spatial.js";
 import { unepOverlapPolicy } from "./protected-areas/overlap.js";
 import { withAnswerStatus } from "./rpc/answer-status.js";
 import { preEncodedSourceAnswers } from "./rpc/binary-answers.js";
+import { COMPRESS_MIN_BYTES, RPC_COMPRESSIONS } from "./rpc/compression.js";
 import { decodeFailureAsInvalid } from "./rpc/decode-errors.js";
 import { createErrorShield } from "./rpc/error-shield.js";
 import { createLeanGrpc } from "./rpc/grpc-unary.js";
@@ -114,12 +115,6 @@ function countedConflictPolicy(metrics: ServiceMetrics): ConflictPolicy {
   };
   return { conflicts: (a, b) => measure(a, b) !== null, measure };
 }
-
-/**
- * Answers are compressed only when large: gzip of a one-record answer cost more CPU than it saved
- * on the wire (docs/benchmarks.md). Connect's adapter and the lean gRPC path alike.
- */
-const COMPRESS_MIN_BYTES = 64 * 1024;
 
 /** Composes stores, the one service implementation, interceptors and the Fastify plugins. */
 export async function buildApp(config: Config, overrides: AppOverrides = {}): Promise<BuiltApp> {
@@ -282,6 +277,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     // Connect's default ignores unknown JSON fields, and with them unknown enum names: a client
     // sending "FIELD" instead of "SOURCE_TYPE_FIELD" would have it silently dropped.
     jsonOptions: { ignoreUnknownFields: false },
+    acceptCompression: RPC_COMPRESSIONS,
     compressMinBytes: COMPRESS_MIN_BYTES,
   };
   await app.register(async (rpc) => {

@@ -24,7 +24,6 @@ import {
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import { type Compression, compressedFlag, compressionNegotiate, encodeEnvelope } from "@connectrpc/connect/protocol";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
-import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { principalKey } from "../auth/principal.js";
 import { type EarlyChecks, runEarlyChecks } from "../http/early-auth.js";
 import type { RequestObserver } from "../http/metrics.js";
@@ -32,11 +31,10 @@ import { PROBLEM_CONTENT_TYPE } from "../http/problem.js";
 import { bodyDeadlineProblem } from "../http/request-deadline.js";
 import { problemInstanceOf, REQUEST_ID_HEADER, requestIdOf } from "../http/request-id.js";
 import { codeName } from "./answer-status.js";
+import { RPC_COMPRESSIONS } from "./compression.js";
 import { NOT_PROTOBUF } from "./decode-errors.js";
 import type { InProcessCaller } from "./invoke.js";
 
-/** What Connect's adapter accepts on requests (connect-node's default), in its order of preference. */
-const ACCEPT_COMPRESSION: Compression[] = [compressionGzip, compressionBrotli];
 const GRPC_ACCEPT_ENCODING = "grpc-accept-encoding";
 const PROTO_CONTENT_TYPE = "application/grpc+proto";
 /** The gRPC content types the lean path takes: protobuf binary only (`+json` stays on Connect). */
@@ -136,7 +134,7 @@ class LeanCall {
     }
     const timeout = parseTimeout(single(headers["grpc-timeout"]), Number.MAX_SAFE_INTEGER);
     const compression = compressionNegotiate(
-      ACCEPT_COMPRESSION,
+      RPC_COMPRESSIONS,
       single(headers["grpc-encoding"]),
       single(headers[GRPC_ACCEPT_ENCODING]),
       GRPC_ACCEPT_ENCODING,

@@ -13,7 +13,7 @@ import http2 from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { gzipSync } from "node:zlib";
+import { brotliCompressSync, brotliDecompressSync, gzipSync, constants as zlibConstants } from "node:zlib";
 import { create, type DescMessage, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { compressionGzip, createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
@@ -247,6 +247,21 @@ describe("raw HTTP/2: the lean path and Connect's answer byte for byte alike", (
     expect(plain.body.length).toBeGreaterThan(300_000);
   });
 
+  it("large answers are compressed at the fast end of each encoder: gzip level 1, br quality 4", async () => {
+    const request = same(encoded(GetSourceRequestSchema, { id: bigId }));
+    const plain = (await bothRaw(`${PRODUCTION}/GetSource`, request)).body.subarray(5);
+    const gzipped = await bothRaw(`${PRODUCTION}/GetSource`, request, { "grpc-accept-encoding": "gzip" });
+    expect(gzipped.headers["grpc-encoding"]).toBe("gzip");
+    expect(gzipped.body.subarray(5)).toEqual(gzipSync(plain, { level: 1 }));
+    // br first in the client's list: br answers, not connect-node's quality 11 (0.2–0.8 s a page).
+    const brotli = await bothRaw(`${PRODUCTION}/GetSource`, request, { "grpc-accept-encoding": "br,gzip" });
+    expect(brotli.headers["grpc-encoding"]).toBe("br");
+    expect(brotli.body[0]).toBe(1);
+    const quality4 = brotliCompressSync(plain, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } });
+    expect(brotli.body.subarray(5)).toEqual(quality4);
+    expect(brotliDecompressSync(brotli.body.subarray(5))).toEqual(plain);
+  });
+
   it("gzip- and br-compressed requests are read; an unknown encoding is unimplemented, naming the known ones", async () => {
     const request = toBinary(GetSourceRequestSchema, create(GetSourceRequestSchema, { id: fixtureIds[0] }));
     const gzipped = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(gzipSync(request), 1)), {
@@ -258,6 +273,33 @@ describe("raw HTTP/2: the lean path and Connect's answer byte for byte alike", (
     expect(unknown.trailers).toMatchObject({ "grpc-status": "12", "grpc-accept-encoding": "gzip,br" });
     const unflagged = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(request, 1)));
     expect(unflagged.trailers?.["grpc-status"]).toBe("13");
+    // Data that does not decompress is the caller's error (connect-node alone says internal).
+    const truncated = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(gzipSync(request).subarray(0, 12), 1)), {
+      "grpc-encoding": "gzip",
+    });
+    expect(truncated.trailers).toMatchObject({
+      "grpc-status": "3",
+      "grpc-message": encodeURIComponent("the request message is not valid gzip data"),
+    });
+  });
+
+  it("the Connect protocol: a body that does not decompress is 400 invalid_argument, not 500", async () => {
+    for (const path of PATHS) {
+      const answer = await fetch(`${servers[path].baseUrl}${PRODUCTION}/GetSource`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${tokens[path]}`,
+          "content-type": "application/json",
+          "content-encoding": "br",
+        },
+        body: brotliCompressSync(JSON.stringify({ id: fixtureIds[0] })).subarray(0, 6),
+      });
+      expect(answer.status).toBe(400);
+      expect(await answer.json()).toEqual({
+        code: "invalid_argument",
+        message: "the request message is not valid br data",
+      });
+    }
   });
 
   it("every error the ledger produces, with its details and metadata", async () => {

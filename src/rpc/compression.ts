@@ -1,0 +1,74 @@
+/**
+ * How RPC answers are compressed, read by Connect's adapter and the lean gRPC path alike (so both
+ * answer byte for byte the same): gzip and br, accepted on requests exactly as connect-node does
+ * (its decompression, limits and error texts), and on answers only from `COMPRESS_MIN_BYTES`, at
+ * the fast end of each encoder.
+ *
+ * connect-node compresses with zlib's defaults: gzip level 6 and brotli quality 11. Quality 11 is
+ * made for static files: it took 0.2–0.8 s of CPU for one 170–340 KB list page (2.6 s for a
+ * 1,000-record Connect answer, measured in docs/benchmarks.md, issue 13), so any caller sending
+ * `accept-encoding: br` could keep the server's cores and libuv's thread pool busy with a few
+ * calls. Brotli quality 4 and gzip level 1 compress such a page in 1–6 ms, within a few per cent
+ * of the default ratios for gzip.
+ *
+ * A request that does not decompress (truncated, corrupt) is the caller's error: connect-node
+ * answers `internal` for most such data (zlib's Z_BUF_ERROR), which the Connect protocol sends as
+ * HTTP 500; here all of it is `invalid_argument`, naming the encoding.
+ */
+import { promisify } from "node:util";
+import { brotliCompress, constants, gzip } from "node:zlib";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Compression } from "@connectrpc/connect/protocol";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+
+/**
+ * Answers smaller than this are never compressed: gzip of a one-record answer cost more CPU than
+ * it saved on the wire (docs/benchmarks.md).
+ */
+export const COMPRESS_MIN_BYTES = 64 * 1024;
+
+const GZIP_LEVEL = 1;
+const BROTLI_QUALITY = 4;
+
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+
+/** Connect's type wants bytes over an ArrayBuffer (not a SharedArrayBuffer), as connect-node checks. */
+function ownBuffer(bytes: Buffer): Uint8Array<ArrayBuffer> {
+  return bytes.buffer instanceof ArrayBuffer ? (bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(bytes);
+}
+
+/** connect-node's decompression and size limit; data it cannot decompress is the caller's error, one text for all. */
+function decompressingAsClientError(compression: Compression): Compression["decompress"] {
+  return async (bytes, readMaxBytes) => {
+    try {
+      return await compression.decompress(bytes, readMaxBytes);
+    } catch (error) {
+      if (error instanceof ConnectError && error.code !== Code.ResourceExhausted) {
+        throw new ConnectError(
+          `the request message is not valid ${compression.name} data`,
+          Code.InvalidArgument,
+          undefined,
+          undefined,
+          error.cause,
+        );
+      }
+      throw error;
+    }
+  };
+}
+
+/** gzip then br, connect-node's order of preference for what a client lists. */
+export const RPC_COMPRESSIONS: Compression[] = [
+  {
+    ...compressionGzip,
+    decompress: decompressingAsClientError(compressionGzip),
+    compress: async (bytes) => ownBuffer(await gzipAsync(bytes, { level: GZIP_LEVEL })),
+  },
+  {
+    ...compressionBrotli,
+    decompress: decompressingAsClientError(compressionBrotli),
+    compress: async (bytes) =>
+      ownBuffer(await brotliAsync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } })),
+  },
+];
