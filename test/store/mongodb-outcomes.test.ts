@@ -16,6 +16,7 @@ import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import {
   type BulkWriteResult,
+  MongoAPIError,
   MongoBulkWriteError,
   MongoClient,
   MongoError,
@@ -282,6 +283,20 @@ describe("a DNS failure (mongodb+srv://) is an outage like any other", () => {
     expect(toStoreError(dnsError(code, syscall), "list")).toBeInstanceOf(StoreUnavailableError);
     const bug = Object.assign(new Error("boom"), { code });
     expect(toStoreError(bug, "list")).toBe(bug);
+  });
+
+  it("an SRV name answering no records (the driver's own MongoAPIError) is StoreUnavailableError; other API errors are not", async () => {
+    const resolve = vi.spyOn(dns.promises, "resolve").mockImplementation(async () => []);
+    const client = new MongoClient("mongodb+srv://cluster0.ledger.example.net/", { serverSelectionTimeoutMS: 200 });
+    const real = await failure(client.connect());
+    expect(resolve).toHaveBeenCalledWith("_mongodb._tcp.cluster0.ledger.example.net", "SRV");
+    expect(real).toBeInstanceOf(MongoAPIError);
+    expect((real as Error).message).toBe("No addresses found at host");
+    const mapped = toStoreError(real, "setup");
+    expect(mapped).toBeInstanceOf(StoreUnavailableError);
+    expect((mapped as Error).cause).toBe(real);
+    const misuse = new MongoAPIError('Option "srvHost" must not be empty');
+    expect(toStoreError(misuse, "setup")).toBe(misuse);
   });
 
   it("a failing SRV lookup at connect makes calls 503, and the store recovers once DNS answers", async () => {

@@ -1,6 +1,7 @@
 import {
   type BulkWriteResult,
   type Db,
+  MongoAPIError,
   MongoBulkWriteError,
   MongoError,
   MongoErrorLabel,
@@ -96,6 +97,22 @@ export function isDnsError(error: unknown): error is Error & { code: string; sys
 }
 
 /**
+ * The driver's own error when a `mongodb+srv://` name resolves to an empty SRV record set
+ * (connection_string.js `resolveSRVRecord`): the name exists but lists no hosts now, as while a
+ * cluster's DNS is being (re)published. An outage like a name that does not resolve.
+ */
+const EMPTY_SRV_ANSWER = "No addresses found at host";
+
+function isEmptySrvAnswer(error: unknown): boolean {
+  return error instanceof MongoAPIError && error.message === EMPTY_SRV_ANSWER;
+}
+
+/** A bulk write's write errors as a list (the driver exposes one error alone, or an array). */
+function writeErrorsOf(error: MongoBulkWriteError) {
+  return Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+}
+
+/**
  * What a MongoBulkWriteError (every insertMany and bulkWrite) stands for. The driver rebuilds
  * failures of a bulk write as one: a driver error (network, selection, …) keeps its labels but
  * loses its class, and is still its `errorResponse`; a write-concern error becomes
@@ -103,11 +120,6 @@ export function isDnsError(error: unknown): error is Error & { code: string; sys
  * errors whose result holds a write-concern error is a write-concern failure, and one built from a
  * driver error is that error.
  */
-/** A bulk write's write errors as a list (the driver exposes one error alone, or an array). */
-function writeErrorsOf(error: MongoBulkWriteError) {
-  return Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-}
-
 function bulkCause(error: MongoBulkWriteError): "write concern" | MongoError | null {
   if (writeErrorsOf(error).length > 0) return null;
   // BulkWriteResult and WriteConcernError are types only in the driver's exports, not classes to test against.
@@ -122,7 +134,7 @@ function bulkCause(error: MongoBulkWriteError): "write concern" | MongoError | n
 
 /** The driver could not reach a usable server (network, server selection, closed client, timeouts, elections). */
 function isUnavailableError(error: unknown): boolean {
-  if (isDnsError(error)) return true;
+  if (isDnsError(error) || isEmptySrvAnswer(error)) return true;
   if (!(error instanceof MongoError)) return false;
   if (error instanceof MongoBulkWriteError) {
     const cause = bulkCause(error);
