@@ -271,6 +271,48 @@ describe.each(ENVIRONMENTS)("items of %s", (env) => {
     expect((all.features as Json[]).some((f) => (f.properties as Json).alt_id === (bad[0] as Json).id)).toBe(false);
   });
 
+  it("an admin creates for the account named by account_id; without one, 422 at /query/account_id; a user naming one, 422", async () => {
+    const admin = await server.adminToken();
+    const account = unique("ogc-admin-target");
+    const altId = unique("ogc-admin");
+    const res = await server.request("POST", itemsOf(env, `?account_id=${encodeURIComponent(account)}`), {
+      token: admin,
+      json: feature(altId),
+    });
+    const body = await json(res, 201, GEOJSON);
+    expect((body.properties as Json).account_id).toBe(account);
+    const owner = await server.userToken(account);
+    const mine = await json(await server.request("GET", itemsOf(env), { token: owner }), 200, GEOJSON);
+    expect((mine.features as Json[]).map((f) => f.id)).toEqual([body.id]);
+    // Not the caller's account: the user who made the token sees nothing of it.
+    const theirs = await json(await server.request("GET", itemsOf(env), { token: otherToken }), 200, GEOJSON);
+    expect((theirs.features as Json[]).some((f) => f.id === body.id)).toBe(false);
+
+    const unnamed = await expectProblem(
+      await server.request("POST", itemsOf(env), { token: admin, json: feature(unique("ogc-admin")) }),
+      422,
+      "invalid_argument",
+    );
+    expect(unnamed.errors).toEqual([
+      {
+        pointer: "/query/account_id",
+        detail: "an admin token without an account claim must name the target account with account_id",
+      },
+    ]);
+    const userNaming = await expectProblem(
+      await server.request("POST", itemsOf(env, `?account_id=${encodeURIComponent(account)}`), {
+        token,
+        json: feature(unique("ogc-user")),
+      }),
+      422,
+      "invalid_argument",
+    );
+    expect(userNaming.errors).toEqual([
+      { pointer: "/query/account_id", detail: "account_id is accepted only from admin tokens" },
+    ]);
+    expect((await server.request("GET", itemsOf(env), { token: owner }).then((r) => r.json())).numberReturned).toBe(1);
+  });
+
   it("PUT and PATCH are 405 with Allow", async () => {
     const [first] = created.get(env) as SourceRecord[];
     const put = await server.request("PUT", itemsOf(env, `/${first.id}`), { token, json: featureOf(first) });
