@@ -16,7 +16,9 @@
  * so the server compresses answers over its compressMinBytes (1 KiB); `acceptCompression: false`
  * leaves the header out.
  */
+
 import http2 from "node:http2";
+import net from "node:net";
 import { gunzipSync } from "node:zlib";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
@@ -117,7 +119,10 @@ async function runH2(load: GrpcLoad): Promise<LoadResult> {
       { length: load.connections },
       () =>
         new Promise<http2.ClientHttp2Session>((resolve, reject) => {
-          const session = http2.connect(`http://127.0.0.1:${load.port}`);
+          // As grpc-js connects (transport.js): Nagle off on its socket.
+          const session = http2.connect(`http://127.0.0.1:${load.port}`, {
+            createConnection: () => net.connect({ host: "127.0.0.1", port: load.port, noDelay: true }),
+          });
           session.once("connect", () => resolve(session));
           session.once("error", reject);
         }),

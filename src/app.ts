@@ -47,6 +47,7 @@ import { createLeanGrpc } from "./rpc/grpc-unary.js";
 import { createInProcessCaller } from "./rpc/invoke.js";
 import { registerPublicServices } from "./rpc/public-services.js";
 import { createServiceImpl } from "./rpc/service.js";
+import { GRPC_CALLS_PER_TURN } from "./rpc/turn-gate.js";
 import { openProductionStore } from "./store/open.js";
 import type { SourceStore } from "./store/port.js";
 import { createSandboxStore } from "./store/sandbox/index.js";
@@ -327,6 +328,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
         onBodyTimeout: () => deadlineCounts.bodyTimeouts++,
         observe: observeRequest,
         closing: () => closing,
+        callsPerTurn: GRPC_CALLS_PER_TURN,
       }),
     );
   }

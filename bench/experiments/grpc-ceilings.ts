@@ -5,10 +5,12 @@
  *
  *   bare     node:http2 answering every stream with one pre-encoded ~3 KB GetSourceResponse:
  *            the ceiling of node:http2 and of the load client on this machine
+ *   busy     bare, spending a GetSource's server CPU (~170 µs) in a busy wait before each answer:
+ *            whether one connection keeps a server of that cost busy
  *   connect  Connect's Node adapter mounted straight on node:http2 (no Fastify), with the real
  *            service, SQLite store and interceptors: what Connect itself costs per call
  *
- *   node --import tsx bench/experiments/grpc-ceilings.ts <ledger.sqlite>
+ *   node --import tsx bench/experiments/grpc-ceilings.ts <ledger.sqlite> [bare,busy,connect]
  *
  * Compare with `side-run.ts grpc` (the service as deployed, through Fastify).
  */
@@ -32,11 +34,14 @@ import { cpuSecondsOf } from "../proc.js";
 import { BENCH_ACCOUNT, BENCH_ACTOR, type DatasetInfo } from "../seed.js";
 import { AUDIENCE, startIssuer } from "../tokens.js";
 
-type Kind = "bare" | "connect";
+type Kind = "bare" | "busy" | "connect";
+
+/** What the service costs per GetSource call on one core (docs/benchmarks.md, issue 13), spent here as a busy wait. */
+const BUSY_MICROS = 170;
 
 function serve(kind: Kind): void {
   let handler: (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void;
-  if (kind === "bare") {
+  if (kind === "bare" || kind === "busy") {
     // The load client decodes its first answer and checks the id, so the answer is a real message.
     const message = toBinary(
       GetSourceResponseSchema,
@@ -45,12 +50,29 @@ function serve(kind: Kind): void {
     const frame = Buffer.alloc(5 + message.length);
     frame.writeUInt32BE(message.length, 1);
     frame.set(message, 5);
+    const answer = (res: http2.Http2ServerResponse) => {
+      if (kind === "busy") {
+        const until = performance.now() + BUSY_MICROS / 1000;
+        while (performance.now() < until);
+      }
+      res.writeHead(200, { "content-type": "application/grpc+proto" });
+      res.addTrailers({ "grpc-status": "0" });
+      res.end(frame);
+    };
+    // PACE=n: at most n answers per event-loop turn, the rest queued, so that each turn's answers
+    // are flushed to the socket before the next are worked on.
+    const pace = Number(process.env.PACE ?? 0);
+    const queue: http2.Http2ServerResponse[] = [];
+    const drain = () => {
+      for (let i = 0; i < pace && queue.length > 0; i++) answer(queue.shift() as http2.Http2ServerResponse);
+      if (queue.length > 0) setImmediate(drain);
+    };
     handler = (req, res) => {
       req.resume();
       req.on("end", () => {
-        res.writeHead(200, { "content-type": "application/grpc+proto" });
-        res.addTrailers({ "grpc-status": "0" });
-        res.end(frame);
+        if (pace === 0) return answer(res);
+        queue.push(res);
+        if (queue.length === 1) setImmediate(drain);
       });
     };
   } else {
@@ -75,6 +97,7 @@ function serve(kind: Kind): void {
     });
   }
   const server = http2.createServer(handler);
+  if (process.env.NO_DELAY) server.on("connection", (socket: import("node:net").Socket) => socket.setNoDelay(true));
   server.listen(0, "127.0.0.1", () => process.send?.({ port: (server.address() as AddressInfo).port }));
   process.once("disconnect", () => process.exit(0));
 }
@@ -83,7 +106,8 @@ async function measure(ledger: string): Promise<void> {
   const info = JSON.parse(readFileSync(`${ledger}.json`, "utf8")) as DatasetInfo;
   const issuer = await startIssuer("RS256");
   const token = await issuer.token({ accountId: BENCH_ACCOUNT, actor: BENCH_ACTOR });
-  for (const kind of ["bare", "connect"] as const) {
+  const kinds = (process.argv[3]?.split(",") ?? ["bare", "busy", "connect"]) as Kind[];
+  for (const kind of kinds) {
     const child = fork(fileURLToPath(import.meta.url), [], {
       execArgv: ["--import", "tsx"],
       env: { ...process.env, CEILING_SERVER: kind, SQLITE_PATH: ledger, ISSUER: issuer.issuer, FIRST_ID: info.ids[0] },
@@ -91,7 +115,7 @@ async function measure(ledger: string): Promise<void> {
     const port = await new Promise<number>((resolve) =>
       child.once("message", (m: { port: number }) => resolve(m.port)),
     );
-    const ids = kind === "bare" ? [info.ids[0]] : info.ids;
+    const ids = kind === "connect" ? info.ids : [info.ids[0]];
     const load = (seconds: number) =>
       runGrpcLoad({
         client: "h2",

@@ -133,8 +133,12 @@ try {
     await grpc(2);
     for (let run = 0; run < 3; run++) {
       const before = cpuSecondsOf(service.pid);
+      const clientBefore = process.cpuUsage();
       const s5 = await grpc(3);
       const cores = (cpuSecondsOf(service.pid) - before) / s5.seconds;
+      const clientUsed = process.cpuUsage(clientBefore);
+      const clientCores = (clientUsed.user + clientUsed.system) / 1e6 / s5.seconds;
+      const restBefore = cpuSecondsOf(service.pid);
       const s2 =
         option("--grpc-only") !== undefined
           ? s5
@@ -147,8 +151,9 @@ try {
                 headers,
                 requests: [{ method: "GET", path: "/sources?limit=100" }],
               });
+      const restCores = (cpuSecondsOf(service.pid) - restBefore) / s2.seconds;
       console.log(
-        `${line("S5", s5, ` server cores ${cores.toFixed(2)}`)} | ${line("S2", s2)} | ratio ${(s5.rps / s2.rps).toFixed(2)}`,
+        `${line("S5", s5, ` server cores ${cores.toFixed(2)}, client ${clientCores.toFixed(2)}`)} | ${line("S2", s2, ` server cores ${restCores.toFixed(2)}`)} | ratio ${(s5.rps / s2.rps).toFixed(2)}`,
       );
     }
   } else if (scenario === "create") {

@@ -34,6 +34,7 @@ import { codeName } from "./answer-status.js";
 import { RPC_COMPRESSIONS } from "./compression.js";
 import { NOT_PROTOBUF } from "./decode-errors.js";
 import type { InProcessCaller } from "./invoke.js";
+import { TurnGate } from "./turn-gate.js";
 
 const GRPC_ACCEPT_ENCODING = "grpc-accept-encoding";
 const PROTO_CONTENT_TYPE = "application/grpc+proto";
@@ -59,6 +60,8 @@ export interface LeanGrpcOptions {
   observe: RequestObserver;
   /** While true, streams are left to Fastify, which refuses them as shutting down. */
   closing(): boolean;
+  /** Calls handed to the service per event-loop turn, the rest in later turns (turn-gate.ts). */
+  callsPerTurn: number;
 }
 
 interface LeanMethod {
@@ -73,6 +76,7 @@ export function createLeanGrpc(
   options: LeanGrpcOptions,
 ): (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean {
   const methods = new Map<string, LeanMethod>();
+  const gate = new TurnGate(options.callsPerTurn);
   for (const { service, call } of options.services) {
     for (const method of service.methods) {
       if (method.methodKind !== "unary") continue;
@@ -87,7 +91,7 @@ export function createLeanGrpc(
     const path = headers[":path"];
     const target = path === undefined ? undefined : methods.get(path);
     if (target === undefined || options.closing()) return false;
-    void new LeanCall(stream, headers, contentType, target, options).run();
+    void new LeanCall(stream, headers, contentType, target, options, gate).run();
     return true;
   };
 }
@@ -114,6 +118,7 @@ class LeanCall {
     readonly contentType: string,
     readonly target: LeanMethod,
     readonly options: LeanGrpcOptions,
+    readonly gate: TurnGate,
   ) {
     this.#requestId = requestIdOf({ headers });
     // A reset or a lost connection: nothing more is written, and work not begun is not begun.
@@ -151,6 +156,9 @@ class LeanCall {
       const body = await this.#readBody();
       if (body === undefined || this.#done) return;
       const input = await this.#decode(body, compression.request);
+      if (this.#done) return;
+      const turn = this.gate.pass();
+      if (turn !== undefined) await turn;
       if (this.#done) return;
       if (this.#pastDeadline()) throw timedOut();
       const values = createContextValues();
