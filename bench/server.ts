@@ -1,6 +1,6 @@
 /**
  * The service as `npm start` runs it, for the benchmark: src/main.ts's composition (config from
- * the environment, the one-port HTTP/1.1 + h2c server factory, buildApp, listen), minus the
+ * the environment, the heap's growth, the one-port HTTP/1.1 + h2c server factory, buildApp, listen), minus the
  * development identity provider's banner. Spawned by the bench (bench/scenarios/fleet.ts) with
  * PORT=0, HOST=127.0.0.1, SQLITE_PATH, AUTH_ISSUER (the bench's JWKS server) and LOG_LEVEL=silent;
  * it reports its port over the IPC channel and exits 0 after a graceful close on SIGTERM, so that
@@ -8,8 +8,10 @@
  */
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
+import { limitHeapGrowth } from "../src/heap.js";
 import { createOnePortServerFactory } from "../src/http/listen.js";
 
+limitHeapGrowth();
 const config = loadConfig(process.env);
 const onePort = createOnePortServerFactory({ graceMs: 2_000 });
 const { app, setListeningAddress } = await buildApp(config, { serverFactory: onePort.serverFactory });

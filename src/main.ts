@@ -1,11 +1,13 @@
 import { buildApp } from "./app.js";
 import { isLoopbackHost } from "./auth/loopback.js";
 import { ConfigError, loadConfig } from "./config.js";
+import { limitHeapGrowth } from "./heap.js";
 import { createOnePortServerFactory } from "./http/listen.js";
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
 async function main(): Promise<void> {
+  limitHeapGrowth();
   const config = loadConfig();
   const onePort = createOnePortServerFactory({ graceMs: SHUTDOWN_GRACE_MS });
   const { app, devIdentity, setListeningAddress } = await buildApp(config, { serverFactory: onePort.serverFactory });

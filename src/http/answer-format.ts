@@ -1,4 +1,5 @@
 import Negotiator from "negotiator";
+import { type ProblemDetails, problem } from "./problem.js";
 import type { QueryReader } from "./rest-query.js";
 
 /** What a list or a get answers in (docs/api.md §16): the record JSON of §4, or GeoJSON. */
@@ -18,8 +19,38 @@ const MEDIA_TYPES: Readonly<Record<AnswerFormat, string>> = {
 const FORMATS = Object.keys(MEDIA_TYPES) as AnswerFormat[];
 const FORMAT_OF_MEDIA_TYPE = new Map(FORMATS.map((format) => [MEDIA_TYPES[format], format]));
 
-/** The detail of a 406: what can be asked for, and how. */
-export const NOT_ACCEPTABLE_DETAIL = `this resource answers ${FORMATS.map((f) => MEDIA_TYPES[f]).join(" or ")}; ask with an Accept header that admits one, or with ${FORMATS.map((f) => `${FORMAT_PARAMETER}=${f}`).join(" or ")}`;
+/**
+ * The 406 of every adapter (REST, OGC API, the OpenAPI document): the media types `offered`, and
+ * the values of `f` that name them, if the resource takes `f`.
+ */
+export function notAcceptable(offered: readonly string[], formats: readonly string[] = []): ProblemDetails {
+  const orF = formats.length === 0 ? "" : `, or with ${formats.map((f) => `${FORMAT_PARAMETER}=${f}`).join(" or ")}`;
+  return problem(
+    406,
+    "invalid_argument",
+    `this resource answers ${offered.join(" or ")}; ask with an Accept header that admits one${orF}`,
+  );
+}
+
+/** REST's 406: its two formats. */
+export const notAcceptableFormat = () =>
+  notAcceptable(
+    FORMATS.map((format) => MEDIA_TYPES[format]),
+    FORMATS,
+  );
+
+/**
+ * The `f` parameter when given: one of `allowed`, or else a violation of the query (the value is
+ * still returned, for the caller to read on as if it had been the first allowed one).
+ */
+export function formatParameter(query: QueryReader, allowed: readonly string[]): string | undefined {
+  const asked = query.text(FORMAT_PARAMETER);
+  if (asked !== undefined && !allowed.includes(asked)) {
+    const expected = allowed.length === 1 ? allowed[0] : `one of ${allowed.join(", ")}`;
+    query.reject(FORMAT_PARAMETER, `${FORMAT_PARAMETER} must be ${expected}, got "${asked}"`);
+  }
+  return asked;
+}
 
 /**
  * The best of `offered` for an Accept header (RFC 9110 §12.5.1, q-values and specificity; ties go
@@ -37,12 +68,8 @@ export function preferredMediaType(accept: string | undefined, offered: readonly
  * JSON); null when the Accept header admits neither (406).
  */
 export function answerFormatOf(query: QueryReader, accept: string | undefined): AnswerFormat | null {
-  const asked = query.text(FORMAT_PARAMETER);
-  if (asked !== undefined) {
-    if ((FORMATS as string[]).includes(asked)) return asked as AnswerFormat;
-    query.reject(FORMAT_PARAMETER, `${FORMAT_PARAMETER} must be one of ${FORMATS.join(", ")}, got "${asked}"`);
-    return "json";
-  }
+  const asked = formatParameter(query, FORMATS);
+  if (asked !== undefined) return (FORMATS as string[]).includes(asked) ? (asked as AnswerFormat) : "json";
   const best = preferredMediaType(
     accept,
     FORMATS.map((format) => MEDIA_TYPES[format]),

@@ -6,7 +6,6 @@ import type { Violation } from "../ledger/violation.js";
 import type { SourceRecord } from "../model/records.js";
 import { ledgerErrorOf } from "../rpc/errors.js";
 import { decodeViolationsKey, recordSinkKey } from "../rpc/in-process.js";
-import { NOT_ACCEPTABLE_DETAIL } from "./answer-format.js";
 import { requestPrincipal } from "./early-auth.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
 import { type CreateBodyMap, decodeCreateBody } from "./rest-decode.js";
@@ -77,8 +76,6 @@ export function methodNotAllowed(allow: string) {
   return async (_request: FastifyRequest, reply: FastifyReply) =>
     sendProblem(reply.header("allow", allow), problem(405, "unimplemented", `method not allowed; allowed: ${allow}`));
 }
-
-export const notAcceptable = () => problem(406, "invalid_argument", NOT_ACCEPTABLE_DETAIL);
 
 export const unsupportedMediaType = () =>
   problem(415, "invalid_argument", "Content-Type must be application/json (or application/geo+json)");

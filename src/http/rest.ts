@@ -19,6 +19,7 @@ import {
   FORMAT_PARAMETER,
   GEOJSON_CONTENT_TYPE,
   JSON_CONTENT_TYPE,
+  notAcceptableFormat,
 } from "./answer-format.js";
 import { type EarlyChecks, earlyChecksHook } from "./early-auth.js";
 import { ogcCollectionOf } from "./ogc/documents.js";
@@ -32,7 +33,6 @@ import {
   nextLinkHeader,
   nextPageHref,
   nextPageLink,
-  notAcceptable,
   type RequestFieldPointer,
   readCreateBody,
   sendError,
@@ -138,7 +138,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
   app.get(base, { config: { rpcMethod: methods.listSources.name } }, async (request, reply) => {
     const query = new QueryReader(request.query as Record<string, string>, [...listParameters, FORMAT_PARAMETER]);
     const format = formatOf(request, reply, query);
-    if (format === null) return sendProblem(reply, notAcceptable());
+    if (format === null) return sendProblem(reply, notAcceptableFormat());
     const message = readListRequest(query, environment);
     const records: SourceRecord[] = [];
     const answer = await call(methods.listSources, message, callOptions(request, query.violations, records));
@@ -156,7 +156,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
     const query = new QueryReader(request.query as Record<string, string>, ["page_token", FORMAT_PARAMETER]);
     const queryToken = query.text("page_token");
     const format = formatOf(request, reply, query);
-    if (format === null) return sendProblem(reply, notAcceptable());
+    if (format === null) return sendProblem(reply, notAcceptableFormat());
     // The listing's problems point at body members, a page_token's at the query when it came there.
     const inBody: RequestFieldPointer = (v) =>
       v.field === "page_token" && queryToken !== undefined
@@ -204,7 +204,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
     async (request, reply) => {
       const query = new QueryReader(request.query as Record<string, string>, ["as_of", FORMAT_PARAMETER]);
       const format = formatOf(request, reply, query);
-      if (format === null) return sendProblem(reply, notAcceptable());
+      if (format === null) return sendProblem(reply, notAcceptableFormat());
       const message = create(GetSourceRequestSchema, { id: request.params.id, asOf: query.instant("as_of") });
       const records: SourceRecord[] = [];
       await call(methods.getSource, message, callOptions(request, query.violations, records));

@@ -10,7 +10,7 @@ import type { Environment } from "../../model/list-query.js";
 import type { SourceRecord } from "../../model/records.js";
 import type { InProcessCaller } from "../../rpc/invoke.js";
 import { FORMAT_PARAMETER, GEOJSON_CONTENT_TYPE } from "../answer-format.js";
-import { problem, sendProblem } from "../problem.js";
+import { sendProblem } from "../problem.js";
 import {
   type CreateBody,
   callOptions,
@@ -25,7 +25,7 @@ import {
 import { listParametersOf, QueryReader, readListRequest } from "../rest-query.js";
 import { type Link, renderFeatureBytes, renderFeatureCollection } from "../rest-render.js";
 import { OGC_BASE, type OgcCollection } from "./documents.js";
-import { ogcAnswerType } from "./negotiate.js";
+import { itemsNotAcceptable, ogcAnswerType } from "./negotiate.js";
 
 const methods = SourceLedgerService.method;
 
@@ -71,7 +71,7 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
   app.get(items, { config: { rpcMethod: methods.listSources.name } }, async (request, reply) => {
     const query = new QueryReader(request.query as Record<string, string>, parameters);
     const type = ogcAnswerType(query, request.headers.accept);
-    if (type === null) return sendProblem(reply.header("vary", "Accept"), notAcceptable());
+    if (type === null) return sendProblem(reply.header("vary", "Accept"), itemsNotAcceptable());
     const message = readListRequest(query, collection.environment);
     message.activeDuring = query.range(DATETIME);
     // OGC: a limit above the largest the server offers is served at that largest (Part 1 §7.15.3).
@@ -106,7 +106,7 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
     async (request, reply) => {
       const query = new QueryReader(request.query as Record<string, string>, [FORMAT_PARAMETER]);
       const type = ogcAnswerType(query, request.headers.accept);
-      if (type === null) return sendProblem(reply.header("vary", "Accept"), notAcceptable());
+      if (type === null) return sendProblem(reply.header("vary", "Accept"), itemsNotAcceptable());
       const records: SourceRecord[] = [];
       try {
         const message = create(GetSourceRequestSchema, { id: request.params.id });
@@ -180,10 +180,3 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
 function isFeature(body: unknown): boolean {
   return typeof body === "object" && body !== null && (body as { type?: unknown }).type === "Feature";
 }
-
-const notAcceptable = () =>
-  problem(
-    406,
-    "invalid_argument",
-    "items are GeoJSON: ask with Accept: application/geo+json (or application/json), or f=json",
-  );

@@ -1,7 +1,15 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import { FORMAT_PARAMETER, JSON_CONTENT_TYPE, preferredMediaType } from "../answer-format.js";
+import { invalid } from "../../ledger/errors.js";
+import { connectErrorOf } from "../../rpc/errors.js";
+import {
+  FORMAT_PARAMETER,
+  formatParameter,
+  JSON_CONTENT_TYPE,
+  notAcceptable,
+  preferredMediaType,
+} from "../answer-format.js";
 import { problem, sendProblem } from "../problem.js";
-import { methodNotAllowed } from "../rest-common.js";
+import { methodNotAllowed, sendError } from "../rest-common.js";
 import { QueryReader } from "../rest-query.js";
 import {
   collectionDocument,
@@ -18,24 +26,23 @@ import { baseUrlOf } from "./items.js";
  * conformance and collections. They hold nothing of any account, so they need no token; the
  * items (items.ts) do. JSON only: `f=json` or an Accept header that admits application/json.
  */
+/** The documents are JSON, named by `f=json` or an Accept header admitting application/json. */
+const DOCUMENT_FORMATS = ["json"];
+const DOCUMENT_MEDIA_TYPES = ["application/json"];
+
 export const ogcDocumentRoutes: FastifyPluginAsync = async (app) => {
   /** Answers `document` as JSON, or the problem with the request's query or Accept header. */
   function answer(request: FastifyRequest, reply: FastifyReply, document: (base: string) => object) {
     const query = new QueryReader(request.query as Record<string, string>, [FORMAT_PARAMETER]);
-    const f = query.text(FORMAT_PARAMETER);
-    if (f !== undefined && f !== "json") query.reject(FORMAT_PARAMETER, `${FORMAT_PARAMETER} must be json, got "${f}"`);
+    const f = formatParameter(query, DOCUMENT_FORMATS);
     reply.header("vary", "Accept");
     if (query.violations.length > 0) {
-      const [first] = query.violations;
-      const errors = query.violations.map((v) => ({ pointer: v.pointer ?? `/query/${v.field}`, detail: v.detail }));
-      return sendProblem(reply, problem(400, "invalid_argument", `${errors[0].pointer}: ${first.detail}`, errors));
+      return sendError(reply, connectErrorOf(invalid(query.violations)), null, undefined, {
+        invalidArgumentStatus: 400,
+      });
     }
-    const accept = request.headers.accept;
-    if (f === undefined && preferredMediaType(accept, ["application/json"]) === undefined) {
-      return sendProblem(
-        reply,
-        problem(406, "invalid_argument", "this resource is JSON: ask with Accept: application/json, or f=json"),
-      );
+    if (f === undefined && preferredMediaType(request.headers.accept, DOCUMENT_MEDIA_TYPES) === undefined) {
+      return sendProblem(reply, notAcceptable(DOCUMENT_MEDIA_TYPES, DOCUMENT_FORMATS));
     }
     return reply
       .code(200)

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import { preferredMediaType } from "../answer-format.js";
+import { notAcceptable, preferredMediaType } from "../answer-format.js";
 import { OPENAPI_MEDIA_TYPE } from "../ogc/documents.js";
 import { preview } from "../preview.js";
 import { problem, sendProblem } from "../problem.js";
@@ -51,16 +51,7 @@ export const openApiRoutes: FastifyPluginAsync<OpenApiRoutesOptions> = async (ap
   app.get(OPENAPI_PATH, (request, reply) => {
     reply.header("vary", "Accept");
     const type = preferredMediaType(request.headers.accept, offered);
-    if (type === undefined) {
-      return sendProblem(
-        reply,
-        problem(
-          406,
-          "invalid_argument",
-          `this resource is ${offered.join(" or ")}; ask with an Accept header that admits one`,
-        ),
-      );
-    }
+    if (type === undefined) return sendProblem(reply, notAcceptable(offered));
     // Revalidated on every use: a new deployment may describe new paths.
     return sendCacheable(request, reply, {
       body: json,
