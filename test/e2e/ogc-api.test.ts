@@ -115,10 +115,13 @@ describe("the documents that describe the service (no token)", () => {
     const badF = await expectProblem(await server.request("GET", "/ogc?f=html"), 400, "invalid_argument");
     expect(badF.errors).toEqual([{ pointer: "/query/f", detail: 'f must be json, got "html"' }]);
     await expectProblem(await server.request("GET", "/ogc/conformance?unknown=1"), 400, "invalid_argument");
-    await expectProblem(
+    const notJson = await expectProblem(
       await server.request("GET", "/ogc/collections", { headers: { accept: "text/html" } }),
       406,
       "invalid_argument",
+    );
+    expect(notJson.detail).toBe(
+      "this resource answers application/json; ask with an Accept header that admits one, or with f=json",
     );
     for (const path of ["/ogc", "/ogc/conformance", "/ogc/collections", "/ogc/collections/sources"]) {
       const res = await server.request("POST", path, { json: {} });
@@ -207,11 +210,20 @@ describe.each(ENVIRONMENTS)("items of %s", (env) => {
     for (const query of ["?bbox=1,2,3", "?bbox=a,b,c,d", "?unknown=1", "?offset=3", "?f=xml"]) {
       await expectProblem(await server.request("GET", itemsOf(env, query), { token }), 400, "invalid_argument");
     }
-    await expectProblem(
+    const notGeoJson = await expectProblem(
       await server.request("GET", itemsOf(env), { token, headers: { accept: "text/html" } }),
       406,
       "invalid_argument",
     );
+    expect(notGeoJson.detail).toBe(
+      "this resource answers application/geo+json or application/json; ask with an Accept header that admits one, or with f=json or f=geojson",
+    );
+    const badF = await expectProblem(
+      await server.request("GET", itemsOf(env, "?f=xml"), { token }),
+      400,
+      "invalid_argument",
+    );
+    expect(badF.errors).toEqual([{ pointer: "/query/f", detail: 'f must be one of json, geojson, got "xml"' }]);
     const asJson = await server.request("GET", itemsOf(env), { token, headers: { accept: "application/json" } });
     expect(asJson.headers.get("content-type")).toMatch(/^application\/json/);
     expect((await asJson.json()).type).toBe("FeatureCollection");

@@ -625,7 +625,11 @@ describe("the service's own paths", () => {
     await expectDocumented(json, "GET", "/openapi.json");
     const html = await fetch(`${server.baseUrl}/openapi.json`, { headers: { accept: "text/html" } });
     expect(html.status).toBe(406);
+    const refused = html.clone();
     await expectDocumented(html, "GET", "/openapi.json");
+    expect((await refused.json()).detail).toBe(
+      "this resource answers application/vnd.oai.openapi+json;version=3.0 or application/json; ask with an Accept header that admits one",
+    );
     const same = await fetch(`${server.baseUrl}/openapi.json`, { headers: { "if-none-match": etag } });
     expect(same.status).toBe(304);
     await expectDocumented(same, "GET", "/openapi.json");

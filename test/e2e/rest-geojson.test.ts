@@ -138,8 +138,9 @@ describe.each(ENVIRONMENTS)("GeoJSON answers (%s)", (env) => {
     for (const path of [pathOf(env), pathOf(env, `/${(created.get(env) as SourceRecord[])[0].id}`)]) {
       const res = await server.request("GET", path, { token, headers: { accept: "text/html, image/png" } });
       const problem = await expectProblem(res, 406, "invalid_argument");
-      expect(problem.detail).toContain("application/json or application/geo+json");
-      expect(problem.detail).toContain("f=geojson");
+      expect(problem.detail).toBe(
+        "this resource answers application/json or application/geo+json; ask with an Accept header that admits one, or with f=json or f=geojson",
+      );
       const forced = await server.request("GET", `${path}?f=geojson`, { token, headers: { accept: "text/html" } });
       expect(forced.status).toBe(200);
     }
