@@ -4,11 +4,12 @@ import { setFlagsFromString } from "node:v8";
  * How far V8 lets the old generation grow past what survived the last full collection before it
  * collects again: a factor of 1 + percent / 100. V8 picks up to 4 on its own, and under list loads
  * (pages alive across several young collections are promoted, then die) the old generation grew to
- * ~165 MB around ~45 MB live, the service's peak RSS to 330–370 MB. At 3 the peak stayed under
- * 300 MB (S7) with no throughput lost beyond the noise; at 2 and 1.5 it fell to 214–236 MB but
- * gRPC p99 rose by a third and list throughput fell (docs/benchmarks.md, issue 13).
+ * ~165 MB around ~45 MB live, the gRPC server's peak RSS to 330–370 MB (S7's budget: 300). Side
+ * runs (docs/benchmarks.md, issue 13): at 2.5 the peak was 265 MB with list throughput unchanged
+ * beyond the noise, gRPC GetSource p99 25–32 → 31–36 ms; at 3 a full run's peak was 305 MB; at 2
+ * and 1.5 214–236 MB but p99 37–42 ms and list throughput lower.
  */
-export const HEAP_GROWING_PERCENT = 200;
+export const HEAP_GROWING_PERCENT = 150;
 
 const FLAG = "--heap-growing-percent";
 
