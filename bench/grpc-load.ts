@@ -13,7 +13,7 @@
  *   spends answering, so on two cores it caps the rate it can drive.
  *
  * Both advertise `grpc-accept-encoding: gzip` by default, as Connect's and grpc-js's clients do,
- * so the server compresses answers over its compressMinBytes (1 KiB); `acceptCompression: false`
+ * so the server compresses answers over its compressMinBytes (64 KiB); `acceptCompression: false`
  * leaves the header out.
  */
 

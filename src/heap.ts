@@ -13,12 +13,22 @@ export const HEAP_GROWING_PERCENT = 150;
 
 const FLAG = "--heap-growing-percent";
 
+/** Whether a command-line argument sets the flag (V8 takes `_` and `-` alike in flag names). */
+function setsFlag(arg: string): boolean {
+  const name = arg.split("=", 1)[0].replaceAll("_", "-");
+  return name === FLAG;
+}
+
 /**
  * Sets the heap growth before the service allocates much (V8 reads it at each full collection),
  * unless the command line sets it (`node --heap-growing-percent=N …`): an operator's choice wins.
+ * True when it set it.
  */
-export function limitHeapGrowth(execArgv: readonly string[] = process.execArgv): boolean {
-  if (execArgv.some((arg) => arg === FLAG || arg.startsWith(`${FLAG}=`))) return false;
-  setFlagsFromString(`${FLAG}=${HEAP_GROWING_PERCENT}`);
+export function limitHeapGrowth(
+  execArgv: readonly string[] = process.execArgv,
+  setFlags: (flags: string) => void = setFlagsFromString,
+): boolean {
+  if (execArgv.some(setsFlag)) return false;
+  setFlags(`${FLAG}=${HEAP_GROWING_PERCENT}`);
   return true;
 }

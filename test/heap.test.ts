@@ -2,10 +2,20 @@ import { describe, expect, it } from "vitest";
 import { HEAP_GROWING_PERCENT, limitHeapGrowth } from "../src/heap.js";
 
 describe("the heap's growth", () => {
-  it("is set unless the command line sets it", () => {
+  it("is set to 2.5× unless the command line sets it, in either spelling", () => {
     expect(HEAP_GROWING_PERCENT).toBe(150);
-    expect(limitHeapGrowth(["--heap-growing-percent=50"])).toBe(false);
-    expect(limitHeapGrowth(["--heap-growing-percent", "50"])).toBe(false);
-    expect(limitHeapGrowth(["--max-semi-space-size=8"])).toBe(true);
+    const set: string[] = [];
+    const record = (flags: string) => void set.push(flags);
+    expect(limitHeapGrowth(["--max-semi-space-size=8", "--import", "tsx"], record)).toBe(true);
+    expect(set).toEqual(["--heap-growing-percent=150"]);
+    for (const operator of [
+      ["--heap-growing-percent=50"],
+      ["--heap_growing_percent=50"],
+      ["--heap-growing_percent=50"],
+    ]) {
+      expect(limitHeapGrowth(operator, record)).toBe(false);
+    }
+    expect(limitHeapGrowth(["--heap-growing-percentage=50"], record)).toBe(true);
+    expect(set).toHaveLength(2);
   });
 });

@@ -61,7 +61,7 @@ function serve(kind: Kind): void {
     };
     // PACE=n: at most n answers per event-loop turn, the rest queued, so that each turn's answers
     // are flushed to the socket before the next are worked on.
-    const pace = Number(process.env.PACE ?? 0);
+    const pace = Number.parseInt(process.env.PACE ?? "0", 10) || 0;
     const queue: http2.Http2ServerResponse[] = [];
     const drain = () => {
       for (let i = 0; i < pace && queue.length > 0; i++) answer(queue.shift() as http2.Http2ServerResponse);

@@ -40,8 +40,8 @@ export const notAcceptableFormat = () =>
   );
 
 /**
- * The `f` parameter when given: one of `allowed`, or else a violation of the query (the value is
- * still returned, for the caller to read on as if it had been the first allowed one).
+ * The `f` parameter when given; a value not in `allowed` is also a violation of the query, and is
+ * returned as given (the caller reads on as it sees fit: the answer is a 4xx either way).
  */
 export function formatParameter(query: QueryReader, allowed: readonly string[]): string | undefined {
   const asked = query.text(FORMAT_PARAMETER);

@@ -1,7 +1,7 @@
 /**
  * How RPC answers are compressed, read by Connect's adapter and the lean gRPC path alike (so both
- * answer byte for byte the same): gzip and br, accepted on requests exactly as connect-node does
- * (its decompression, limits and error texts), and on answers only from `COMPRESS_MIN_BYTES`, at
+ * answer byte for byte the same): gzip and br, accepted on requests with connect-node's
+ * decompression and limits, and on answers only from `COMPRESS_MIN_BYTES`, at
  * the fast end of each encoder.
  *
  * connect-node compresses with zlib's defaults: gzip level 6 and brotli quality 11. Quality 11 is
@@ -44,13 +44,28 @@ function ownBuffer(bytes: Buffer): Uint8Array<ArrayBuffer> {
   return bytes.buffer instanceof ArrayBuffer ? (bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(bytes);
 }
 
+/**
+ * zlib's codes for data that is not valid gzip or brotli (truncated streams are Z_BUF_ERROR):
+ * the caller's error. Anything else (memory, a limit out of range) stays the server's.
+ */
+function isBadData(cause: unknown): boolean {
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return false;
+  return (
+    code === "Z_BUF_ERROR" ||
+    code === "Z_DATA_ERROR" ||
+    code.startsWith("ERR_PADDING_") ||
+    code.startsWith("ERR__ERROR_FORMAT_")
+  );
+}
+
 /** connect-node's decompression and size limit; data it cannot decompress is the caller's error, one text for all. */
 function decompressingAsClientError(compression: Compression): Compression["decompress"] {
   return async (bytes, readMaxBytes) => {
     try {
       return await compression.decompress(bytes, readMaxBytes);
     } catch (error) {
-      if (error instanceof ConnectError && error.code !== Code.ResourceExhausted) {
+      if (error instanceof ConnectError && error.code !== Code.ResourceExhausted && isBadData(error.cause)) {
         throw new ConnectError(
           `the request message is not valid ${compression.name} data`,
           Code.InvalidArgument,

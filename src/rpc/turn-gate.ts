@@ -1,4 +1,11 @@
 /**
+ * The lean gRPC path's calls per turn. Side runs (one connection, 50 calls in flight, GetSource):
+ * all at once 4,660–4,990 calls/s with the server 80% busy; 2 a turn 4,670–5,430; 4 6,140–6,740;
+ * 8 6,270–6,810; 16 6,070–7,520, the server 91–97% busy from 4 up.
+ */
+export const GRPC_CALLS_PER_TURN = 8;
+
+/**
  * Admits at most `perTurn` calls to the service per event-loop turn; the rest wait for the next
  * turn (a setImmediate), in arrival order.
  *
@@ -8,13 +15,6 @@
  * works: one connection kept the server only ~80% busy. Answering a few per turn lets each
  * group's answers leave while the next group is worked on (docs/benchmarks.md, issue 13).
  */
-/**
- * The lean gRPC path's calls per turn. Side runs (one connection, 50 calls in flight, GetSource):
- * all at once 4,660–4,990 calls/s with the server 80% busy; 2 a turn 4,670–5,430; 4 6,140–6,740;
- * 8 6,270–6,810; 16 6,070–7,520, the server 91–97% busy from 4 up.
- */
-export const GRPC_CALLS_PER_TURN = 8;
-
 export class TurnGate {
   readonly #perTurn: number;
   /** Calls admitted in this turn. */

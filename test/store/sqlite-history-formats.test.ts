@@ -90,9 +90,17 @@ function rewriteEvents(format: "whole" | "split"): void {
           const asCreated = { ...row, conflict: JSON.parse(event.data ?? "{}").conflict };
           expect(asCreated.conflict).toBeTypeOf("number");
           const { geometry: _geometry, ...withoutGeometry } = asCreated;
-          update.run(JSON.stringify({ record: format === "whole" ? asCreated : withoutGeometry }), event.event_seq);
+          const written = update.run(
+            JSON.stringify({ record: format === "whole" ? asCreated : withoutGeometry }),
+            event.event_seq,
+          );
+          expect(written.changes).toBe(1);
         } else if (event.type === "deleted") {
-          update.run(format === "whole" ? null : JSON.stringify({ geometry: row.geometry }), event.event_seq);
+          const written = update.run(
+            format === "whole" ? null : JSON.stringify({ geometry: row.geometry }),
+            event.event_seq,
+          );
+          expect(written.changes).toBe(1);
         }
       }
       for (const { sql } of triggers) if (sql.includes("source_events_no_update")) db.exec(sql);

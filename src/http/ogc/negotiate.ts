@@ -5,6 +5,9 @@ import type { QueryReader } from "../rest-query.js";
 /** The values of `f` an OGC items request takes: both name GeoJSON, the only encoding of items. */
 export const OGC_FORMATS: readonly string[] = ["json", "geojson"];
 
+/** The values of `f` the OGC documents (landing page, conformance, collections) take: JSON only. */
+export const OGC_DOCUMENT_FORMATS: readonly string[] = ["json"];
+
 /** The media types an items answer is named by, GeoJSON's first. */
 const ITEM_MEDIA_TYPES = [GEOJSON_CONTENT_TYPE, "application/json"];
 

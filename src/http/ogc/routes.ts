@@ -20,21 +20,21 @@ import {
   OGC_COLLECTIONS,
 } from "./documents.js";
 import { baseUrlOf } from "./items.js";
+import { OGC_DOCUMENT_FORMATS } from "./negotiate.js";
+
+/** The documents' one media type, asked for by an Accept header or `f=json`. */
+const DOCUMENT_MEDIA_TYPES = ["application/json"];
 
 /**
  * The OGC API – Features documents that describe the service (docs/api.md §16): landing page,
  * conformance and collections. They hold nothing of any account, so they need no token; the
  * items (items.ts) do. JSON only: `f=json` or an Accept header that admits application/json.
  */
-/** The documents are JSON, named by `f=json` or an Accept header admitting application/json. */
-const DOCUMENT_FORMATS = ["json"];
-const DOCUMENT_MEDIA_TYPES = ["application/json"];
-
 export const ogcDocumentRoutes: FastifyPluginAsync = async (app) => {
   /** Answers `document` as JSON, or the problem with the request's query or Accept header. */
   function answer(request: FastifyRequest, reply: FastifyReply, document: (base: string) => object) {
     const query = new QueryReader(request.query as Record<string, string>, [FORMAT_PARAMETER]);
-    const f = formatParameter(query, DOCUMENT_FORMATS);
+    const f = formatParameter(query, OGC_DOCUMENT_FORMATS);
     reply.header("vary", "Accept");
     if (query.violations.length > 0) {
       return sendError(reply, connectErrorOf(invalid(query.violations)), null, undefined, {
@@ -42,7 +42,7 @@ export const ogcDocumentRoutes: FastifyPluginAsync = async (app) => {
       });
     }
     if (f === undefined && preferredMediaType(request.headers.accept, DOCUMENT_MEDIA_TYPES) === undefined) {
-      return sendProblem(reply, notAcceptable(DOCUMENT_MEDIA_TYPES, DOCUMENT_FORMATS));
+      return sendProblem(reply, notAcceptable(DOCUMENT_MEDIA_TYPES, OGC_DOCUMENT_FORMATS));
     }
     return reply
       .code(200)

@@ -1,5 +1,5 @@
 import { type AnswerFormat, FORMAT_PARAMETER, GEOJSON_CONTENT_TYPE } from "../answer-format.js";
-import { OGC_FORMATS } from "../ogc/negotiate.js";
+import { OGC_DOCUMENT_FORMATS, OGC_FORMATS } from "../ogc/negotiate.js";
 import type { Parameter } from "./types.js";
 
 /**
@@ -34,5 +34,5 @@ export const OGC_DOCUMENT_FORMAT_PARAMETER: Parameter = {
   name: FORMAT_PARAMETER,
   in: "query",
   description: "The only format of these documents.",
-  schema: { type: "string", enum: ["json"] },
+  schema: { type: "string", enum: [...OGC_DOCUMENT_FORMATS] },
 };
