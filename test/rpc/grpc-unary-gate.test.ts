@@ -1,0 +1,129 @@
+/**
+ * The lean gRPC path's turn gate (src/rpc/turn-gate.ts, docs/api.md §9.10) on a real HTTP/2
+ * connection, with a stand-in for the service: calls wait for their turn in arrival order, and a
+ * call whose deadline passes while it waits is answered deadline_exceeded without reaching the
+ * service.
+ */
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  GetSourceRequestSchema,
+  GetSourceResponseSchema,
+  SourceLedgerService,
+} from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import type { Principal } from "../../src/model/principal.js";
+import { createLeanGrpc } from "../../src/rpc/grpc-unary.js";
+import type { InProcessCaller } from "../../src/rpc/invoke.js";
+
+const principal: Principal = {
+  subject: "gate-test",
+  accountId: "acct-gate",
+  role: null,
+  isAdmin: false,
+  scopes: new Set(["read:sources"]),
+  actor: "gate-test",
+  expiresAt: Math.floor(Date.now() / 1000) + 3600,
+};
+
+let server: http2.Http2Server | undefined;
+afterEach(async () => {
+  await new Promise((resolve) => server?.close(resolve));
+  server = undefined;
+});
+
+/** A server whose GetSource records each id it is asked for; id "slow" keeps the thread busy 80 ms. */
+async function serve(callsPerTurn: number, served: string[]): Promise<number> {
+  const call = (async (_method, input) => {
+    const { id } = input as unknown as { id: string };
+    served.push(id);
+    if (id === "slow") {
+      const until = performance.now() + 80;
+      while (performance.now() < until);
+    }
+    return create(GetSourceResponseSchema, { source: { id } });
+  }) as InProcessCaller;
+  const take = createLeanGrpc({
+    services: [{ service: SourceLedgerService, call }],
+    early: { authenticator: { authenticate: async () => principal, authorize: () => {} }, rateLimiter: null },
+    readMaxBytes: 1 << 20,
+    compressMinBytes: 64 * 1024,
+    bodyDeadlineMs: 0,
+    onBodyTimeout: () => {},
+    observe: () => {},
+    closing: () => false,
+    callsPerTurn,
+  });
+  server = http2.createServer();
+  server.on("stream", (stream, headers) => {
+    if (!take(stream, headers)) stream.respond({ ":status": 404 }, { endStream: true });
+  });
+  await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+function envelope(id: string): Buffer {
+  const message = toBinary(GetSourceRequestSchema, create(GetSourceRequestSchema, { id }));
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  frame.set(message, 5);
+  return frame;
+}
+
+/** Sends every call in one turn of this side's loop; each call's grpc-status. */
+async function callAll(port: number, calls: { id: string; timeout?: string }[]): Promise<string[]> {
+  const session = http2.connect(`http://127.0.0.1:${port}`);
+  try {
+    return await Promise.all(
+      calls.map(
+        ({ id, timeout }) =>
+          new Promise<string>((resolve, reject) => {
+            const stream = session.request({
+              ":method": "POST",
+              ":path": "/sourceledger.v2.SourceLedgerService/GetSource",
+              "content-type": "application/grpc",
+              te: "trailers",
+              authorization: "Bearer stand-in",
+              ...(timeout === undefined ? {} : { "grpc-timeout": timeout }),
+            });
+            let status = "none";
+            stream.on("trailers", (t) => {
+              status = String(t["grpc-status"]);
+            });
+            stream.on("error", reject);
+            stream.resume();
+            stream.on("close", () => resolve(status));
+            stream.end(envelope(id));
+          }),
+      ),
+    );
+  } finally {
+    session.close();
+  }
+}
+
+describe("the lean path's turn gate", () => {
+  it("hands calls to the service in arrival order, one turn's worth at a time", async () => {
+    const served: string[] = [];
+    const port = await serve(2, served);
+    const ids = ["a", "b", "c", "d", "e"];
+    expect(
+      await callAll(
+        port,
+        ids.map((id) => ({ id })),
+      ),
+    ).toEqual(["0", "0", "0", "0", "0"]);
+    expect(served).toEqual(ids);
+  });
+
+  it("a call whose deadline passes while it waits for its turn never reaches the service", async () => {
+    const served: string[] = [];
+    const port = await serve(1, served);
+    // "fast" is admitted at once; "slow" and "late" wait; "slow"'s turn keeps the thread 80 ms,
+    // past "late"'s 20 ms deadline, which therefore never runs.
+    const statuses = await callAll(port, [{ id: "fast" }, { id: "slow" }, { id: "late", timeout: "20m" }]);
+    expect(statuses).toEqual(["0", "0", "4"]);
+    expect(served).toEqual(["fast", "slow"]);
+  });
+});
