@@ -1,20 +1,7 @@
-/**
- * The MongoDB store's failure handling, without a MongoDB server:
- * - a minimal hand-written fake of the driver surface the store uses (MongoClient → Db →
- *   Collection, ClientSession.withTransaction), for injecting failures a real server cannot be
- *   made to produce on demand here (lost connections, server selection timeouts, duplicate keys,
- *   write conflicts, a standalone server) and for checking that the store hands the driver the
- *   pinned values of queries.ts (filters, options, transaction options);
- * - the real driver against a port where nothing listens, through the whole service: start,
- *   `/readyz` 503, and 503 `unavailable` answers that carry no driver message.
- * The fake lives in this test only; the product never fakes MongoDB.
- */
-import { createServer } from "node:net";
 import {
-  type MongoClient,
   MongoError,
   MongoNetworkError,
-  MongoServerError,
+  type MongoServerError,
   MongoServerSelectionError,
   MongoTopologyClosedError,
   type TopologyDescription,
@@ -35,7 +22,7 @@ import {
 } from "../../src/store/mongodb/documents.js";
 import { REPLICA_SET_REQUIRED } from "../../src/store/mongodb/errors.js";
 import { guardCellsOf } from "../../src/store/mongodb/guards.js";
-import { InvalidMongoUriError, MongoSourceStore, openMongoStore } from "../../src/store/mongodb/index.js";
+import { InvalidMongoUriError, type MongoSourceStore, openMongoStore } from "../../src/store/mongodb/index.js";
 import {
   AS_OF_CHANGES_OPTIONS,
   AS_OF_HISTORY_OPTIONS,
@@ -90,27 +77,17 @@ import {
 import { openProductionStore } from "../../src/store/open.js";
 import { AltIdTakenError, StoreUnavailableError } from "../../src/store/port.js";
 import { change, listQuery, makeRecord, square, stored } from "../contract/fixtures.js";
+import { deadPort, FakeMongo, failure, serverError } from "../support/mongo-fake.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 // --- the fake driver ---
 
-interface Call {
-  target: string;
-  method: string;
-  args: unknown[];
-}
-
-type Handler = (...args: unknown[]) => unknown;
-
 /**
- * Records every call as `target.method(args)` and answers from `handlers` (keyed
- * "sources.find", "db.command", …), or with a harmless default. A handler may throw to inject a
- * failure. withTransaction behaves like the driver's: it runs the callback again while the error
- * carries the TransientTransactionError label, and rethrows anything else.
+ * The shared fake (test/support/mongo-fake.ts) with the driver's withTransaction rules scripted:
+ * it runs the callback again while the error carries the TransientTransactionError label, and
+ * rethrows anything else.
  */
-class FakeDriver {
-  readonly calls: Call[] = [];
-  readonly handlers = new Map<string, Handler>();
+class FakeDriver extends FakeMongo {
   readonly transactions: unknown[] = [];
   readonly session = {
     withTransaction: async (fn: (session: unknown) => Promise<unknown>, options: unknown) => {
@@ -130,88 +107,8 @@ class FakeDriver {
     },
   };
 
-  /**
-   * Whether the history fill's markers read as set (a ledger filled already): those reads are then
-   * answered here and not recorded, so the other tests see only their own calls.
-   */
-  filled = true;
-
-  private answer(target: string, method: string, args: unknown[], fallback: unknown): Promise<unknown> {
-    const marker = (args[0] as { _id?: unknown } | undefined)?._id;
-    if (this.filled && target === "settings" && method === "findOne" && String(marker).startsWith("history_")) {
-      return Promise.resolve(args[0]);
-    }
-    this.calls.push({ target, method, args });
-    const handler = this.handlers.get(`${target}.${method}`);
-    try {
-      return Promise.resolve(handler ? handler(...args) : fallback);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  private collection(name: string) {
-    const call =
-      (method: string, fallback: unknown) =>
-      (...args: unknown[]) =>
-        this.answer(name, method, args, fallback);
-    return {
-      createIndexes: call("createIndexes", []),
-      dropIndex: call("dropIndex", {}),
-      replaceOne: call("replaceOne", { acknowledged: true, matchedCount: 1, modifiedCount: 1 }),
-      deleteMany: call("deleteMany", { deletedCount: 0 }),
-      find: (...args: unknown[]) => ({ toArray: () => this.answer(name, "find", args, []) }),
-      findOne: call("findOne", null),
-      insertMany: call("insertMany", { acknowledged: true }),
-      updateOne: call("updateOne", { acknowledged: true }),
-      updateMany: call("updateMany", { acknowledged: true }),
-      bulkWrite: call("bulkWrite", { acknowledged: true }),
-      findOneAndDelete: call("findOneAndDelete", null),
-      deleteOne: call("deleteOne", { deletedCount: 0 }),
-    };
-  }
-
-  readonly client = {
-    db: (name: string, options: unknown) => {
-      this.calls.push({ target: "client", method: "db", args: [name, options] });
-      return {
-        collection: (collection: string) => this.collection(collection),
-        command: (...args: unknown[]) =>
-          this.answer("db", "command", args, { setName: "rs0", isWritablePrimary: true, ok: 1 }),
-        createCollection: (...args: unknown[]) => this.answer("db", "createCollection", args, {}),
-      };
-    },
-    connect: () => this.answer("client", "connect", [], undefined),
-    startSession: () => this.session,
-    close: () => this.answer("client", "close", [], undefined),
-  };
-
-  on(key: string, handler: Handler): this {
-    this.handlers.set(key, handler);
-    return this;
-  }
-
-  /** Fails the first `times` calls of `key` with `error`, then answers with `then` (or the default). */
-  failTimes(key: string, times: number, error: () => Error, then?: Handler): this {
-    let left = times;
-    return this.on(key, (...args) => {
-      if (left > 0) {
-        left -= 1;
-        throw error();
-      }
-      return then ? then(...args) : key.endsWith(".find") ? [] : { acknowledged: true };
-    });
-  }
-
-  callsTo(target: string, method: string): unknown[][] {
-    return this.calls.filter((c) => c.target === target && c.method === method).map((c) => c.args);
-  }
-
-  store(options: { policy?: boolean; transactionBudgetMs?: number } = {}): MongoSourceStore {
-    return new MongoSourceStore(this.client as unknown as MongoClient, "ledger", {
-      ...(options.policy ? { conflictPolicy } : {}),
-      ...(options.transactionBudgetMs === undefined ? {} : { transactionBudgetMs: options.transactionBudgetMs }),
-    });
+  protected startSession(): unknown {
+    return this.session;
   }
 }
 
@@ -220,14 +117,6 @@ const selectionError = () =>
   new MongoServerSelectionError("Server selection timed out after 5000 ms", {
     error: null,
   } as unknown as TopologyDescription);
-function serverError(
-  code: number,
-  codeName: string,
-  message: string,
-  extra: Record<string, unknown> = {},
-): MongoServerError {
-  return new MongoServerError({ message, errmsg: message, code, codeName, ...extra });
-}
 function altIdDuplicate(accountId: string, altId: string): MongoServerError {
   return serverError(
     11000,
@@ -244,15 +133,6 @@ function writeConflict(): MongoServerError {
   );
   error.addErrorLabel("TransientTransactionError");
   return error;
-}
-
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error("expected a rejection");
-    },
-    (error: unknown) => error,
-  );
 }
 
 // --- the store hands the driver the pinned values ---
@@ -1043,16 +923,6 @@ describe("failures (fake driver)", () => {
 });
 
 // --- the real driver, nothing listening ---
-
-/** A local port nobody listens on (bound, then released). */
-async function deadPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof address !== "object" || address === null) throw new Error("no port");
-  return address.port;
-}
 
 describe("the real driver with no server (unreachable MongoDB)", () => {
   let server: TestServer | undefined;

@@ -13,7 +13,6 @@
  */
 import dns from "node:dns";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import {
   type BulkWriteResult,
   MongoAPIError,
@@ -34,7 +33,7 @@ import { conflictPolicy } from "../../src/ledger/conflict.js";
 import { runCli } from "../../src/protected-areas/cli.js";
 import { toDocument } from "../../src/store/mongodb/documents.js";
 import { duplicateAltIds, isDnsError, toStoreError, UNAVAILABLE_CODES } from "../../src/store/mongodb/errors.js";
-import { MongoProtectedAreaLayers, MongoSourceStore, openMongoStore } from "../../src/store/mongodb/index.js";
+import { MongoProtectedAreaLayers, type MongoSourceStore, openMongoStore } from "../../src/store/mongodb/index.js";
 import {
   APPLIED_IDS_OPTIONS,
   CLASHING_ALT_IDS_OPTIONS,
@@ -48,6 +47,7 @@ import { prepareLedgerCollections } from "../../src/store/mongodb/setup.js";
 import { AltIdTakenError, StoreUnavailableError } from "../../src/store/port.js";
 import { change, listQuery, makeRecord } from "../contract/fixtures.js";
 import { flat, unique } from "../e2e/rest-support.js";
+import { deadPort, FakeMongo, failure, serverError } from "../support/mongo-fake.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 // --- the driver's error shapes ---
@@ -62,11 +62,6 @@ const bulk = createRequire(import.meta.url)("mongodb/lib/bulk/common.js") as {
   WriteError: new (error: { index: number; code: number; errmsg: string; errInfo: unknown; op: unknown }) => WriteError;
   MongoBulkWriteError: typeof MongoBulkWriteError;
 };
-
-/** What the driver makes of a server reply with `ok: 0` (MongoServerError copies every field). */
-function serverError(code: number, codeName: string, errmsg: string, extra: Record<string, unknown> = {}) {
-  return new MongoServerError({ ok: 0, errmsg, code, codeName, ...extra });
-}
 
 /** A bulk write's result as bulk/common.js accumulates it (BulkWriteResult's constructor is internal). */
 function bulkResult(parts: { writeErrors?: WriteError[]; writeConcernErrors?: WriteConcernError[] }): BulkWriteResult {
@@ -127,117 +122,35 @@ function dnsError(code: string, syscall = "querySrv", hostname = "_mongodb._tcp.
   return Object.assign(new Error(`${syscall} ${code} ${hostname}`), { errno: undefined, code, syscall, hostname });
 }
 
-/** A local port nobody listens on (bound, then released). */
-async function deadPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof address !== "object" || address === null) throw new Error("no port");
-  return address.port;
-}
-
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error("expected a rejection");
-    },
-    (error: unknown) => error,
-  );
-}
-
 // --- a small fake of the driver's surface, with the driver's own withTransaction ---
 
-type Handler = (...args: unknown[]) => unknown;
-
 /**
- * Collections answer from `handlers` ("sources.find", …) or a harmless default, and record their
- * calls. Sessions are the driver's own ClientSession of a client that never connects, so
- * withTransaction's retry rules are the driver's; only commitTransaction is replaced, to inject
- * the commit's failures (`commitFailures`, one per commit attempt, then success).
+ * The shared fake (test/support/mongo-fake.ts) whose sessions are the driver's own ClientSession
+ * of a client that never connects, so withTransaction's retry rules are the driver's; only
+ * commitTransaction is replaced, to inject the commit's failures (`commitFailures`, one per commit
+ * attempt, then success).
  */
-class Fake {
-  readonly calls: { target: string; method: string; args: unknown[] }[] = [];
-  readonly handlers = new Map<string, Handler>();
+class Fake extends FakeMongo {
   readonly commitFailures: (() => Error)[] = [];
   commits = 0;
   attempts = 0;
   private readonly real = new MongoClient("mongodb://127.0.0.1:1");
 
-  on(key: string, handler: Handler): this {
-    this.handlers.set(key, handler);
-    return this;
-  }
-
-  callsTo(target: string, method: string): unknown[][] {
-    return this.calls.filter((c) => c.target === target && c.method === method).map((c) => c.args);
-  }
-
-  private answer(target: string, method: string, args: unknown[], fallback: unknown): Promise<unknown> {
-    const marker = (args[0] as { _id?: unknown } | undefined)?._id;
-    // The history fill's markers read as set: a ledger filled already.
-    if (target === "settings" && method === "findOne" && String(marker).startsWith("history_")) {
-      return Promise.resolve(args[0]);
-    }
-    this.calls.push({ target, method, args });
-    const handler = this.handlers.get(`${target}.${method}`);
-    try {
-      return Promise.resolve(handler ? handler(...args) : fallback);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  private collection(name: string) {
-    const call =
-      (method: string, fallback: unknown) =>
-      (...args: unknown[]) =>
-        this.answer(name, method, args, fallback);
-    return {
-      createIndexes: call("createIndexes", []),
-      find: (...args: unknown[]) => ({ toArray: () => this.answer(name, "find", args, []) }),
-      findOne: call("findOne", null),
-      insertMany: call("insertMany", { acknowledged: true }),
-      updateOne: call("updateOne", { acknowledged: true }),
-      updateMany: call("updateMany", { acknowledged: true }),
-      bulkWrite: call("bulkWrite", { acknowledged: true }),
-      findOneAndDelete: call("findOneAndDelete", null),
-      deleteMany: call("deleteMany", { deletedCount: 0 }),
+  protected startSession(): unknown {
+    const session = this.real.startSession();
+    const commit = session.commitTransaction.bind(session);
+    const start = session.startTransaction.bind(session);
+    session.startTransaction = (options) => {
+      this.attempts += 1;
+      start(options);
     };
-  }
-
-  readonly client = {
-    db: () => ({
-      collection: (collection: string) => this.collection(collection),
-      command: (...args: unknown[]) =>
-        this.answer("db", "command", args, { setName: "rs0", isWritablePrimary: true, ok: 1 }),
-      createCollection: (...args: unknown[]) => this.answer("db", "createCollection", args, {}),
-    }),
-    connect: () => this.answer("client", "connect", [], undefined),
-    startSession: () => {
-      const session = this.real.startSession();
-      const commit = session.commitTransaction.bind(session);
-      const start = session.startTransaction.bind(session);
-      session.startTransaction = (options) => {
-        this.attempts += 1;
-        start(options);
-      };
-      session.commitTransaction = async () => {
-        await commit(); // nothing was sent in this session: the driver only changes its state
-        this.commits += 1;
-        const fail = this.commitFailures.shift();
-        if (fail) throw fail();
-      };
-      return session;
-    },
-    close: () => this.answer("client", "close", [], undefined),
-  };
-
-  store(options: { policy?: boolean; setupWaitMs?: number } = {}): MongoSourceStore {
-    return new MongoSourceStore(this.client as unknown as MongoClient, "ledger", {
-      ...(options.policy ? { conflictPolicy } : {}),
-      ...(options.setupWaitMs === undefined ? {} : { setupWaitMs: options.setupWaitMs }),
-    });
+    session.commitTransaction = async () => {
+      await commit(); // nothing was sent in this session: the driver only changes its state
+      this.commits += 1;
+      const fail = this.commitFailures.shift();
+      if (fail) throw fail();
+    };
+    return session;
   }
 
   async close(): Promise<void> {
@@ -693,7 +606,8 @@ describe("a commit whose outcome is unknown is decided by reading the request's 
 // --- 5 and 6. setup: no DDL beyond createIndexes and createCollection; index builds in progress ---
 
 describe("setup creates what is missing, drops nothing, and tolerates an index build in progress", () => {
-  const DDL_FREE = new Set(["createIndexes", "createCollection", "find", "findOne", "command", "connect"]);
+  // `db` is the client handing out a database handle (the fake records it), not a command sent.
+  const DDL_FREE = new Set(["db", "createIndexes", "createCollection", "find", "findOne", "command", "connect"]);
 
   it("the store's setup and the CLI's (protected-area layers) only create indexes and collections", async () => {
     const driver = fake();
