@@ -193,7 +193,7 @@ export function geoJsonWire(text: string): GeoJsonWire | undefined {
           v += n;
         }
       });
-      return out.written;
+      return out.offset;
     },
   };
 }

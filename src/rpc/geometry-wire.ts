@@ -51,18 +51,20 @@ const LITTLE_ENDIAN = endianness() === "LE";
 /** Writes Geometry wire bytes: varints, length-delimited headers, packed doubles. */
 export class WireWriter {
   readonly bytes: Uint8Array;
-  private readonly view: DataView;
-  private offset: number;
+  /** Made on first use: most writers (every Source's) never write a double through it. */
+  #view: DataView | undefined;
+  /** Where the next byte goes; after writing, how far the bytes are written. */
+  offset: number;
 
   /** A writer of a new buffer of `size` bytes, or of `into` from `offset` on. */
   constructor(size: number, into?: Uint8Array, offset = 0) {
     this.bytes = into ?? new Uint8Array(size);
-    this.view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
     this.offset = offset;
   }
 
-  get written(): number {
-    return this.offset;
+  private get view(): DataView {
+    this.#view ??= new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
+    return this.#view;
   }
 
   varint(value: number): void {
@@ -92,6 +94,14 @@ export class WireWriter {
     }
   }
 
+  /** The bytes, checked to be filled exactly: a size computed wrong fails here, not on the wire. */
+  finished(what: string): Uint8Array {
+    if (this.offset !== this.bytes.length) {
+      throw new Error(`${what} encoding wrote ${this.offset} of ${this.bytes.length} bytes`);
+    }
+    return this.bytes;
+  }
+
   polygon(polygon: Polygon): void {
     for (const { coordinates } of polygon.rings) {
       this.header(1, ringSize(coordinates.length));
@@ -117,7 +127,8 @@ export function geometrySize(g: Geometry): number {
   }
 }
 
-function writeGeometry(out: WireWriter, g: Geometry): void {
+/** Writes the Geometry message `g` (geometrySize(g) bytes) at the writer's offset. */
+export function writeGeometry(out: WireWriter, g: Geometry): void {
   if (g.kind.case === "polygon") {
     out.header(1, polygonSize(g.kind.value));
     out.polygon(g.kind.value);
@@ -131,30 +142,9 @@ function writeGeometry(out: WireWriter, g: Geometry): void {
   }
 }
 
-/** Writes the Geometry message `g` into `bytes` at `offset` (room for geometrySize(g)); the offset after it. */
-export function writeGeometryTo(bytes: Uint8Array, offset: number, g: Geometry): number {
-  const out = new WireWriter(0, bytes, offset);
-  writeGeometry(out, g);
-  return out.written;
-}
-
 /** `toBinary(GeometrySchema, g)`, written directly. */
 export function encodeGeometry(g: Geometry): Uint8Array {
   const out = new WireWriter(geometrySize(g));
   writeGeometry(out, g);
-  return out.bytes;
-}
-
-/**
- * A Geometry as the data of a length-delimited field in protobuf-es's unknown-field form
- * (`{ no, wireType, data }`): the length varint followed by the message bytes.
- */
-export function encodeGeometryFieldData(g: Geometry): Uint8Array {
-  const size = geometrySize(g);
-  const out = new WireWriter(varintSize(size) + size);
-  out.varint(size);
-  writeGeometry(out, g);
-  if (out.written !== out.bytes.length)
-    throw new Error(`geometry encoding wrote ${out.written} of ${out.bytes.length} bytes`);
-  return out.bytes;
+  return out.finished("geometry");
 }

@@ -1,8 +1,7 @@
 import type { Source } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { ListPage } from "../ledger/ledger.js";
 import type { SourceRecord } from "../model/records.js";
-import { geometrySize } from "./geometry-wire.js";
-import { storedGeometry } from "./source-wire.js";
+import { geometryWireSize } from "./source-wire.js";
 
 /**
  * The most bytes of sources one list or search answer carries (docs/api.md §12): under 4 MiB, the
@@ -33,7 +32,7 @@ const BINARY: SizeWeights = {
   attributeType: 11,
   area: 17,
   // The stored text's wire size when the store keeps the text (no Geometry message built).
-  geometry: (source) => storedGeometry(source)?.size ?? (source.geometry ? geometrySize(source.geometry) : 0),
+  geometry: geometryWireSize,
 };
 
 /** A double as JSON writes it: at most 24 characters (`-1.7976931348623157e+308`) and a comma. */

@@ -8,7 +8,7 @@ import {
   UnepOverlapSchema,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { type GeoJsonWire, geoJsonWire } from "./geojson-wire.js";
-import { geometrySize, varintSize, writeGeometryTo } from "./geometry-wire.js";
+import { geometrySize, varintSize, WireWriter, writeGeometry } from "./geometry-wire.js";
 import { STORED_GEOMETRY, type StoredGeometry } from "./messages.js";
 
 /**
@@ -53,6 +53,11 @@ export function storedGeometry(s: Source): GeoJsonWire | undefined {
   if (stored === undefined) return undefined;
   if (stored.wire === undefined) stored.wire = geoJsonWire(stored.text) ?? null;
   return stored.wire ?? undefined;
+}
+
+/** The Geometry message's wire size: the stored text's wire form when there is one, else the message's; 0 when unset. */
+export function geometryWireSize(s: Source): number {
+  return storedGeometry(s)?.size ?? (s.geometry === undefined ? 0 : geometrySize(s.geometry));
 }
 
 function utf8(plan: Plan, text: string): number {
@@ -126,20 +131,15 @@ function sourceSize(plan: Plan, s: Source): number {
   return size;
 }
 
-class Writer {
-  readonly bytes: Buffer;
-  offset = 0;
+/** The geometry writer's varints and headers, and what a Source adds: ints, tags, strings, doubles, times. */
+class Writer extends WireWriter {
+  /** The same bytes as a Buffer, for its UTF-8 and double writes. */
+  private readonly buffer: Buffer;
 
   constructor(size: number) {
-    this.bytes = Buffer.allocUnsafe(size);
-  }
-
-  varint(value: number): void {
-    while (value >= 0x80) {
-      this.bytes[this.offset++] = (value & 0x7f) | 0x80;
-      value = Math.floor(value / 128);
-    }
-    this.bytes[this.offset++] = value;
+    const buffer = Buffer.allocUnsafe(size);
+    super(size, buffer);
+    this.buffer = buffer;
   }
 
   int(value: number | bigint): void {
@@ -162,12 +162,12 @@ class Writer {
   string(plan: Plan, no: number, text: string): void {
     this.tag(no, LEN);
     this.varint(utf8(plan, text));
-    this.offset += this.bytes.write(text, this.offset, "utf8");
+    this.offset += this.buffer.write(text, this.offset, "utf8");
   }
 
   double(no: number, value: number): void {
     this.tag(no, FIXED64);
-    this.bytes.writeDoubleLE(value, this.offset);
+    this.buffer.writeDoubleLE(value, this.offset);
     this.offset += 8;
   }
 
@@ -241,7 +241,7 @@ function writeSource(out: Writer, plan: Plan, s: Source): void {
   } else if (s.geometry !== undefined) {
     out.tag(F.geometry.number, LEN);
     out.varint(geometrySize(s.geometry));
-    out.offset = writeGeometryTo(out.bytes, out.offset, s.geometry);
+    writeGeometry(out, s.geometry);
   }
   if (s.startAt !== undefined) out.timestamp(F.startAt.number, s.startAt);
   if (s.endAt !== undefined) out.timestamp(F.endAt.number, s.endAt);
@@ -266,7 +266,7 @@ export function encodeSource(s: Source): Uint8Array {
   const plan: Plan = { strings: new Map() };
   const out = new Writer(sourceSize(plan, s));
   writeSource(out, plan, s);
-  return checked(out);
+  return out.finished("source");
 }
 
 /**
@@ -279,11 +279,5 @@ export function encodeSourceFieldData(s: Source): Uint8Array {
   const out = new Writer(varintSize(size) + size);
   out.varint(size);
   writeSource(out, plan, s);
-  return checked(out);
-}
-
-function checked(out: Writer): Uint8Array {
-  if (out.offset !== out.bytes.length)
-    throw new Error(`source encoding wrote ${out.offset} of ${out.bytes.length} bytes`);
-  return out.bytes;
+  return out.finished("source");
 }

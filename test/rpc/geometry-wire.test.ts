@@ -11,7 +11,7 @@ import {
 import type { PolygonCoordinates, Position, SourceGeometry } from "../../src/geo/types.js";
 import { answersInProtobufBinary, preEncodedSourceAnswers } from "../../src/rpc/binary-answers.js";
 import { geometryToProto } from "../../src/rpc/geometry-codec.js";
-import { encodeGeometry, encodeGeometryFieldData } from "../../src/rpc/geometry-wire.js";
+import { encodeGeometry } from "../../src/rpc/geometry-wire.js";
 import { toProtoSource } from "../../src/rpc/messages.js";
 import { makeFullRecord } from "../contract/fixtures.js";
 import { prng } from "../support/geometry-fixtures.js";
@@ -84,14 +84,6 @@ describe("geometry wire encoding", () => {
     expect(Buffer.from(encoded(g)).equals(Buffer.from(reference(g)))).toBe(true);
     const single: SourceGeometry = { type: "Polygon", coordinates: [] };
     expect(Buffer.from(encoded(single)).equals(Buffer.from(reference(single)))).toBe(true);
-  });
-
-  it("as an unknown field: prefixes the length, and a Source decodes to the same message as the regular encoding", () => {
-    const record = makeFullRecord();
-    const data = encodeGeometryFieldData(geometryToProto(record.geometry));
-    const payload = reference(record.geometry);
-    expect(data.length).toBeGreaterThan(payload.length);
-    expect(Buffer.from(data.subarray(data.length - payload.length)).equals(Buffer.from(payload))).toBe(true);
   });
 });
 

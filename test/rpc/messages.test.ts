@@ -10,20 +10,13 @@ import type { SourceRecord } from "../../src/model/records.js";
 import { attributeTypes, geometrySources, sourceTypes } from "../../src/model/vocabulary.js";
 import { geometryToProto } from "../../src/rpc/geometry-codec.js";
 import { toProtoSource } from "../../src/rpc/messages.js";
-import { FULL_SOURCE_RECORD } from "../support/source-records.js";
+import { FULL_SOURCE_RECORD, NO_OPTIONAL_FIELDS } from "../support/source-records.js";
 
 const FULL = FULL_SOURCE_RECORD;
 
 const BARE: SourceRecord = {
   ...FULL,
-  methodology: null,
-  tags: [],
-  stewardId: null,
-  projectId: null,
-  outcomeReportingYear: null,
-  sourceType: null,
-  attributeType: [],
-  geometrySource: null,
+  ...NO_OPTIONAL_FIELDS,
   geometry: {
     type: "Polygon",
     coordinates: [
@@ -35,8 +28,6 @@ const BARE: SourceRecord = {
       ],
     ],
   },
-  conflict: false,
-  unepOverlap: null,
 };
 
 /** The message as protobuf-es' `create` makes it: what toProtoSource was before. */

@@ -10,7 +10,7 @@ import type { SourceRecord } from "../../src/model/records.js";
 import { toProtoSource } from "../../src/rpc/messages.js";
 import { encodeSource, encodeSourceFieldData } from "../../src/rpc/source-wire.js";
 import { prng } from "../support/geometry-fixtures.js";
-import { FULL_SOURCE_RECORD } from "../support/source-records.js";
+import { FULL_SOURCE_RECORD, NO_OPTIONAL_FIELDS } from "../support/source-records.js";
 
 function same(source: Source): void {
   const expected = Buffer.from(toBinary(SourceSchema, source));
@@ -32,24 +32,7 @@ describe("encodeSource writes what toBinary(SourceSchema) writes", () => {
   it("every field set", () => same(toProtoSource(record())));
 
   it("every optional field unset, every implicit one zero", () => {
-    same(
-      toProtoSource(
-        record({
-          methodology: null,
-          tags: [],
-          stewardId: null,
-          projectId: null,
-          outcomeReportingYear: null,
-          sourceType: null,
-          attributeType: [],
-          geometrySource: null,
-          conflict: false,
-          unepOverlap: null,
-          createdBy: "",
-          updatedBy: "",
-        }),
-      ),
-    );
+    same(toProtoSource(record({ ...NO_OPTIONAL_FIELDS, createdBy: "", updatedBy: "" })));
     same(create(SourceSchema, {}));
   });
 

@@ -41,3 +41,17 @@ export const FULL_SOURCE_RECORD: SourceRecord = {
     areas: [{ id: "555", name: "Réserve naturelle", designation: "National Park", iucnCategory: "II", areaM2: 1234.5 }],
   },
 };
+
+/** Every optional field of a record unset, every list empty, no flag: spread over a record for its bare form. */
+export const NO_OPTIONAL_FIELDS = {
+  methodology: null,
+  tags: [],
+  stewardId: null,
+  projectId: null,
+  outcomeReportingYear: null,
+  sourceType: null,
+  attributeType: [],
+  geometrySource: null,
+  conflict: false,
+  unepOverlap: null,
+} satisfies Partial<SourceRecord>;

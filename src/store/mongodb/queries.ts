@@ -801,8 +801,8 @@ function areaIntersectingCover(layerId: string, cover: CoverGeometry): Filter<Pr
  * meets the cover of one of the shapes, asked with the same cover as the conflict candidates (a
  * large source's geometry cells, not its whole box: a jurisdiction does not pull in every area of
  * its latitude band), so at least every area whose box meets one of them; the policy decides on
- * the exact geometry. Several boxes are an `$or` with the layer in each clause, so each clause is one scan
- * of the `layer_cover_2dsphere` index.
+ * the exact geometry. Several shapes are an `$or` with the layer in each clause, so each clause is
+ * one scan of the `layer_cover_2dsphere` index.
  */
 export function protectedAreaCandidatesFilter(
   layerId: string,
