@@ -15,6 +15,7 @@
  *   --connections N    grpc: HTTP/2 connections the 50 calls in flight share (default 1)
  *   --identity 1       grpc: the client does not accept gzip
  *   --grpc-only 1      grpc: no REST load between the gRPC ones (for a profile of gRPC alone)
+ *   --rest-only 1      grpc: no gRPC load between the REST ones (for a profile of REST alone)
  *   --list 1           grpc: ListSources{limit: 100} against GET /sources?limit=100
  *   --idle MS          pause before each measured load of the service (get), as the full run's
  *                      interleaving does
@@ -130,11 +131,11 @@ try {
         acceptCompression: option("--identity") === undefined,
         method: option("--list") === undefined ? "get" : "list",
       });
-    await grpc(2);
+    if (option("--rest-only") === undefined) await grpc(2);
     for (let run = 0; run < 3; run++) {
       const before = cpuSecondsOf(service.pid);
       const clientBefore = process.cpuUsage();
-      const s5 = await grpc(3);
+      const s5 = option("--rest-only") === undefined ? await grpc(3) : { rps: 0, p50: 0, p99: 0, mean: 0, ok: 0, failed: 0, statusCodes: {}, seconds: 1 };
       const cores = (cpuSecondsOf(service.pid) - before) / s5.seconds;
       const clientUsed = process.cpuUsage(clientBefore);
       const clientCores = (clientUsed.user + clientUsed.system) / 1e6 / s5.seconds;
