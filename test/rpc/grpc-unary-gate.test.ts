@@ -2,7 +2,7 @@
  * The lean gRPC path's turn gate (src/rpc/turn-gate.ts, docs/api.md §9.10) on a real HTTP/2
  * connection, with a stand-in for the service: calls wait for their turn in arrival order, and a
  * call whose deadline passes while it waits is answered deadline_exceeded without reaching the
- * service.
+ * service, as is a call the client cancels while it waits.
  */
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
@@ -33,11 +33,19 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** A server whose GetSource records each id it is asked for; id "slow" keeps the thread busy 80 ms. */
-async function serve(callsPerTurn: number, served: string[]): Promise<number> {
+/**
+ * A server whose GetSource records each id it is asked for (and tells `onServe`); id "slow" keeps
+ * the thread busy 80 ms.
+ */
+async function serve(
+  callsPerTurn: number,
+  served: string[],
+  onServe: (id: string) => void = () => {},
+): Promise<number> {
   const call = (async (_method, input) => {
     const { id } = input as unknown as { id: string };
     served.push(id);
+    onServe(id);
     if (id === "slow") {
       const until = performance.now() + 80;
       while (performance.now() < until);
@@ -71,8 +79,15 @@ function envelope(id: string): Buffer {
   return frame;
 }
 
-/** Sends every call in one turn of this side's loop; each call's grpc-status. */
-async function callAll(port: number, calls: { id: string; timeout?: string }[]): Promise<string[]> {
+/**
+ * Sends every call in one turn of this side's loop; each call's grpc-status ("none" for a stream
+ * closed without trailers). `opened` sees each call's stream.
+ */
+async function callAll(
+  port: number,
+  calls: { id: string; timeout?: string }[],
+  opened: (id: string, stream: http2.ClientHttp2Stream) => void = () => {},
+): Promise<string[]> {
   const session = http2.connect(`http://127.0.0.1:${port}`);
   try {
     return await Promise.all(
@@ -87,6 +102,7 @@ async function callAll(port: number, calls: { id: string; timeout?: string }[]):
               authorization: "Bearer stand-in",
               ...(timeout === undefined ? {} : { "grpc-timeout": timeout }),
             });
+            opened(id, stream);
             let status = "none";
             stream.on("trailers", (t) => {
               status = String(t["grpc-status"]);
@@ -125,5 +141,25 @@ describe("the lean path's turn gate", () => {
     const statuses = await callAll(port, [{ id: "fast" }, { id: "slow" }, { id: "late", timeout: "20m" }]);
     expect(statuses).toEqual(["0", "0", "4"]);
     expect(served).toEqual(["fast", "slow"]);
+  });
+
+  it("a call the client cancels while it waits for its turn never reaches the service", async () => {
+    const served: string[] = [];
+    let cancelLate = () => {};
+    // One call a turn: "fast" at once, then "slow", "w1", "w2", "w3", "late" a turn each. While
+    // "slow" runs, the client resets "late"'s stream; the reset reaches the server in the next
+    // socket read, three turns before "late" would be admitted.
+    const port = await serve(1, served, (id) => {
+      if (id === "slow") cancelLate();
+    });
+    const statuses = await callAll(
+      port,
+      ["fast", "slow", "w1", "w2", "w3", "late"].map((id) => ({ id })),
+      (id, stream) => {
+        if (id === "late") cancelLate = () => stream.close(http2.constants.NGHTTP2_CANCEL);
+      },
+    );
+    expect(statuses).toEqual(["0", "0", "0", "0", "0", "none"]);
+    expect(served).toEqual(["fast", "slow", "w1", "w2", "w3"]);
   });
 });
