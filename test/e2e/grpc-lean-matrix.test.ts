@@ -9,6 +9,7 @@
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import http2 from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -299,6 +300,57 @@ describe("raw HTTP/2: the lean path and Connect's answer byte for byte alike", (
         code: "invalid_argument",
         message: "the request message is not valid br data",
       });
+    }
+  });
+
+  it("the Connect protocol compresses large answers at the same settings: br quality 4, gzip level 1, small ones not", async () => {
+    // node:http, not fetch: fetch would decompress the body before the test could see its bytes.
+    const post = (path: PathName, id: string, acceptEncoding: string) =>
+      new Promise<{ status: number; encoding: string | undefined; body: Buffer }>((resolve, reject) => {
+        const body = Buffer.from(toBinary(GetSourceRequestSchema, create(GetSourceRequestSchema, { id })));
+        const request = httpRequest(
+          `${servers[path].baseUrl}${PRODUCTION}/GetSource`,
+          {
+            method: "POST",
+            headers: {
+              authorization: `Bearer ${tokens[path]}`,
+              "content-type": "application/proto",
+              "accept-encoding": acceptEncoding,
+            },
+          },
+          (answer) => {
+            const chunks: Buffer[] = [];
+            answer.on("data", (chunk: Buffer) => chunks.push(chunk));
+            answer.on("end", () =>
+              resolve({
+                status: answer.statusCode ?? 0,
+                encoding: answer.headers["content-encoding"],
+                body: Buffer.concat(chunks),
+              }),
+            );
+            answer.on("error", reject);
+          },
+        );
+        request.on("error", reject);
+        request.end(body);
+      });
+    for (const path of PATHS) {
+      const plain = await post(path, bigId, "identity");
+      expect(plain.status).toBe(200);
+      expect(plain.encoding).toBeUndefined();
+      expect(plain.body.length).toBeGreaterThan(300_000);
+      const brotli = await post(path, bigId, "br");
+      expect(brotli.encoding).toBe("br");
+      expect(brotli.body).toEqual(
+        brotliCompressSync(plain.body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } }),
+      );
+      const gzipped = await post(path, bigId, "gzip, br");
+      expect(gzipped.encoding).toBe("gzip");
+      expect(gzipped.body).toEqual(gzipSync(plain.body, { level: 1 }));
+      const small = await post(path, fixtureIds[0], "br, gzip");
+      expect(small.status).toBe(200);
+      expect(small.encoding).toBeUndefined();
+      expect(small.body.length).toBeLessThan(65_536);
     }
   });
 
