@@ -1,14 +1,17 @@
 import { STATUS_CODES } from "node:http";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { principalKey } from "../auth/principal.js";
 import type { Violation } from "../ledger/violation.js";
 import type { SourceRecord } from "../model/records.js";
 import { ledgerErrorOf } from "../rpc/errors.js";
 import { decodeViolationsKey, recordSinkKey } from "../rpc/in-process.js";
+import type { InProcessCaller } from "../rpc/invoke.js";
 import { requestPrincipal } from "./early-auth.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
 import { type CreateBodyMap, decodeCreateBody } from "./rest-decode.js";
+import { QueryReader } from "./rest-query.js";
 
 /**
  * What the HTTP adapters over the service (REST, docs/api.md §4, and OGC API – Features, §12)
@@ -119,7 +122,7 @@ export function sendError(
 }
 
 /** A create body decoded (docs/api.md §4.3's shapes), with what was wrong with its JSON. */
-export interface CreateBody {
+interface CreateBody {
   decoded: ReturnType<typeof decodeCreateBody>;
   violations: Violation[];
 }
@@ -128,7 +131,7 @@ export interface CreateBody {
  * Reads a create body for REST and OGC alike: null when there is none (the request's type is not
  * JSON: 415); a body that did not parse becomes a violation at its root, reported with the rest.
  */
-export function readCreateBody(body: unknown): CreateBody | null {
+function readCreateBody(body: unknown): CreateBody | null {
   if (body === undefined) return null;
   if (body instanceof UnparseableBody) {
     return {
@@ -157,6 +160,36 @@ export function callOptions(
     requestMethod: request.method,
     values,
   };
+}
+
+/**
+ * A create, for REST and OGC alike: the body read (415 without a JSON one), an admin's
+ * `account_id` from the query, CreateSources called in-process; `answer` sends the created
+ * records in the adapter's own form. A failed call answers as problems pointing into the body.
+ */
+export async function answerCreate(
+  call: InProcessCaller,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: (records: SourceRecord[]) => FastifyReply,
+): Promise<FastifyReply> {
+  const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
+  let body: CreateBody | null = null;
+  try {
+    body = readCreateBody(request.body);
+    if (body === null) return sendProblem(reply, unsupportedMediaType());
+    const message = body.decoded.request;
+    message.accountId = query.text("account_id");
+    const records: SourceRecord[] = [];
+    await call(
+      SourceLedgerService.method.createSources,
+      message,
+      callOptions(request, [...query.violations, ...body.violations], records),
+    );
+    return answer(records);
+  } catch (error) {
+    return sendError(reply, error, body?.decoded.map ?? null);
+  }
 }
 
 /**

@@ -26,7 +26,7 @@ import { ogcCollectionOf } from "./ogc/documents.js";
 import { registerOgcItems } from "./ogc/items.js";
 import { sendProblem } from "./problem.js";
 import {
-  type CreateBody,
+  answerCreate,
   callOptions,
   installJsonHandling,
   methodNotAllowed,
@@ -34,7 +34,6 @@ import {
   nextPageHref,
   nextPageLink,
   type RequestFieldPointer,
-  readCreateBody,
   sendError,
   UnparseableBody,
   unsupportedMediaType,
@@ -108,26 +107,11 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
 
   const listParameters = listParametersOf(environment);
 
-  app.post(base, { config: { rpcMethod: methods.createSources.name } }, async (request, reply) => {
-    const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
-    const accountId = query.text("account_id");
-    let body: CreateBody | null = null;
-    try {
-      body = readCreateBody(request.body);
-      if (body === null) return sendProblem(reply, unsupportedMediaType());
-      const message = body.decoded.request;
-      message.accountId = accountId;
-      const records: SourceRecord[] = [];
-      await call(
-        methods.createSources,
-        message,
-        callOptions(request, [...query.violations, ...body.violations], records),
-      );
-      return reply.code(201).type(JSON_CONTENT_TYPE).send(renderRecordsJson(records));
-    } catch (error) {
-      return sendError(reply, error, body?.decoded.map ?? null);
-    }
-  });
+  app.post(base, { config: { rpcMethod: methods.createSources.name } }, (request, reply) =>
+    answerCreate(call, request, reply, (records) =>
+      reply.code(201).type(JSON_CONTENT_TYPE).send(renderRecordsJson(records)),
+    ),
+  );
 
   // A list or a get answers JSON or GeoJSON (docs/api.md §12): which depends on f and Accept.
   const formatOf = (request: FastifyRequest, reply: FastifyReply, query: QueryReader): AnswerFormat | null => {

@@ -12,15 +12,13 @@ import type { InProcessCaller } from "../../rpc/invoke.js";
 import { FORMAT_PARAMETER, GEOJSON_CONTENT_TYPE } from "../answer-format.js";
 import { sendProblem } from "../problem.js";
 import {
-  type CreateBody,
+  answerCreate,
   callOptions,
   methodNotAllowed,
   nextLinkHeader,
   nextPageHref,
   type RequestFieldPointer,
-  readCreateBody,
   sendError,
-  unsupportedMediaType,
 } from "../rest-common.js";
 import { listParametersOf, QueryReader, readListRequest } from "../rest-query.js";
 import { type Link, renderFeatureBytes, renderFeatureCollection } from "../rest-render.js";
@@ -124,25 +122,11 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
   );
 
   // Part 4: a Feature, or a FeatureCollection (all or nothing); the created features as GeoJSON.
-  app.post(items, { config: { rpcMethod: methods.createSources.name } }, async (request, reply) => {
-    // An admin names the account the sources are for, as in REST.
-    const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
-    let body: CreateBody | null = null;
-    try {
-      body = readCreateBody(request.body);
-      if (body === null) return sendProblem(reply, unsupportedMediaType());
-      const message = body.decoded.request;
-      message.accountId = query.text("account_id");
-      const records: SourceRecord[] = [];
-      await call(
-        methods.createSources,
-        message,
-        callOptions(request, [...query.violations, ...body.violations], records),
-      );
-      const base = baseUrlOf(request);
+  app.post(items, { config: { rpcMethod: methods.createSources.name } }, (request, reply) =>
+    answerCreate(call, request, reply, (records) => {
       const single = isFeature(request.body);
       if (single && records.length === 1) {
-        const location = `${base}${items}/${encodeURIComponent(records[0].id)}`;
+        const location = `${baseUrlOf(request)}${items}/${encodeURIComponent(records[0].id)}`;
         return reply
           .code(201)
           .header("location", location)
@@ -150,10 +134,8 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
           .send(renderFeatureBytes(records[0], [{ href: location, rel: "self", type: GEOJSON_CONTENT_TYPE }]));
       }
       return reply.code(201).type(GEOJSON_CONTENT_TYPE).send(renderFeatureCollection(records, []));
-    } catch (error) {
-      return sendError(reply, error, body?.decoded.map ?? null);
-    }
-  });
+    }),
+  );
 
   app.delete<{ Params: { id: string } }>(
     item,
