@@ -135,7 +135,10 @@ try {
     for (let run = 0; run < 3; run++) {
       const before = cpuSecondsOf(service.pid);
       const clientBefore = process.cpuUsage();
-      const s5 = option("--rest-only") === undefined ? await grpc(3) : { rps: 0, p50: 0, p99: 0, mean: 0, ok: 0, failed: 0, statusCodes: {}, seconds: 1 };
+      const s5 =
+        option("--rest-only") === undefined
+          ? await grpc(3)
+          : { rps: 0, p50: 0, p99: 0, mean: 0, ok: 0, failed: 0, statusCodes: {}, seconds: 1 };
       const cores = (cpuSecondsOf(service.pid) - before) / s5.seconds;
       const clientUsed = process.cpuUsage(clientBefore);
       const clientCores = (clientUsed.user + clientUsed.system) / 1e6 / s5.seconds;
