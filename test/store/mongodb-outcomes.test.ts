@@ -518,6 +518,56 @@ describe("a commit whose outcome is unknown is decided by reading the request's 
     expect(driver.attempts).toBe(1); // the commit is retried, never the transaction
   });
 
+  /** Date.now, the store's clock for its budget (not the driver's), jumping `ms` at each failed commit. */
+  function failedCommitsTake(ms: number): (fail: () => Error) => () => Error {
+    let offset = 0;
+    const now = Date.now.bind(Date);
+    vi.spyOn(Date, "now").mockImplementation(() => now() + offset);
+    return (fail) => () => {
+      offset += ms;
+      return fail();
+    };
+  }
+
+  it("a commit whose outcome stays unknown is not tried again past the 10 s budget: decided by reading then", async () => {
+    const slow = failedCommitsTake(6_000);
+    const driver = storedState(fake(), { majority: () => true, local: () => true });
+    for (let i = 0; i < 10; i++) driver.commitFailures.push(slow(commitNetwork));
+    await expect(driver.store().insertMany([makeRecord()])).resolves.toHaveLength(1);
+    expect(driver.commits).toBe(2); // at 0 s and 6 s; at 12 s the budget has passed (the driver's 120 s have not)
+    expect(driver.attempts).toBe(1);
+  });
+
+  it("... and when the reads find nothing stored: 503, naming the commit's last failure and the budget", async () => {
+    const slow = failedCommitsTake(6_000);
+    const driver = storedState(fake(), { majority: () => false, local: () => false });
+    for (let i = 0; i < 10; i++) driver.commitFailures.push(slow(commitNetwork));
+    const error = await failure(driver.store().insertMany([makeRecord()]));
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toMatch(
+      /^mongodb insert commit outcome unknown: CommitRetriesStopped: MongoNetworkError: connection 9 to 10\.0\.0\.5:27017 closed \(the commit not tried again past the 10000 ms budget\)/,
+    );
+    expect(((error as Error).cause as Error).cause).toBeInstanceOf(MongoNetworkError);
+    expect(driver.commits).toBe(2);
+  });
+
+  it("commits aborted for certain again and again: no attempt starts past the budget, 503 with nothing stored", async () => {
+    const slow = failedCommitsTake(6_000);
+    const transient = () => {
+      const error = serverError(112, "WriteConflict", "WriteConflict error");
+      error.addErrorLabel(MongoErrorLabel.TransientTransactionError);
+      return error;
+    };
+    const driver = fake();
+    for (let i = 0; i < 10; i++) driver.commitFailures.push(slow(transient));
+    const error = await failure(driver.store().insertMany([makeRecord()]));
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toBe("mongodb insert transaction still failing after 10000 ms");
+    expect(driver.commits).toBe(2); // at 0 s and 6 s
+    expect(driver.attempts).toBe(3); // the third is refused before its work runs
+    expect(driver.callsTo("sources", "find")).toEqual([]);
+  });
+
   it("a commit aborted for certain (TransientTransactionError) runs the transaction again; no read is needed", async () => {
     const driver = fake();
     driver.commitFailures.push(() => {

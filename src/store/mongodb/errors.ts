@@ -207,12 +207,31 @@ export function duplicateAltIds(error: unknown): DuplicateAltId[] {
 }
 
 /**
+ * The store stopped withTransaction's retries of a commit whose outcome is unknown, at the
+ * transaction budget (withTransaction alone retries them for 120 s). A MongoError without labels,
+ * so withTransaction passes it on as it is; `cause` is the commit's last failure.
+ */
+export class CommitRetriesStopped extends MongoError {
+  constructor(last: MongoError, budgetMs: number) {
+    super(`${last.name}: ${last.message} (the commit not tried again past the ${budgetMs} ms budget)`, {
+      cause: last,
+    });
+  }
+
+  override get name(): string {
+    return "CommitRetriesStopped";
+  }
+}
+
+/**
  * A failure of a transaction's commit after which the commit may or may not have applied:
  * MaxTimeMSExpired (which withTransaction does not retry), UnknownTransactionCommitResult (thrown
- * when its retries ran out), a network error, a write-concern error. Whatever carries
- * TransientTransactionError was aborted for certain (withTransaction runs those again).
+ * when its retries ran out), a network error, a write-concern error, the store's own
+ * CommitRetriesStopped. Whatever carries TransientTransactionError was aborted for certain
+ * (withTransaction runs those again).
  */
 export function isCommitOutcomeUnknown(error: unknown): boolean {
+  if (error instanceof CommitRetriesStopped) return true;
   // UnknownTransactionCommitResult is among the labels isUnavailableError reads.
   if (!(error instanceof MongoError) || error.hasErrorLabel(MongoErrorLabel.TransientTransactionError)) return false;
   return isUnavailableError(error);

@@ -44,6 +44,7 @@ import {
   toDocument,
 } from "./documents.js";
 import {
+  CommitRetriesStopped,
   duplicateAltIds,
   isAltIdDuplicate,
   isCommitOutcomeUnknown,
@@ -511,11 +512,12 @@ export class MongoSourceStore implements SourceStore {
 
   /**
    * Runs `work` in a transaction with TRANSACTION_OPTIONS through `withTransaction`, which runs it
-   * again on transient failures (a write conflict on a guard, a failover). Past the budget a
-   * transient failure ends the call as unavailable instead of retrying for the driver's two minutes.
-   * A commit that fails with its outcome unknown (errors.ts isCommitOutcomeUnknown) is handed to
-   * `settle` with what the committed attempt returned, to decide by reading; without `settle` the
-   * call is unavailable.
+   * again on transient failures (a write conflict on a guard, a failover) and tries a commit whose
+   * outcome is unknown again. Neither goes on past the budget (the driver alone would go on for
+   * two minutes): a transient failure then ends the call as unavailable, and a commit is not tried
+   * again. A commit that fails with its outcome unknown (errors.ts isCommitOutcomeUnknown) is
+   * handed to `settle` with what the committed attempt returned, to decide by reading; without
+   * `settle` the call is unavailable.
    */
   private async transaction<T>(
     action: string,
@@ -525,11 +527,20 @@ export class MongoSourceStore implements SourceStore {
     const deadline = Date.now() + this.transactionBudgetMs;
     // What the attempt being committed returned; absent while an attempt runs (its failures are not commits').
     const attempt: { result?: { value: T } } = {};
+    let attempts = 0;
     let unknown: StoreUnavailableError;
     const session = this.client.startSession();
+    this.commitWithinBudget(session, deadline);
     try {
       return await session.withTransaction(async (active) => {
         attempt.result = undefined;
+        // A commit aborted for certain (TransientTransactionError) brings withTransaction back
+        // here without a look at the clock: nothing was stored, so past the budget it is a 503.
+        if (attempts++ > 0 && Date.now() >= deadline) {
+          throw new StoreUnavailableError(
+            `mongodb ${action} transaction still failing after ${this.transactionBudgetMs} ms`,
+          );
+        }
         try {
           const value = await work(active);
           attempt.result = { value };
@@ -559,6 +570,30 @@ export class MongoSourceStore implements SourceStore {
     }
     if (settle === undefined) throw unknown;
     return settle(attempt.result.value, unknown);
+  }
+
+  /**
+   * withTransaction tries a commit whose outcome is unknown again until its own 120 s have passed;
+   * past `deadline` this session's commit is not tried again: CommitRetriesStopped ends
+   * withTransaction with the commit's last failure, and the outcome is decided by reading.
+   */
+  private commitWithinBudget(session: ClientSession, deadline: number): void {
+    const commit = session.commitTransaction.bind(session);
+    let failed: MongoError | undefined;
+    session.commitTransaction = async () => {
+      if (failed !== undefined && Date.now() >= deadline)
+        throw new CommitRetriesStopped(failed, this.transactionBudgetMs);
+      try {
+        await commit();
+        failed = undefined;
+      } catch (error) {
+        // Only a failure withTransaction tries the commit again after (a new attempt commits afresh).
+        const retried =
+          error instanceof MongoError && error.hasErrorLabel(MongoErrorLabel.UnknownTransactionCommitResult);
+        failed = retried ? error : undefined;
+        throw error;
+      }
+    };
   }
 
   /**
