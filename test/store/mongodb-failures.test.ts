@@ -102,6 +102,9 @@ class FakeDriver extends FakeMongo {
         }
       }
     },
+    // The store bounds the commit's retries by wrapping it (store.ts commitWithinBudget); the
+    // scripted withTransaction above commits nothing, so it is never called.
+    commitTransaction: async () => {},
     endSession: async () => {
       this.calls.push({ target: "session", method: "endSession", args: [] });
     },

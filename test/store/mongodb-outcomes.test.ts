@@ -13,6 +13,7 @@
  */
 import dns from "node:dns";
 import { createRequire } from "node:module";
+import net, { type AddressInfo } from "node:net";
 import {
   type BulkWriteResult,
   MongoAPIError,
@@ -710,6 +711,32 @@ describe("setup creates what is missing, drops nothing, and tolerates an index b
     await expect(store.ping()).resolves.toBeUndefined();
     await expect(store.get("src_1", "acct_a")).resolves.toBeNull();
     expect(driver.callsTo("sources", "createIndexes")).toHaveLength(1);
+  });
+
+  it("the service's start waits for setup at most setupWaitMs too: a server that never answers does not hold it", async () => {
+    // Accepts connections and never answers: the driver waits out its 5 s server selection.
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const { port } = silent.address() as AddressInfo;
+    let opened: MongoSourceStore | undefined;
+    try {
+      const started = Date.now();
+      opened = await openMongoStore({
+        uri: `mongodb://127.0.0.1:${port}/?directConnection=true`,
+        database: "ledger",
+        setupWaitMs: 100,
+      });
+      expect(Date.now() - started).toBeLessThan(2_000);
+      const error = await failure(opened.ping());
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect((error as Error).message).toMatch(/^mongodb setup still running after 100 ms/);
+      expect(sockets.length).toBeGreaterThan(0);
+    } finally {
+      await opened?.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it.each([

@@ -570,6 +570,8 @@ class MemoryMongo {
           throw error;
         }
       },
+      // Wrapped by the store (store.ts commitWithinBudget); the scripted withTransaction commits nothing.
+      commitTransaction: async () => undefined,
       endSession: async () => undefined,
     };
     const client = {

@@ -221,11 +221,12 @@ export class MongoSourceStore implements SourceStore {
   }
 
   /**
-   * A call's wait for setup: at most `setupWaitMs`, then unavailable while setup goes on (an
-   * index build of a deploy can keep createIndexes waiting for minutes; calls and /readyz answer
-   * 503 meanwhile instead of each hanging until the socket timeout). One setup at a time.
+   * A call's wait for setup, and the service's at start: at most `setupWaitMs`, then unavailable
+   * while setup goes on (an index build of a deploy can keep createIndexes waiting for minutes;
+   * the service listens, and calls and /readyz answer 503 meanwhile, instead of each hanging until
+   * the socket timeout). One setup at a time.
    */
-  private async readyWithin(): Promise<void> {
+  async readyWithin(): Promise<void> {
     if (this.prepared) return;
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<true>((resolve) => {
@@ -938,7 +939,7 @@ export async function openMongoStore(options: OpenMongoStoreOptions): Promise<Mo
   const client = newMongoClient(options.uri, options.clientOptions);
   const store = new MongoSourceStore(client, options.database, options);
   try {
-    await store.ready();
+    await store.readyWithin();
   } catch (error) {
     if (!(error instanceof StoreUnavailableError)) {
       await client.close();
