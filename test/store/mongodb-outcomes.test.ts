@@ -305,6 +305,30 @@ describe("the unavailable codes and bulk write-concern errors answer 503", () =>
     expect((error as Error).message).toContain(errmsg);
   });
 
+  it("a server shedding load (its reply labelled SystemOverloadedError, whatever the code) is StoreUnavailableError", async () => {
+    // The reply Atlas documents for a rejected operation (docs/atlas/overload-errors).
+    const overloaded = () =>
+      serverError(463, "IngressOperationRateLimitExceeded", "Request rejected: ingress operation rate limit exceeded", {
+        errorLabels: ["SystemOverloadedError", "RetryableError", "NoWritesPerformed"],
+      });
+    expect(UNAVAILABLE_CODES.has(463)).toBe(false);
+    expect(overloaded().errorLabels).toEqual(["SystemOverloadedError", "RetryableError", "NoWritesPerformed"]);
+    const driver = fake().on("sources.findOne", () => {
+      throw overloaded();
+    });
+    const error = await failure(driver.store().get("src_1", "acct_a"));
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toContain("ingress operation rate limit exceeded");
+    // Only SystemOverloadedError (no RetryableError), as the server labels some overload codes.
+    const shed = serverError(512, "WriteConflictRetryLimitExceeded", "too many write conflicts", {
+      errorLabels: ["SystemOverloadedError"],
+    });
+    expect(toStoreError(shed, "insert")).toBeInstanceOf(StoreUnavailableError);
+    // The same code without the label is not (an unknown code is a bug until it says otherwise).
+    const unlabelled = serverError(463, "IngressOperationRateLimitExceeded", "rejected");
+    expect(toStoreError(unlabelled, "insert")).toBe(unlabelled);
+  });
+
   it("an insertMany write-concern error rebuilt as MongoBulkWriteError (labels lost) is StoreUnavailableError", () => {
     const rebuilt = bulkWriteConcernError(100, "UnsatisfiableWriteConcern", "Not enough data-bearing nodes");
     expect(rebuilt.errorLabels).toEqual([]);

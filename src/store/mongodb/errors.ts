@@ -66,11 +66,19 @@ export const UNAVAILABLE_CODES: ReadonlySet<number> = new Set([
 /** Code 20 IllegalOperation with this text is what a standalone server answers to a transaction. */
 const STANDALONE_TRANSACTION = /only allowed on a replica set member or mongos/i;
 
-/** Error labels the driver puts on failures that a later attempt may not see. */
+/**
+ * Error labels the driver (or the server) puts on failures that a later attempt may not see. An
+ * overloaded server shedding load (Atlas' load shedding, MongoDB 8.2's ingress rate limiters)
+ * answers with SystemOverloadedError, mostly with RetryableError: the driver retries those a few
+ * times with backoff, and what is still refused then is an outage, not a bug (whatever its code:
+ * 462, 463 and more to come).
+ */
 const TRANSIENT_LABELS = [
   MongoErrorLabel.TransientTransactionError,
   MongoErrorLabel.UnknownTransactionCommitResult,
   MongoErrorLabel.RetryableWriteError,
+  MongoErrorLabel.SystemOverloadedError,
+  MongoErrorLabel.RetryableError,
 ];
 
 function isReplicaSetRequiredError(error: unknown): boolean {
