@@ -77,6 +77,60 @@ describe("guard cells: two boxes that meet always write a common guard", () => {
     expect(touching).toBeGreaterThan(5_000);
   });
 
+  it("the proof in guards.ts, fact by fact: monotonic cell indexes, whole ranges, and the witness cell of the meeting corner", () => {
+    const bits = new Float64Array(1);
+    const word = new BigInt64Array(bits.buffer);
+    /** The next double after `x` towards +∞ or −∞ (x finite and not 0 here). */
+    const step = (x: number, up: boolean): number => {
+      bits[0] = x;
+      word[0] += x > 0 === up ? 1n : -1n;
+      return bits[0];
+    };
+    const cellOf = (x: number, y: number) => {
+      const ids = guardCellIds({ minX: x, minY: y, maxX: x, maxY: y });
+      expect(ids).toHaveLength(1);
+      const [, column, row] = ids[0].split(":").map(Number);
+      return { id: ids[0], column, row };
+    };
+    // 1. A coordinate's cell index never decreases as it grows: every cell line, the doubles either
+    //    side of it, and the ends of the range, in order.
+    for (const [low, high, of] of [
+      [-180, 180, (v: number) => cellOf(v, 0).column],
+      [-90, 90, (v: number) => cellOf(0, v).row],
+    ] as const) {
+      const values = new Set<number>([low, high]);
+      for (let line: number = low; line <= high; line += GUARD_CELL_DEGREES) {
+        for (const v of [
+          line,
+          line === 0 ? -Number.MIN_VALUE : step(line, false),
+          line === 0 ? Number.MIN_VALUE : step(line, true),
+        ]) {
+          if (v >= low && v <= high) values.add(v);
+        }
+      }
+      const sorted = [...values].sort((a, b) => a - b);
+      const indexes = sorted.map(of);
+      for (let i = 1; i < indexes.length; i++) expect(indexes[i]).toBeGreaterThanOrEqual(indexes[i - 1]);
+      expect(indexes[0]).toBe(0);
+      expect(indexes.at(-1)).toBe((high - low) / GUARD_CELL_DEGREES - 1);
+    }
+    const next = prng(17);
+    for (let i = 0; i < 8_000; i++) {
+      const p: [number, number] = [coordinate(next, -180, 180), coordinate(next, -90, 90)];
+      const a = boxThrough(next, p, randomSize(next), randomSize(next) / 2);
+      const b = boxThrough(next, p, randomSize(next), randomSize(next) / 2);
+      // 2. A box guards the whole range of cells from its minimum's to its maximum's, nothing else.
+      const low = cellOf(a.minX, a.minY);
+      const high = cellOf(a.maxX, a.maxY);
+      expect(guardCellIds(a)).toHaveLength((high.column - low.column + 1) * (high.row - low.row + 1));
+      // 3. The corner where the two minima meet lies in both boxes, so its cell is between each
+      //    box's minimum and maximum cells (1), hence guarded by both (2).
+      const corner = cellOf(Math.max(a.minX, b.minX), Math.max(a.minY, b.minY));
+      expect(guardCellIds(a)).toContain(corner.id);
+      expect(guardCellIds(b)).toContain(corner.id);
+    }
+  });
+
   it("holds for random boxes that happen to overlap, and never shares a guard between boxes a cell apart", () => {
     const next = prng(16);
     let overlapping = 0;
