@@ -14,6 +14,7 @@
 import dns from "node:dns";
 import { createRequire } from "node:module";
 import net, { type AddressInfo } from "node:net";
+import { setTimeout as delay } from "node:timers/promises";
 import {
   type BulkWriteResult,
   MongoAPIError,
@@ -324,6 +325,11 @@ describe("the unavailable codes and bulk write-concern errors answer 503", () =>
       errorLabels: ["SystemOverloadedError"],
     });
     expect(toStoreError(shed, "insert")).toBeInstanceOf(StoreUnavailableError);
+    // RetryableError alone, as the server labels an idempotent operation it refused.
+    const refused = serverError(462, "IngressRequestRateLimitExceeded", "request rate limit exceeded", {
+      errorLabels: ["RetryableError"],
+    });
+    expect(toStoreError(refused, "list")).toBeInstanceOf(StoreUnavailableError);
     // The same code without the label is not (an unknown code is a bug until it says otherwise).
     const unlabelled = serverError(463, "IngressOperationRateLimitExceeded", "rejected");
     expect(toStoreError(unlabelled, "insert")).toBe(unlabelled);
@@ -576,6 +582,29 @@ describe("a commit whose outcome is unknown is decided by reading the request's 
     expect(driver.commits).toBe(2);
   });
 
+  it("an attempt after a commit aborted for certain sends its own first commit, even past the budget: 201, no reads", async () => {
+    const slow = failedCommitsTake(4_000);
+    const transient = () => {
+      const error = serverError(112, "WriteConflict", "WriteConflict error");
+      error.addErrorLabel(MongoErrorLabel.TransientTransactionError);
+      return error;
+    };
+    // Commit 1 at 0 s: outcome unknown (tried again); commit 2 at 4 s: aborted for certain; the
+    // third attempt starts at 8 s, its work takes until 12 s, and its commit, past the budget,
+    // is still sent (the earlier attempt's unknown outcome is not this one's).
+    const driver = fake();
+    driver.commitFailures.push(slow(commitNetwork), slow(transient));
+    let inserts = 0;
+    driver.on("sources.insertMany", () => {
+      if (++inserts === 2) slow(() => new Error("unused"))();
+      return { acknowledged: true };
+    });
+    await expect(driver.store().insertMany([makeRecord()])).resolves.toHaveLength(1);
+    expect(driver.commits).toBe(3);
+    expect(driver.attempts).toBe(2);
+    expect(driver.callsTo("sources", "find")).toEqual([]);
+  });
+
   it("commits aborted for certain again and again: no attempt starts past the budget, 503 with nothing stored", async () => {
     const slow = failedCommitsTake(6_000);
     const transient = () => {
@@ -735,6 +764,24 @@ describe("setup creates what is missing, drops nothing, and tolerates an index b
     await expect(store.ping()).resolves.toBeUndefined();
     await expect(store.get("src_1", "acct_a")).resolves.toBeNull();
     expect(driver.callsTo("sources", "createIndexes")).toHaveLength(1);
+  });
+
+  it("a setup that fails after callers stopped waiting: the next wait names that failure (a bug included)", async () => {
+    const driver = fake().on("client.connect", async () => {
+      await delay(150);
+      throw new TypeError("Cannot read properties of undefined (reading 'hosts')");
+    });
+    const store = driver.store({ setupWaitMs: 50 });
+    const first = await failure(store.ping());
+    expect((first as Error).message).toMatch(/it goes on, and calls are served once it is done$/);
+    await delay(200); // the first setup has failed meanwhile, with nobody waiting for it
+    const second = await failure(store.ping());
+    expect(second).toBeInstanceOf(StoreUnavailableError);
+    expect((second as Error).message).toMatch(
+      /; the setup before it failed: TypeError: Cannot read properties of undefined \(reading 'hosts'\)$/,
+    );
+    expect((second as Error).cause).toBeInstanceOf(TypeError);
+    expect(driver.callsTo("client", "connect")).toHaveLength(2);
   });
 
   it("the service's start waits for setup at most setupWaitMs too: a server that never answers does not hold it", async () => {

@@ -173,6 +173,11 @@ export class MongoSourceStore implements SourceStore {
   private setup: Promise<void> | null = null;
   /** Setup has succeeded (and no topology closed since). */
   private prepared = false;
+  /**
+   * Why the last setup failed, kept for calls that stop waiting before a setup ends: when every
+   * setup takes longer than setupWaitMs, no caller would otherwise ever see its failure.
+   */
+  private lastSetupFailure: Error | null = null;
   private readonly setupWaitMs: number;
   private readonly db: Db;
   private readonly sources: Collection<SourceDocument>;
@@ -211,10 +216,13 @@ export class MongoSourceStore implements SourceStore {
     this.setup ??= this.prepare().then(
       () => {
         this.prepared = true;
+        this.lastSetupFailure = null;
       },
       (error: unknown) => {
         this.setup = null;
-        throw toSetupError(error);
+        const failure = toSetupError(error);
+        this.lastSetupFailure = failure instanceof Error ? failure : new Error(String(failure));
+        throw failure;
       },
     );
     return this.setup;
@@ -235,9 +243,12 @@ export class MongoSourceStore implements SourceStore {
     try {
       const stillRunning = await Promise.race([this.ready().then(() => false), waited]);
       if (stillRunning) {
+        const last = this.lastSetupFailure;
         throw new StoreUnavailableError(
           `mongodb setup still running after ${this.setupWaitMs} ms (an index build in progress?); ` +
-            "it goes on, and calls are served once it is done",
+            "it goes on, and calls are served once it is done" +
+            (last === null ? "" : `; the setup before it failed: ${last.name}: ${last.message}`),
+          last === null ? undefined : { cause: last },
         );
       }
     } finally {
@@ -531,10 +542,11 @@ export class MongoSourceStore implements SourceStore {
     let attempts = 0;
     let unknown: StoreUnavailableError;
     const session = this.client.startSession();
-    this.commitWithinBudget(session, deadline);
+    const commits = this.commitWithinBudget(session, deadline);
     try {
       return await session.withTransaction(async (active) => {
         attempt.result = undefined;
+        commits.newAttempt();
         // A commit aborted for certain (TransientTransactionError) brings withTransaction back
         // here without a look at the clock: nothing was stored, so past the budget it is a 503.
         if (attempts++ > 0 && Date.now() >= deadline) {
@@ -576,9 +588,10 @@ export class MongoSourceStore implements SourceStore {
   /**
    * withTransaction tries a commit whose outcome is unknown again until its own 120 s have passed;
    * past `deadline` this session's commit is not tried again: CommitRetriesStopped ends
-   * withTransaction with the commit's last failure, and the outcome is decided by reading.
+   * withTransaction with the commit's last failure, and the outcome is decided by reading. The
+   * first commit of each attempt is always sent (`newAttempt` forgets the last attempt's failure).
    */
-  private commitWithinBudget(session: ClientSession, deadline: number): void {
+  private commitWithinBudget(session: ClientSession, deadline: number): { newAttempt(): void } {
     const commit = session.commitTransaction.bind(session);
     let failed: MongoError | undefined;
     session.commitTransaction = async () => {
@@ -594,6 +607,11 @@ export class MongoSourceStore implements SourceStore {
         failed = retried ? error : undefined;
         throw error;
       }
+    };
+    return {
+      newAttempt: () => {
+        failed = undefined;
+      },
     };
   }
 
