@@ -12,6 +12,31 @@ export interface ConnectionOptions {
   busyTimeoutMs: number;
 }
 
+/** The pauses between tries of the WAL switch: short, growing, capped. */
+const WAL_RETRY_FIRST_MS = 5;
+const WAL_RETRY_MAX_MS = 100;
+
+/**
+ * `PRAGMA journal_mode = WAL`, tried again while SQLITE_BUSY within `busyTimeoutMs`. Switching a
+ * file that is not yet in WAL mode (a new ledger) needs an exclusive lock, and two processes
+ * opening it at the same moment can each hold what the other waits for: SQLite then answers
+ * SQLITE_BUSY at once, without calling the busy handler (so busy_timeout does not help), and the
+ * process that lost would not start (seen about once in 30 openings of 4 processes at once).
+ */
+function switchToWal(db: Database.Database, busyTimeoutMs: number): unknown {
+  const deadline = Date.now() + busyTimeoutMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let wait = WAL_RETRY_FIRST_MS; ; wait = Math.min(wait * 2, WAL_RETRY_MAX_MS)) {
+    try {
+      return db.pragma("journal_mode = WAL", { simple: true });
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "SQLITE_BUSY" || Date.now() >= deadline) throw error;
+      // Opening is synchronous: a synchronous pause (nothing else runs before the store is open).
+      Atomics.wait(pause, 0, 0, wait);
+    }
+  }
+}
+
 /** Opens the database file (creating its directory) and sets the connection's pragmas. */
 export function openConnection({ path, busyTimeoutMs }: ConnectionOptions): Database.Database {
   const inMemory = path === MEMORY_PATH;
@@ -22,7 +47,7 @@ export function openConnection({ path, busyTimeoutMs }: ConnectionOptions): Data
     db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`);
     if (!inMemory) {
       // WAL lets readers (list, get, ping) proceed while a writer holds the lock.
-      const mode = db.pragma("journal_mode = WAL", { simple: true });
+      const mode = switchToWal(db, busyTimeoutMs);
       if (mode !== "wal") {
         throw new StoreUnavailableError(`sqlite could not enable WAL on ${path} (got ${String(mode)})`);
       }
