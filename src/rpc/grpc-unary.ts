@@ -98,6 +98,8 @@ export function createLeanGrpc(
 
 /** An envelope's 5-byte prefix: flags, then the big-endian length. */
 const PREFIX_BYTES = 5;
+/** The longest delay setTimeout takes; a longer one fires after 1 ms (Node's TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 class LeanCall {
   readonly #started = performance.now();
@@ -203,6 +205,9 @@ class LeanCall {
    */
   #armDeadline(timeoutMs: number, answerHeaders: OutgoingHttpHeaders): void {
     this.#deadlineAt = this.#started + timeoutMs;
+    // A deadline past what a timer can hold (2^31 − 1 ms, ~24.8 days; grpc-timeout allows
+    // 99,999,999 hours) would fire at once: no timer then, the checks of #pastDeadline remain.
+    if (timeoutMs > MAX_TIMER_MS) return;
     this.#timer = setTimeout(() => {
       if (this.#done) return;
       this.#fail(answerHeaders, timedOut());

@@ -634,6 +634,30 @@ describe("@grpc/grpc-js sees the same on both paths", () => {
     expect(answer.trailers).toMatchObject({ "grpc-status": "4", "grpc-message": "the%20operation%20timed%20out" });
   });
 
+  it("a deadline longer than a timer can hold (grpc-timeout 99999999H, ~11,400 years) does not fire at once", async () => {
+    const get = same(encoded(GetSourceRequestSchema, { id: fixtureIds[0] }));
+    const read = await bothRaw(`${PRODUCTION}/GetSource`, get, { "grpc-timeout": "99999999H" });
+    expect(read.trailers).toEqual({ "grpc-status": "0" });
+    // A call that takes a while: a timer of 2^31 ms or more would have fired after 1 ms.
+    const many = encoded(CreateSourcesRequestSchema, {
+      sources: Array.from({ length: 300 }, (_, i) => ({
+        altId: uniqueAlt(`long-deadline-${i}`),
+        geometry: {
+          kind: {
+            case: "polygon" as const,
+            value: { rings: [{ coordinates: circle(-100 + i * 0.05, 20, 0.01, 200).coordinates }] },
+          },
+        },
+        startAt: { seconds: 1704067200n },
+        endAt: { seconds: 1735689600n },
+      })),
+    });
+    const answer = await rawCall("lean", "/sourceledger.v2.SandboxSourceLedgerService/CreateSources", many, {
+      "grpc-timeout": "99999999H",
+    });
+    expect(answer.trailers).toEqual({ "grpc-status": "0" });
+  });
+
   it("cancellation mid-call: the client sees cancelled; a body cut off never creates anything", async () => {
     for (const path of PATHS) {
       const status = await new Promise<grpc.StatusObject>((resolve) => {
