@@ -35,6 +35,7 @@ import { RPC_COMPRESSIONS } from "./compression.js";
 import { NOT_PROTOBUF } from "./decode-errors.js";
 import type { InProcessCaller } from "./invoke.js";
 import { TurnGate } from "./turn-gate.js";
+import { type Envelope, extraMessage, missingMessage, type UnaryBody, UnaryEnvelopeReader } from "./unary-envelopes.js";
 
 const GRPC_ACCEPT_ENCODING = "grpc-accept-encoding";
 const PROTO_CONTENT_TYPE = "application/grpc+proto";
@@ -96,8 +97,6 @@ export function createLeanGrpc(
   };
 }
 
-/** An envelope's 5-byte prefix: flags, then the big-endian length. */
-const PREFIX_BYTES = 5;
 /** The longest delay setTimeout takes; a longer one fires after 1 ms (Node's TimeoutOverflowWarning). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -157,8 +156,16 @@ class LeanCall {
       if (timeout.timeoutMs !== undefined) this.#armDeadline(timeout.timeoutMs, answerHeaders);
       const body = await this.#readBody();
       if (body === undefined || this.#done) return;
-      const input = await this.#decode(body, compression.request);
+      // In Connect's order: the first message decoded, then what follows it.
+      const [first, second] = body.envelopes;
+      if (first === undefined) throw body.failure ?? missingMessage();
+      const input = await this.#decode(first, compression.request);
       if (this.#done) return;
+      if (second !== undefined) {
+        await this.#decode(second, compression.request);
+        throw extraMessage();
+      }
+      if (body.failure !== null) throw body.failure;
       const turn = this.gate.pass();
       if (turn !== undefined) await turn;
       if (this.#done) return;
@@ -217,16 +224,15 @@ class LeanCall {
   }
 
   /**
-   * The request's one message, as Connect reads it: its length is checked against the limit as
-   * soon as its prefix arrives; a second message or a truncated one is refused with Connect's texts.
-   * Undefined when the stream was answered meanwhile (the body deadline).
+   * The request's body, split as Connect's handler splits it (unary-envelopes.ts): read until the
+   * outcome is known (one envelope and the end, a second envelope, or a failure), so a body with
+   * more in it is not read further. Undefined when the stream was answered meanwhile (the body
+   * deadline) or closed.
    */
-  #readBody(): Promise<{ flags: number; data: Uint8Array } | undefined> {
+  #readBody(): Promise<UnaryBody | undefined> {
     const { stream, options } = this;
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let received = 0;
-      let announced = -1;
+    return new Promise((resolve) => {
+      const reader = new UnaryEnvelopeReader(options.readMaxBytes);
       let bodyTimer: NodeJS.Timeout | undefined;
       const finish = () => {
         clearTimeout(bodyTimer);
@@ -234,43 +240,16 @@ class LeanCall {
         stream.off("end", onEnd);
         stream.off("close", onClose);
       };
-      const fail = (error: ConnectError) => {
+      const onData = (chunk: Buffer) => {
+        reader.push(chunk);
+        if (!reader.settled) return;
         finish();
         this.#closeWhenAnswered();
-        reject(error);
-      };
-      const onData = (chunk: Buffer) => {
-        chunks.push(chunk);
-        received += chunk.length;
-        if (announced < 0 && received >= PREFIX_BYTES) {
-          const prefix = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-          announced = prefix.readUInt32BE(1);
-          if (announced > options.readMaxBytes) {
-            fail(
-              new ConnectError(
-                `message size ${announced} is larger than configured readMaxBytes ${options.readMaxBytes}`,
-                Code.ResourceExhausted,
-              ),
-            );
-            return;
-          }
-        }
-        if (announced >= 0 && received > PREFIX_BYTES + announced) {
-          fail(new ConnectError(`protocol error: received extra input message for unary method`, Code.Unimplemented));
-        }
+        resolve(reader.end());
       };
       const onEnd = () => {
         finish();
-        if (received === 0) {
-          reject(new ConnectError("protocol error: missing input message for unary method", Code.Unimplemented));
-          return;
-        }
-        if (received < PREFIX_BYTES + Math.max(announced, 0)) {
-          reject(new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument));
-          return;
-        }
-        const whole = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
-        resolve({ flags: whole[0], data: whole.subarray(PREFIX_BYTES) });
+        resolve(reader.end());
       };
       const onClose = () => {
         finish();
@@ -319,7 +298,7 @@ class LeanCall {
     this.#closeWhenAnswered();
   }
 
-  async #decode(body: { flags: number; data: Uint8Array }, compression: Compression | null): Promise<unknown> {
+  async #decode(body: Envelope, compression: Compression | null): Promise<unknown> {
     let data = body.data;
     if ((body.flags & compressedFlag) === compressedFlag) {
       if (compression === null) {

@@ -438,6 +438,58 @@ describe("raw HTTP/2: the lean path and Connect's answer byte for byte alike", (
     expect(badTimeout.trailers).toMatchObject({ "grpc-status": "3" });
   });
 
+  it("malformed bodies past the first message: each answered as Connect's split and parse answer it", async () => {
+    const get = encoded(GetSourceRequestSchema, { id: fixtureIds[0] });
+    const garbage = envelope(Buffer.from([0xff, 0xff, 0xff]));
+    const header = (size: number) => {
+      const bytes = Buffer.alloc(5);
+      bytes.writeUInt32BE(size, 1);
+      return bytes;
+    };
+    const cases: [string, Buffer, Record<string, string>][] = [
+      [
+        "a message and 2 stray bytes",
+        Buffer.concat([get, Buffer.from([0, 0])]),
+        { "grpc-status": "3", "grpc-message": encodeURIComponent("protocol error: incomplete envelope") },
+      ],
+      [
+        "two messages that are not protobuf: the first one's error",
+        Buffer.concat([garbage, garbage]),
+        { "grpc-status": "3", "grpc-message": encodeURIComponent("the request message is not valid protobuf") },
+      ],
+      [
+        "a message, then one that is not protobuf: the second is parsed before it counts as extra",
+        Buffer.concat([get, garbage]),
+        { "grpc-status": "3", "grpc-message": encodeURIComponent("the request message is not valid protobuf") },
+      ],
+      [
+        "a message, then a header announcing 4 GiB",
+        Buffer.concat([get, header(0xffffffff)]),
+        {
+          "grpc-status": "8",
+          "grpc-message": encodeURIComponent("message size 4294967295 is larger than configured readMaxBytes 10485760"),
+        },
+      ],
+      [
+        "a message, then a header whose data never comes: the message alone",
+        Buffer.concat([get, header(10)]),
+        { "grpc-status": "0" },
+      ],
+      [
+        "only a header whose data never comes: no message",
+        header(10),
+        {
+          "grpc-status": "12",
+          "grpc-message": encodeURIComponent("protocol error: missing input message for unary method"),
+        },
+      ],
+    ];
+    for (const [label, body, trailers] of cases) {
+      const answer = await bothRaw(`${PRODUCTION}/GetSource`, same(body));
+      expect(answer.trailers, label).toMatchObject(trailers);
+    }
+  });
+
   it("oversized messages: announced, and after decompression, are resource_exhausted", async () => {
     const announced = Buffer.alloc(5 + 1024);
     announced.writeUInt32BE(11 * 1024 * 1024, 1);
