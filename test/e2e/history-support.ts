@@ -501,6 +501,66 @@ export class HistoryClient {
     return { ok: true, value: ((answer.body.conflicts ?? []) as Json[]).map(connectConflict) };
   }
 
+  /**
+   * Every page of a source's history (`what` "history") or conflicts, `limit` a page, as each
+   * protocol pages: REST follows each answer's `Link: rel="next"`, gRPC and Connect send the
+   * answer's `next_page_token` back. Each page normalised to the REST form.
+   */
+  async walk<T extends "history" | "conflicts">(
+    token: string,
+    env: Env,
+    id: string,
+    what: T,
+    limit: number,
+  ): Promise<(T extends "history" ? HistoryEvent : ExplainedConflict)[][]> {
+    type Item = T extends "history" ? HistoryEvent : ExplainedConflict;
+    const pages: Item[][] = [];
+    const field = what === "history" ? "events" : "conflicts";
+    const method = what === "history" ? "ListSourceEvents" : "ListConflicts";
+    if (this.protocol === "rest") {
+      const toItem = (what === "history" ? restEvent : restConflict) as (json: Json) => Item;
+      let path: string | null = `${this.restPath(env, `/${encodeURIComponent(id)}/${what}`)}?limit=${limit}`;
+      while (path !== null) {
+        const res = await this.server.request("GET", path, { token });
+        const body = await res.json();
+        if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(body)}`);
+        pages.push((body as Json[]).map(toItem));
+        const link = res.headers.get("link");
+        path = link === null ? null : (/^<([^>]+)>; rel="next"$/.exec(link)?.[1] ?? "no next href in the Link");
+        if (pages.length > 1_000) throw new Error("the walk does not end");
+      }
+      return pages;
+    }
+    let pageToken = "";
+    do {
+      let items: Json[];
+      if (this.protocol === "grpc") {
+        const outcome = await this.grpcCall(what, env, method, { id, limit, page_token: pageToken }, token);
+        if (outcome.code !== grpc.status.OK)
+          throw new Error(`${method}: ${grpc.status[outcome.code]} ${outcome.details}`);
+        items = outcome.response[field] as Json[];
+        pageToken = outcome.response.next_page_token as string;
+      } else {
+        const answer = await this.connectCall(what, env, method, { id, limit, pageToken }, token);
+        if (answer.status !== 200) throw new Error(`${method}: ${answer.status} ${JSON.stringify(answer.body)}`);
+        items = (answer.body[field] ?? []) as Json[];
+        pageToken = (answer.body.nextPageToken ?? "") as string;
+      }
+      const toItem = (
+        what === "history"
+          ? this.protocol === "grpc"
+            ? grpcEvent
+            : connectEvent
+          : this.protocol === "grpc"
+            ? grpcConflict
+            : connectConflict
+      ) as (json: Json) => Item;
+      pages.push(items.map(toItem));
+      if (pages.length > 1_000) throw new Error("the walk does not end");
+    } while (pageToken !== "");
+    return pages;
+  }
+
   /** The conflicts, expected found. */
   async conflictList(token: string, env: Env, id: string, label = "conflicts"): Promise<ExplainedConflict[]> {
     const outcome = await this.conflicts(token, env, id, label);
