@@ -329,6 +329,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
         observe: observeRequest,
         closing: () => closing,
         callsPerTurn: GRPC_CALLS_PER_TURN,
+        logger: app.log,
       }),
     );
   }

@@ -33,6 +33,7 @@ import { problemInstanceOf, REQUEST_ID_HEADER, requestIdOf } from "../http/reque
 import { codeName } from "./answer-status.js";
 import { RPC_COMPRESSIONS } from "./compression.js";
 import { NOT_PROTOBUF } from "./decode-errors.js";
+import type { ErrorLogger } from "./error-shield.js";
 import type { InProcessCaller } from "./invoke.js";
 import { TurnGate } from "./turn-gate.js";
 import { type Envelope, extraMessage, missingMessage, type UnaryBody, UnaryEnvelopeReader } from "./unary-envelopes.js";
@@ -63,6 +64,11 @@ export interface LeanGrpcOptions {
   closing(): boolean;
   /** Calls handed to the service per event-loop turn, the rest in later turns (turn-gate.ts). */
   callsPerTurn: number;
+  /**
+   * Where a failure outside the service's interceptors goes (the answer's encoding or
+   * compression): logged, and answered as a bare `internal`, as the error shield does inside.
+   */
+  logger?: ErrorLogger;
 }
 
 interface LeanMethod {
@@ -186,8 +192,18 @@ class LeanCall {
       this.#answer(answerHeaders, envelope, { "grpc-status": "0" }, 0);
     } catch (error) {
       if (this.#done) return;
-      this.#fail(answerHeaders, ConnectError.from(error));
+      this.#fail(answerHeaders, this.#shielded(error));
     }
+  }
+
+  /**
+   * A deliberate ConnectError as it is; anything else (a bug, a zlib failure: nothing the service's
+   * error shield saw) logged and answered as a bare `internal`, never with its own text.
+   */
+  #shielded(error: unknown): ConnectError {
+    if (error instanceof ConnectError) return error;
+    this.options.logger?.error({ err: error, procedure: this.target.label }, "unexpected error in the lean gRPC path");
+    return new ConnectError("internal error", Code.Internal);
   }
 
   /** An error answer: the headers given, no message, the error's status and metadata as trailers. */

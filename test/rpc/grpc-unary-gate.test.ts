@@ -41,6 +41,7 @@ async function serve(
   callsPerTurn: number,
   served: string[],
   onServe: (id: string) => void = () => {},
+  logged: unknown[] = [],
 ): Promise<number> {
   const call = (async (_method, input) => {
     const { id } = input as unknown as { id: string };
@@ -49,6 +50,10 @@ async function serve(
     if (id === "slow") {
       const until = performance.now() + 80;
       while (performance.now() < until);
+    }
+    if (id === "unencodable") {
+      // An answer protobuf cannot write (an int64 that is no integer): fails after the service.
+      return create(GetSourceResponseSchema, { source: { id, startAt: { seconds: "soon" as unknown as bigint } } });
     }
     return create(GetSourceResponseSchema, { source: { id } });
   }) as InProcessCaller;
@@ -62,6 +67,7 @@ async function serve(
     observe: () => {},
     closing: () => false,
     callsPerTurn,
+    logger: { error: (details) => logged.push(details) },
   });
   server = http2.createServer();
   server.on("stream", (stream, headers) => {
@@ -161,5 +167,31 @@ describe("the lean path's turn gate", () => {
     );
     expect(statuses).toEqual(["0", "0", "0", "0", "0", "none"]);
     expect(served).toEqual(["fast", "slow", "w1", "w2", "w3"]);
+  });
+
+  it("a failure after the service (its answer cannot be encoded) is a bare internal, logged, without its own text", async () => {
+    const logged: unknown[] = [];
+    const port = await serve(8, [], () => {}, logged);
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    try {
+      const trailers = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+        const stream = session.request({
+          ":method": "POST",
+          ":path": "/sourceledger.v2.SourceLedgerService/GetSource",
+          "content-type": "application/grpc",
+          te: "trailers",
+          authorization: "Bearer stand-in",
+        });
+        stream.on("trailers", resolve);
+        stream.on("error", reject);
+        stream.resume();
+        stream.end(envelope("unencodable"));
+      });
+      expect(trailers["grpc-status"]).toBe("13");
+      expect(trailers["grpc-message"]).toBe("internal%20error");
+      expect(logged).toEqual([{ err: expect.any(Error), procedure: "sourceledger.v2.SourceLedgerService/GetSource" }]);
+    } finally {
+      session.close();
+    }
   });
 });
