@@ -7,9 +7,7 @@
  * are deleted with the flag "has at least one", not found for deleted and unknown sources, the
  * sandbox's constant `[]`; and the three protocols answering the same.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.js";
-import { LedgerGrpc } from "./grpc-support.js";
+import { describe, expect, it } from "vitest";
 import {
   createdAtOf,
   type Env,
@@ -17,42 +15,28 @@ import {
   expectClose,
   explanationOf,
   freshArea,
-  HistoryClient,
   type HistoryEvent,
   PROTOCOLS,
-  type Protocol,
   rectangleAreaM2,
   unique,
+  useHistoryServer,
 } from "./history-support.js";
 
-let server: TestServer;
-let rpc: LedgerGrpc;
-const clients = {} as Record<Protocol, HistoryClient>;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  rpc = new LedgerGrpc(server.port);
-  for (const protocol of PROTOCOLS) clients[protocol] = new HistoryClient(server, rpc, protocol);
-});
-
-afterAll(async () => {
-  rpc?.close();
-  await server?.close();
-});
+const h = useHistoryServer();
 
 const env: Env = "production";
 
 async function twoAccounts(): Promise<{ tokenA: string; tokenB: string; accountA: string; accountB: string }> {
   const accountA = unique("acct-A");
   const accountB = unique("acct-B");
-  return { accountA, accountB, tokenA: await server.userToken(accountA), tokenB: await server.userToken(accountB) };
+  return { accountA, accountB, tokenA: await h.server.userToken(accountA), tokenB: await h.server.userToken(accountB) };
 }
 
 /** The `conflict_set` events of a history. */
 const sets = (events: HistoryEvent[]) => events.filter((e) => e.type === "conflict_set");
 
 describe.each(PROTOCOLS)("%s", (protocol) => {
-  const api = () => clients[protocol];
+  const api = () => h.clients[protocol];
 
   it("a pair across accounts, explained from both sides: equal area, swapped fractions, intersected period, shared types", async () => {
     const { tokenA, tokenB } = await twoAccounts();
@@ -155,7 +139,7 @@ describe.each(PROTOCOLS)("%s", (protocol) => {
     const fromB = await api().conflictList(tokenB, env, b.id);
     expect(fromB.map((c) => c.counterpart)).toEqual([fromA[1].counterpart]);
 
-    const admin = await server.adminToken();
+    const admin = await h.server.adminToken();
     const adminA = await api().conflictList(admin, env, a.id);
     expect(adminA.map((c) => c.counterpart)).toEqual([
       { id: own.id, alt_id: own.altId, account_id: accountA },
@@ -245,7 +229,7 @@ describe.each(PROTOCOLS)("%s", (protocol) => {
   });
 
   it("the sandbox has no conflicts: [] for overlapping sources; a deleted or unknown one is not found", async () => {
-    const token = await server.userToken(unique("acct-sbx"));
+    const token = await h.server.userToken(unique("acct-sbx"));
     const cell = freshArea();
     const a = await api().createOne(token, "sandbox", { alt_id: unique("alt-a"), geometry: cell(0, 0, 10, 10) });
     const b = await api().createOne(token, "sandbox", { alt_id: unique("alt-b"), geometry: cell(0, 0, 10, 10) });
@@ -264,7 +248,7 @@ describe("REST, gRPC and Connect answer the same", () => {
   it("conflicts and histories of one pair, normalised, are equal over the three protocols (refs included)", async () => {
     const { tokenA, tokenB } = await twoAccounts();
     const cell = freshArea();
-    const rest = clients.rest;
+    const rest = h.clients.rest;
     const a = await rest.createOne(tokenA, env, {
       alt_id: unique("alt-a"),
       geometry: cell(0, 0, 10, 10),
@@ -286,8 +270,8 @@ describe("REST, gRPC and Connect answer the same", () => {
       const conflicts = await rest.conflictList(token, env, id);
       const events = withoutRecords(await rest.events(token, env, id));
       for (const protocol of ["grpc", "connect"] as const) {
-        expect(await clients[protocol].conflictList(token, env, id), protocol).toEqual(conflicts);
-        expect(withoutRecords(await clients[protocol].events(token, env, id)), protocol).toEqual(events);
+        expect(await h.clients[protocol].conflictList(token, env, id), protocol).toEqual(conflicts);
+        expect(withoutRecords(await h.clients[protocol].events(token, env, id)), protocol).toEqual(events);
       }
     }
   });
@@ -295,10 +279,10 @@ describe("REST, gRPC and Connect answer the same", () => {
 
 describe("concurrent creates and deletes keep pairs, flags and events in agreement", () => {
   it("12 overlapping sources from 3 accounts created at once: every pair once, on both sides; deletes at once clear them", async () => {
-    const rest = clients.rest;
+    const rest = h.clients.rest;
     const accounts = [unique("acct-c0"), unique("acct-c1"), unique("acct-c2")];
-    const tokens = await Promise.all(accounts.map((a) => server.userToken(a)));
-    const admin = await server.adminToken();
+    const tokens = await Promise.all(accounts.map((a) => h.server.userToken(a)));
+    const admin = await h.server.adminToken();
     const cell = freshArea();
     const n = 12;
     const created = await Promise.all(

@@ -6,46 +6,31 @@
  * conflict event whose counterpart is another account's (admins see it); not found exactly like
  * GET /sources/{id}; the scope read:sources.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.js";
-import { LedgerGrpc } from "./grpc-support.js";
+import { describe, expect, it } from "vitest";
 import {
   createdAtOf,
   ENVS,
   type Env,
   freshArea,
-  HistoryClient,
   outline,
   PROTOCOLS,
   type Protocol,
   unique,
+  useHistoryServer,
 } from "./history-support.js";
 
-let server: TestServer;
-let rpc: LedgerGrpc;
-const clients = {} as Record<Protocol, HistoryClient>;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  rpc = new LedgerGrpc(server.port);
-  for (const protocol of PROTOCOLS) clients[protocol] = new HistoryClient(server, rpc, protocol);
-});
-
-afterAll(async () => {
-  rpc?.close();
-  await server?.close();
-});
+const h = useHistoryServer();
 
 /** A user of `account` whose actor name is `name`. */
 function user(account: string, name: string): Promise<string> {
-  return server.userToken(account, { sub: unique("sub"), [server.issuer.claim("client_name")]: name });
+  return h.server.userToken(account, { sub: unique("sub"), [h.server.issuer.claim("client_name")]: name });
 }
 
 const createdBy = (protocol: Protocol, record: Record<string, any>) =>
   protocol === "connect" ? record.createdBy : record.created_by;
 
 describe.each(PROTOCOLS)("%s", (protocol) => {
-  const api = () => clients[protocol];
+  const api = () => h.clients[protocol];
 
   describe.each(ENVS)("%s", (env: Env) => {
     it("a created source has one `created` event: seq 1, by its actor, at its created_at, the record as answered", async () => {
@@ -91,7 +76,7 @@ describe.each(PROTOCOLS)("%s", (protocol) => {
       const conflicts = await api().conflicts(creator, env, created.id);
       expect(conflicts.ok ? "found" : conflicts.status).toBe(api().notFound);
       // An admin reads the history too.
-      const admin = await server.adminToken();
+      const admin = await h.server.adminToken();
       expect(outline(await api().events(admin, env, created.id))).toEqual(["1 created", "2 deleted"]);
     });
 
@@ -142,7 +127,7 @@ describe.each(PROTOCOLS)("%s", (protocol) => {
     it("a token without read:sources is refused as GET is", async () => {
       const account = unique("acct-scope");
       const token = await user(account, "Owner");
-      const writer = await server.userToken(account, { scope: "write:sources delete:sources" });
+      const writer = await h.server.userToken(account, { scope: "write:sources delete:sources" });
       const created = await api().createOne(token, env, { alt_id: unique("alt"), geometry: freshArea()(0, 0, 10, 10) });
       const get = await api().get(writer, env, created.id);
       expect(get.ok).toBe(false);
@@ -151,7 +136,7 @@ describe.each(PROTOCOLS)("%s", (protocol) => {
       );
       expect(await api().history(writer, env, created.id)).toEqual(get);
       expect(await api().conflicts(writer, env, created.id)).toEqual(get);
-      const reader = await server.userToken(account, { scope: "read:sources" });
+      const reader = await h.server.userToken(account, { scope: "read:sources" });
       expect(outline(await api().events(reader, env, created.id))).toEqual(["1 created"]);
     });
   });
@@ -189,7 +174,7 @@ describe.each(PROTOCOLS)("%s", (protocol) => {
       expect(historyB[1].counterpart).toEqual(setOnA.counterpart);
 
       // An admin sees both sides in full.
-      const admin = await server.adminToken();
+      const admin = await h.server.adminToken();
       const adminA = await api().events(admin, env, a.id);
       expect(adminA[1].by).toBe("Actor of B");
       expect(adminA[1].counterpart).toEqual({ id: b.id, alt_id: b.altId, account_id: accountB });

@@ -6,25 +6,18 @@
  * conflicts) a deleted source's history one event a page; a page token of one source's history is
  * refused for another's, and for its conflicts.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.js";
-import { LedgerGrpc } from "./grpc-support.js";
-import { type Env, freshArea, HistoryClient, outline, PROTOCOLS, type Protocol, unique } from "./history-support.js";
+import { describe, expect, it } from "vitest";
+import {
+  type Env,
+  freshArea,
+  type HistoryClient,
+  outline,
+  PROTOCOLS,
+  unique,
+  useHistoryServer,
+} from "./history-support.js";
 
-let server: TestServer;
-let rpc: LedgerGrpc;
-const clients = {} as Record<Protocol, HistoryClient>;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  rpc = new LedgerGrpc(server.port);
-  for (const protocol of PROTOCOLS) clients[protocol] = new HistoryClient(server, rpc, protocol);
-});
-
-afterAll(async () => {
-  rpc?.close();
-  await server?.close();
-});
+const h = useHistoryServer();
 
 /** A source and five later ones, each overlapping it (and not each other): its history has 6 events, 5 conflicts. */
 async function sourceWithFiveConflicts(api: HistoryClient, token: string, env: Env) {
@@ -48,10 +41,10 @@ async function sourceWithFiveConflicts(api: HistoryClient, token: string, env: E
 }
 
 describe.each(PROTOCOLS)("%s", (protocol) => {
-  const api = () => clients[protocol];
+  const api = () => h.clients[protocol];
 
   it("production: walks a history and its conflicts two at a time, each item once, in the unpaged order", async () => {
-    const token = await server.userToken(unique("acct-paging"));
+    const token = await h.server.userToken(unique("acct-paging"));
     const { subject, others } = await sourceWithFiveConflicts(api(), token, "production");
 
     const events = await api().events(token, "production", subject.id);
@@ -80,7 +73,7 @@ describe.each(PROTOCOLS)("%s", (protocol) => {
   });
 
   it("sandbox (no conflicts there): a deleted source's history one event a page; its conflicts one empty page", async () => {
-    const token = await server.userToken(unique("acct-paging-sandbox"));
+    const token = await h.server.userToken(unique("acct-paging-sandbox"));
     const created = await api().createOne(token, "sandbox", {
       alt_id: unique("alt"),
       geometry: freshArea()(0, 0, 10, 10),
@@ -102,17 +95,17 @@ describe.each(PROTOCOLS)("%s", (protocol) => {
 
 describe("a page token belongs to its listing", () => {
   it("REST: a token of one source's history is 422 at /query/page_token for another source's history and for its conflicts", async () => {
-    const token = await server.userToken(unique("acct-token"));
-    const { subject, others } = await sourceWithFiveConflicts(clients.rest, token, "production");
-    const first = await server.request("GET", `/sources/${subject.id}/history?limit=2`, { token });
+    const token = await h.server.userToken(unique("acct-token"));
+    const { subject, others } = await sourceWithFiveConflicts(h.clients.rest, token, "production");
+    const first = await h.server.request("GET", `/sources/${subject.id}/history?limit=2`, { token });
     const link = first.headers.get("link") ?? "";
-    const pageToken = new URL(/^<([^>]+)>/.exec(link)?.[1] ?? "", server.baseUrl).searchParams.get("page_token");
+    const pageToken = new URL(/^<([^>]+)>/.exec(link)?.[1] ?? "", h.server.baseUrl).searchParams.get("page_token");
     expect(pageToken).toEqual(expect.any(String));
     for (const path of [
       `/sources/${others[0].id}/history?limit=2&page_token=${pageToken}`,
       `/sources/${subject.id}/conflicts?limit=2&page_token=${pageToken}`,
     ]) {
-      const refused = await server.request("GET", path, { token });
+      const refused = await h.server.request("GET", path, { token });
       expect(refused.status).toBe(422);
       const problem = await refused.json();
       expect(problem.errors).toEqual([
@@ -124,7 +117,7 @@ describe("a page token belongs to its listing", () => {
       ]);
     }
     // The token still reads its own listing's next page.
-    const second = await server.request("GET", `/sources/${subject.id}/history?limit=2&page_token=${pageToken}`, {
+    const second = await h.server.request("GET", `/sources/${subject.id}/history?limit=2&page_token=${pageToken}`, {
       token,
     });
     expect(second.status).toBe(200);

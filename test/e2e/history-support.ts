@@ -6,9 +6,9 @@
  * conflicts normalised, records kept in the protocol's own form) together with the raw text of every
  * response (status, headers, body, trailers) for the privacy scans.
  */
-import { expect } from "vitest";
-import type { TestServer } from "../support/server.js";
-import { grpc, type LedgerGrpc, type ServiceName, ts, type UnaryOutcome } from "./grpc-support.js";
+import { afterAll, beforeAll, expect } from "vitest";
+import { startTestServer, type TestServer } from "../support/server.js";
+import { grpc, LedgerGrpc, type ServiceName, ts, type UnaryOutcome } from "./grpc-support.js";
 
 export type Json = Record<string, any>;
 export type Protocol = "rest" | "grpc" | "connect";
@@ -748,4 +748,25 @@ export function coordinateNeedles(geometry: PolygonGeometry): string[] {
     for (let digits = 4; digits <= 10; digits++) needles.add(value.toFixed(digits));
   }
   return [...needles];
+}
+
+/** One server for a test file, with a HistoryClient per protocol: started before its tests, closed after them. */
+export interface HistoryServer {
+  server: TestServer;
+  rpc: LedgerGrpc;
+  clients: Record<Protocol, HistoryClient>;
+}
+
+export function useHistoryServer(): HistoryServer {
+  const shared = { clients: {} } as HistoryServer;
+  beforeAll(async () => {
+    shared.server = await startTestServer();
+    shared.rpc = new LedgerGrpc(shared.server.port);
+    for (const protocol of PROTOCOLS) shared.clients[protocol] = new HistoryClient(shared.server, shared.rpc, protocol);
+  });
+  afterAll(async () => {
+    shared.rpc?.close();
+    await shared.server?.close();
+  });
+  return shared;
 }

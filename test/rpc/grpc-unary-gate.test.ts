@@ -85,6 +85,21 @@ function envelope(id: string): Buffer {
   return frame;
 }
 
+/** A GetSource call's stream on `session`, its body still to be sent. */
+function getSource(
+  session: http2.ClientHttp2Session,
+  headers: http2.OutgoingHttpHeaders = {},
+): http2.ClientHttp2Stream {
+  return session.request({
+    ":method": "POST",
+    ":path": "/sourceledger.v2.SourceLedgerService/GetSource",
+    "content-type": "application/grpc",
+    te: "trailers",
+    authorization: "Bearer stand-in",
+    ...headers,
+  });
+}
+
 /**
  * Sends every call in one turn of this side's loop; each call's grpc-status ("none" for a stream
  * closed without trailers). `opened` sees each call's stream.
@@ -100,14 +115,7 @@ async function callAll(
       calls.map(
         ({ id, timeout }) =>
           new Promise<string>((resolve, reject) => {
-            const stream = session.request({
-              ":method": "POST",
-              ":path": "/sourceledger.v2.SourceLedgerService/GetSource",
-              "content-type": "application/grpc",
-              te: "trailers",
-              authorization: "Bearer stand-in",
-              ...(timeout === undefined ? {} : { "grpc-timeout": timeout }),
-            });
+            const stream = getSource(session, timeout === undefined ? {} : { "grpc-timeout": timeout });
             opened(id, stream);
             let status = "none";
             stream.on("trailers", (t) => {
@@ -175,13 +183,7 @@ describe("the lean path's turn gate", () => {
     const session = http2.connect(`http://127.0.0.1:${port}`);
     try {
       const trailers = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
-        const stream = session.request({
-          ":method": "POST",
-          ":path": "/sourceledger.v2.SourceLedgerService/GetSource",
-          "content-type": "application/grpc",
-          te: "trailers",
-          authorization: "Bearer stand-in",
-        });
+        const stream = getSource(session);
         stream.on("trailers", resolve);
         stream.on("error", reject);
         stream.resume();

@@ -467,6 +467,13 @@ function commitMaxTime(): MongoServerError {
   return error;
 }
 
+/** A commit aborted for certain: a write conflict, labelled TransientTransactionError. */
+function commitWriteConflict(): MongoServerError {
+  const error = serverError(112, "WriteConflict", "WriteConflict error");
+  error.addErrorLabel(MongoErrorLabel.TransientTransactionError);
+  return error;
+}
+
 /** A network error on both commit attempts: RetryableWriteError, then UnknownTransactionCommitResult. */
 function commitNetwork(): MongoNetworkError {
   const error = new MongoNetworkError("connection 9 to 10.0.0.5:27017 closed");
@@ -584,16 +591,11 @@ describe("a commit whose outcome is unknown is decided by reading the request's 
 
   it("an attempt after a commit aborted for certain sends its own first commit, even past the budget: 201, no reads", async () => {
     const slow = failedCommitsTake(4_000);
-    const transient = () => {
-      const error = serverError(112, "WriteConflict", "WriteConflict error");
-      error.addErrorLabel(MongoErrorLabel.TransientTransactionError);
-      return error;
-    };
     // Commit 1 at 0 s: outcome unknown (tried again); commit 2 at 4 s: aborted for certain; the
     // third attempt starts at 8 s, its work takes until 12 s, and its commit, past the budget,
     // is still sent (the earlier attempt's unknown outcome is not this one's).
     const driver = fake();
-    driver.commitFailures.push(slow(commitNetwork), slow(transient));
+    driver.commitFailures.push(slow(commitNetwork), slow(commitWriteConflict));
     let inserts = 0;
     driver.on("sources.insertMany", () => {
       if (++inserts === 2) slow(() => new Error("unused"))();
@@ -607,13 +609,8 @@ describe("a commit whose outcome is unknown is decided by reading the request's 
 
   it("commits aborted for certain again and again: no attempt starts past the budget, 503 with nothing stored", async () => {
     const slow = failedCommitsTake(6_000);
-    const transient = () => {
-      const error = serverError(112, "WriteConflict", "WriteConflict error");
-      error.addErrorLabel(MongoErrorLabel.TransientTransactionError);
-      return error;
-    };
     const driver = fake();
-    for (let i = 0; i < 10; i++) driver.commitFailures.push(slow(transient));
+    for (let i = 0; i < 10; i++) driver.commitFailures.push(slow(commitWriteConflict));
     const error = await failure(driver.store().insertMany([makeRecord()]));
     expect(error).toBeInstanceOf(StoreUnavailableError);
     expect((error as Error).message).toBe("mongodb insert transaction still failing after 10000 ms");
@@ -624,11 +621,7 @@ describe("a commit whose outcome is unknown is decided by reading the request's 
 
   it("a commit aborted for certain (TransientTransactionError) runs the transaction again; no read is needed", async () => {
     const driver = fake();
-    driver.commitFailures.push(() => {
-      const error = serverError(112, "WriteConflict", "WriteConflict error");
-      error.addErrorLabel(MongoErrorLabel.TransientTransactionError);
-      return error;
-    });
+    driver.commitFailures.push(commitWriteConflict);
     await expect(driver.store().insertMany([makeRecord()])).resolves.toHaveLength(1);
     expect(driver.attempts).toBe(2);
     expect(driver.callsTo("sources", "find")).toEqual([]);
