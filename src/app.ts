@@ -21,6 +21,7 @@ import {
   rpcMethodsByPath,
   sendRpcError,
 } from "./http/early-auth.js";
+import { answerUnknownGrpcMethod } from "./http/grpc-not-found.js";
 import { configureHttp2, takeHttp2Streams } from "./http/listen.js";
 import { installRequestMetrics, metricsRoute, requestObserver, ServiceMetrics } from "./http/metrics.js";
 import { ogcDocumentRoutes } from "./http/ogc/routes.js";
@@ -361,8 +362,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       return sendProblem(reply, problem(503, "unavailable", "the store is unreachable"));
     }
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, problem(404, "not_found", `no route for ${request.method} ${request.url.split("?")[0]}`)),
+  app.setNotFoundHandler(
+    (request, reply) =>
+      answerUnknownGrpcMethod(request, reply) ??
+      sendProblem(reply, problem(404, "not_found", `no route for ${request.method} ${request.url.split("?")[0]}`)),
   );
   app.addHook("onClose", async () => {
     await sandboxStore.close();

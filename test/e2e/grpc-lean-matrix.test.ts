@@ -505,10 +505,50 @@ describe("raw HTTP/2: the lean path and Connect's answer byte for byte alike", (
 
   it("unknown methods and services, and JSON codecs, stay on Connect's routes and answer alike", async () => {
     const body = same(encoded(GetSourceRequestSchema, { id: fixtureIds[0] }));
-    const method = await bothRaw(`${PRODUCTION}/Nope`, body);
-    expect(method.headers[":status"]).toBe(404);
-    const service = await bothRaw("/sourceledger.v2.Nope/GetSource", body);
-    expect(service.headers[":status"]).toBe(404);
+    // UNIMPLEMENTED, trailers-only (the status in the headers, nothing after them), as gRPC servers answer.
+    for (const path of [`${PRODUCTION}/Nope`, "/sourceledger.v2.Nope/GetSource"]) {
+      const answer = await bothRaw(path, body);
+      expect(answer.headers).toMatchObject({
+        ":status": 200,
+        "content-type": "application/grpc",
+        "grpc-status": "12",
+        "grpc-message": `unknown method ${path}`,
+      });
+      expect(answer.trailers).toBeUndefined();
+      expect(answer.body.length).toBe(0);
+    }
+    // grpc-js reads it as what it is, with the server's message.
+    for (const path of PATHS) {
+      const client = new grpc.Client(`127.0.0.1:${servers[path].port}`, grpc.credentials.createInsecure());
+      try {
+        const status = await new Promise<grpc.ServiceError>((resolve) => {
+          client.makeUnaryRequest(
+            `${PRODUCTION}/Nope`,
+            (bytes: Buffer) => bytes,
+            (bytes: Buffer) => bytes,
+            Buffer.alloc(0),
+            (error) => resolve(error as grpc.ServiceError),
+          );
+        });
+        expect([status.code, status.details]).toEqual([grpc.status.UNIMPLEMENTED, `unknown method ${PRODUCTION}/Nope`]);
+      } finally {
+        client.close();
+      }
+    }
+    // gRPC-Web over HTTP/1.1 too: the status in the headers.
+    const web = await fetch(`${servers.lean.baseUrl}${PRODUCTION}/Nope`, {
+      method: "POST",
+      headers: { "content-type": "application/grpc-web+proto" },
+      body: new Uint8Array(5),
+    });
+    expect([web.status, web.headers.get("grpc-status"), web.headers.get("content-type")]).toEqual([
+      200,
+      "12",
+      "application/grpc-web+proto",
+    ]);
+    // Anything that is not gRPC still gets the REST 404.
+    const rest = await fetch(`${servers.lean.baseUrl}${PRODUCTION}/Nope`, { method: "POST" });
+    expect(rest.status).toBe(404);
     const json = await bothRaw(
       `${PRODUCTION}/GetSource`,
       same(envelope(Buffer.from(JSON.stringify({ id: fixtureIds[0] })))),
