@@ -5,6 +5,7 @@ import type { Change } from "../../src/model/history.js";
 import type { ListQuery } from "../../src/model/list-query.js";
 import type { NewSourceRecord, SourceRecord, UnepOverlapRecord } from "../../src/model/records.js";
 import { ring } from "../support/geometry-fixtures.js";
+import { NO_OPTIONAL_FIELDS } from "../support/source-records.js";
 
 /** 2024-01-01T00:00:00.000Z; fixtures count up from here so insertion order is created order. */
 export const BASE_TIME = Date.UTC(2024, 0, 1);
@@ -75,21 +76,12 @@ export function makeRecord(overrides: Partial<NewSourceRecord> = {}): NewSourceR
     id: `src_${String(sequence).padStart(26, "0")}`,
     accountId: "acct_a",
     altId: `alt-${sequence}`,
-    methodology: null,
-    tags: [],
-    stewardId: null,
-    projectId: null,
-    outcomeReportingYear: null,
-    sourceType: null,
-    attributeType: [],
-    geometrySource: null,
+    ...NO_OPTIONAL_FIELDS,
     startAt: Date.UTC(2024, 0, 1),
     endAt: Date.UTC(2025, 0, 1),
     createdBy: "fixture-client",
     updatedBy: "fixture-client",
     updatedAt: createdAt,
-    conflict: false,
-    unepOverlap: null,
     ...overrides,
     geometry,
     createdAt,

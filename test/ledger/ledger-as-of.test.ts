@@ -12,6 +12,7 @@ import { createLedger, type Ledger } from "../../src/ledger/ledger.js";
 import type { Principal } from "../../src/model/principal.js";
 import { createSandboxStore } from "../../src/store/sandbox/index.js";
 import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/index.js";
+import { NO_OPTIONAL_DRAFT_FIELDS } from "../support/source-records.js";
 
 const user: Principal = {
   subject: "client-a",
@@ -37,14 +38,8 @@ function square(x: number, size = 2): SourceGeometry {
 function draft(altId: string, geometry: SourceGeometry, methodology: string | null = null): SourceDraft {
   return {
     altId,
+    ...NO_OPTIONAL_DRAFT_FIELDS,
     methodology,
-    tags: [],
-    stewardId: null,
-    projectId: null,
-    outcomeReportingYear: null,
-    sourceType: null,
-    attributeType: [],
-    geometrySource: null,
     geometry,
     startAt: Date.UTC(2024, 0, 1),
     endAt: Date.UTC(2025, 0, 1),

@@ -17,6 +17,7 @@ import type { SourceRecord } from "../../src/model/records.js";
 import { type SourceStore, StoreUnavailableError } from "../../src/store/port.js";
 import { createSandboxStore } from "../../src/store/sandbox/index.js";
 import { openSqliteStore } from "../../src/store/sqlite/index.js";
+import { NO_OPTIONAL_DRAFT_FIELDS } from "../support/source-records.js";
 
 const TEST_SECRET = new Uint8Array(32).fill(7);
 const OTHER_SECRET = new Uint8Array(32).fill(8);
@@ -57,14 +58,7 @@ function square(x: number, y: number, size = 1): SourceGeometry {
 function draft(altId: string, overrides: Partial<SourceDraft> = {}): SourceDraft {
   return {
     altId,
-    methodology: null,
-    tags: [],
-    stewardId: null,
-    projectId: null,
-    outcomeReportingYear: null,
-    sourceType: null,
-    attributeType: [],
-    geometrySource: null,
+    ...NO_OPTIONAL_DRAFT_FIELDS,
     geometry: square(10, 10),
     startAt: START,
     endAt: END,

@@ -10,6 +10,7 @@ import { createLedger, type Ledger } from "../../src/ledger/ledger.js";
 import type { Principal } from "../../src/model/principal.js";
 import type { SqliteSourceStore } from "../../src/store/sqlite/index.js";
 import { openSqliteStore } from "../../src/store/sqlite/index.js";
+import { NO_OPTIONAL_DRAFT_FIELDS } from "../support/source-records.js";
 
 const user: Principal = {
   subject: "client-a",
@@ -35,14 +36,7 @@ function circle(cx: number, n: number): SourceGeometry {
 function draft(altId: string, geometry: SourceGeometry): SourceDraft {
   return {
     altId,
-    methodology: null,
-    tags: [],
-    stewardId: null,
-    projectId: null,
-    outcomeReportingYear: null,
-    sourceType: null,
-    attributeType: [],
-    geometrySource: null,
+    ...NO_OPTIONAL_DRAFT_FIELDS,
     geometry,
     startAt: Date.UTC(2024, 0, 1),
     endAt: Date.UTC(2025, 0, 1),

@@ -16,6 +16,7 @@ import type { SourceRecord } from "../../src/model/records.js";
 import { CapacityExceededError, type SourceStore, StoreUnavailableError } from "../../src/store/port.js";
 import { createSandboxStore } from "../../src/store/sandbox/index.js";
 import { openSqliteStore } from "../../src/store/sqlite/index.js";
+import { NO_OPTIONAL_DRAFT_FIELDS } from "../support/source-records.js";
 
 /** Page tokens are keyed by it; a test ledger's tokens need no other. */
 const TEST_SECRET = new Uint8Array(32).fill(7);
@@ -70,14 +71,7 @@ function draft(altId: string, overrides: Partial<SourceDraft> = {}): SourceDraft
   spot += 1;
   return {
     altId,
-    methodology: null,
-    tags: [],
-    stewardId: null,
-    projectId: null,
-    outcomeReportingYear: null,
-    sourceType: null,
-    attributeType: [],
-    geometrySource: null,
+    ...NO_OPTIONAL_DRAFT_FIELDS,
     geometry: square((spot % 300) * 0.5 - 150, Math.floor(spot / 300) * 0.5),
     startAt: START,
     endAt: END,

@@ -8,6 +8,7 @@ import type { MultiPolygonGeometry, PolygonGeometry, Position } from "../../src/
 import type { SourceDraft } from "../../src/ledger/commands.js";
 import { validateSourceDraft, validateSourceDrafts } from "../../src/ledger/validate.js";
 import { mergeViolations, type Violation, violationKey, WHOLE_SOURCE } from "../../src/ledger/violation.js";
+import { NO_OPTIONAL_DRAFT_FIELDS } from "../support/source-records.js";
 
 const START = Date.UTC(2024, 0, 1);
 const END = Date.UTC(2025, 0, 1);
@@ -29,14 +30,7 @@ function square(x = 10, y = 10): PolygonGeometry {
 function draft(overrides: Partial<SourceDraft> = {}): SourceDraft {
   return {
     altId: "plot-1",
-    methodology: null,
-    tags: [],
-    stewardId: null,
-    projectId: null,
-    outcomeReportingYear: null,
-    sourceType: null,
-    attributeType: [],
-    geometrySource: null,
+    ...NO_OPTIONAL_DRAFT_FIELDS,
     geometry: square(),
     startAt: START,
     endAt: END,

@@ -1,4 +1,5 @@
 /** One source record with every field set, non-ASCII text and pre-1970 and millisecond times included: for the RPC encoders' tests. */
+import type { SourceDraft } from "../../src/ledger/commands.js";
 import type { SourceRecord } from "../../src/model/records.js";
 
 export const FULL_SOURCE_RECORD: SourceRecord = {
@@ -42,8 +43,8 @@ export const FULL_SOURCE_RECORD: SourceRecord = {
   },
 };
 
-/** Every optional field of a record unset, every list empty, no flag: spread over a record for its bare form. */
-export const NO_OPTIONAL_FIELDS = {
+/** Every optional field of a source as written (a draft) unset, every list empty: spread over a draft for its bare form. */
+export const NO_OPTIONAL_DRAFT_FIELDS = {
   methodology: null,
   tags: [],
   stewardId: null,
@@ -52,6 +53,11 @@ export const NO_OPTIONAL_FIELDS = {
   sourceType: null,
   attributeType: [],
   geometrySource: null,
+} satisfies Partial<SourceDraft>;
+
+/** Every optional field of a record unset, every list empty, no flag: spread over a record for its bare form. */
+export const NO_OPTIONAL_FIELDS = {
+  ...NO_OPTIONAL_DRAFT_FIELDS,
   conflict: false,
   unepOverlap: null,
 } satisfies Partial<SourceRecord>;
