@@ -541,6 +541,14 @@ export class MongoSourceStore implements SourceStore {
     const attempt: { result?: { value: T } } = {};
     let attempts = 0;
     let unknown: StoreUnavailableError;
+    // Past the budget, a transient failure (when one is at hand) ends the call as unavailable: not
+    // a MongoError, so withTransaction aborts and rethrows it without another attempt.
+    const budgetSpent = (cause?: MongoError) =>
+      new StoreUnavailableError(
+        `mongodb ${action} transaction still failing after ${this.transactionBudgetMs} ms` +
+          (cause === undefined ? "" : `: ${cause.name}: ${cause.message}`),
+        cause === undefined ? undefined : { cause },
+      );
     const session = this.client.startSession();
     const commits = this.commitWithinBudget(session, deadline);
     try {
@@ -549,26 +557,15 @@ export class MongoSourceStore implements SourceStore {
         commits.newAttempt();
         // A commit aborted for certain (TransientTransactionError) brings withTransaction back
         // here without a look at the clock: nothing was stored, so past the budget it is a 503.
-        if (attempts++ > 0 && Date.now() >= deadline) {
-          throw new StoreUnavailableError(
-            `mongodb ${action} transaction still failing after ${this.transactionBudgetMs} ms`,
-          );
-        }
+        if (attempts++ > 0 && Date.now() >= deadline) throw budgetSpent();
         try {
           const value = await work(active);
           attempt.result = { value };
           return value;
         } catch (error) {
-          if (error instanceof MongoError) {
-            if (error.hasErrorLabel(MongoErrorLabel.TransientTransactionError) && Date.now() >= deadline) {
-              // Not a MongoError: withTransaction aborts and rethrows it without another attempt.
-              throw new StoreUnavailableError(
-                `mongodb ${action} transaction still failing after ${this.transactionBudgetMs} ms: ` +
-                  `${error.name}: ${error.message}`,
-                { cause: error },
-              );
-            }
-          }
+          const transient =
+            error instanceof MongoError && error.hasErrorLabel(MongoErrorLabel.TransientTransactionError);
+          if (transient && Date.now() >= deadline) throw budgetSpent(error);
           throw error;
         }
       }, TRANSACTION_OPTIONS);
