@@ -1,4 +1,5 @@
 import type { ServerHttp2Stream } from "node:http2";
+import { Code } from "@connectrpc/connect";
 import type { FastifyReply, FastifyRequest } from "fastify";
 
 /** gRPC, gRPC-Web and their codecs: `application/grpc`, `application/grpc+json`, `application/grpc-web-text`, … */
@@ -20,7 +21,7 @@ export function answerUnknownGrpcMethod(request: FastifyRequest, reply: FastifyR
   const path = request.url.split("?")[0];
   const headers = {
     "content-type": contentType.toLowerCase(),
-    "grpc-status": "12",
+    "grpc-status": String(Code.Unimplemented),
     "grpc-message": grpcPercentEncoded(`unknown method ${path}`),
   };
   // The request's message is not read: let it drain.
