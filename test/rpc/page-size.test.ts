@@ -22,6 +22,7 @@ import { attributeTypes } from "../../src/model/vocabulary.js";
 import { toProtoSource } from "../../src/rpc/messages.js";
 import { cappedPage, MAX_PAGE_BYTES, sourceJsonSizeBound, sourceSizeBound } from "../../src/rpc/page-size.js";
 import { prng } from "../support/geometry-fixtures.js";
+import { NO_OPTIONAL_FIELDS } from "../support/source-records.js";
 
 const FOUR_MIB = 4 * 1024 * 1024;
 
@@ -76,14 +77,7 @@ function record(overrides: Partial<SourceRecord> = {}): SourceRecord {
     id: `src_${String(sequence).padStart(26, "0")}`,
     accountId: "acct-a",
     altId: `alt-${sequence}`,
-    methodology: null,
-    tags: [],
-    stewardId: null,
-    projectId: null,
-    outcomeReportingYear: null,
-    sourceType: null,
-    attributeType: [],
-    geometrySource: null,
+    ...NO_OPTIONAL_FIELDS,
     geometry: polygonOf(5),
     startAt: Date.UTC(2024, 0, 1),
     endAt: Date.UTC(2025, 0, 1),
@@ -91,8 +85,6 @@ function record(overrides: Partial<SourceRecord> = {}): SourceRecord {
     updatedBy: "client",
     createdAt: Date.UTC(2025, 0, 1) + sequence,
     updatedAt: Date.UTC(2025, 0, 1) + sequence,
-    conflict: false,
-    unepOverlap: null,
     ...overrides,
   };
 }
