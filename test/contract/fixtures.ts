@@ -127,8 +127,15 @@ export const DELETER = "fixture-deleter";
 
 /**
  * The change argument of a delete (docs/api.md §14): `by` the fixture deleter and `at` a time
- * after every fixture's creation unless overridden.
+ * after every earlier fixture's and before every later one's unless overridden, as a request's
+ * time would be (a store never records a change before the last one it committed).
  */
 export function change(overrides: Partial<Change> = {}): Change {
-  return { by: DELETER, at: Date.UTC(2030, 0, 1), ...overrides };
+  sequence += 1;
+  return { by: DELETER, at: BASE_TIME + sequence, ...overrides };
+}
+
+/** `records` in the order a store must be given them to keep their times: by createdAt (stable). */
+export function inCreationOrder<T extends { createdAt: number }>(records: readonly T[]): T[] {
+  return [...records].sort((a, b) => a.createdAt - b.createdAt);
 }

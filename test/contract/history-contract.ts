@@ -98,7 +98,8 @@ export function describeHistoryContract(storeOf: () => SourceStore, options: His
       const record = makeRecord({ accountId: A, altId: "by-alt" });
       await store.insertMany([record]);
 
-      expect(await store.deleteByAltId("by-alt", A, change({ by: "alt-deleter", at: 77 }))).toBe(true);
+      const at = record.createdAt + 77;
+      expect(await store.deleteByAltId("by-alt", A, change({ by: "alt-deleter", at }))).toBe(true);
 
       const history = (await store.history(record.id, A)) as SourceEvent[];
       expect(history.map(head).at(-1)).toEqual({
@@ -106,9 +107,41 @@ export function describeHistoryContract(storeOf: () => SourceStore, options: His
         accountId: A,
         seq: 2,
         type: "deleted",
-        at: 77,
+        at,
         by: "alt-deleter",
       });
+    });
+
+    it("records no change before the last one it committed: an earlier request's change takes that instant", async () => {
+      const first = makeRecord({ accountId: A });
+      const last = first.createdAt + 1_000;
+      const latest = makeRecord({ accountId: A, createdAt: last });
+      // One batch: each member keeps its own time, none being before the last change before it.
+      await store.insertMany([latest, first]);
+      expect((await store.get(first.id, A))?.createdAt).toBe(first.createdAt);
+
+      // A create whose request came in before `latest` was committed (queued behind it).
+      const queued = makeRecord({ accountId: A, createdAt: first.createdAt + 10 });
+      const recorded = { ...stored(queued), createdAt: last, updatedAt: last };
+      expect(await store.insertMany([queued])).toStrictEqual([recorded]);
+      expect(await store.get(queued.id, A)).toStrictEqual(recorded);
+      expect((await store.history(queued.id, A))?.map(head)).toEqual([{ ...createdEventOf(queued), at: last }]);
+      expect((await store.list({ accountId: A, attributeTypes: [], limit: 10, offset: 0 })).map((r) => r.id)).toEqual([
+        first.id,
+        latest.id,
+        queued.id,
+      ]);
+
+      // So is a delete; a later request keeps its own instant.
+      expect(await store.deleteById(first.id, A, change({ at: first.createdAt + 20 }))).toBe(true);
+      expect((await store.history(first.id, A))?.map((e) => [e.type, e.at])).toEqual([
+        ["created", first.createdAt],
+        ["deleted", last],
+      ]);
+      const next = makeRecord({ accountId: A, createdAt: last + 5 });
+      expect((await store.insertMany([next]))[0].createdAt).toBe(last + 5);
+      expect(await store.deleteById(latest.id, A, change({ at: last + 7 }))).toBe(true);
+      expect((await store.history(latest.id, A))?.map((e) => e.at)).toEqual([last, last + 7]);
     });
 
     it("an admin's delete names the admin, and the history stays the owning account's", async () => {

