@@ -52,6 +52,32 @@ export function altIdClash(
       );
 }
 
+/**
+ * A create's records as a store records them after the last change it committed at `lastChangeAt`
+ * (docs/api.md §14): each at the instant its request came in, or at `lastChangeAt` when that is
+ * later (a create queued behind a change that came in after it), so the events' times follow the
+ * order of the commits and an as_of instant never shows a state that never was.
+ */
+export function recordedAfter(records: readonly NewSourceRecord[], lastChangeAt: number): NewSourceRecord[] {
+  return records.map((record) =>
+    record.createdAt >= lastChangeAt
+      ? record
+      : { ...record, createdAt: lastChangeAt, updatedAt: Math.max(record.updatedAt, lastChangeAt) },
+  );
+}
+
+/** A delete's change as a store records it after the last change at `lastChangeAt` (recordedAfter). */
+export function changeAfter(change: Change, lastChangeAt: number): Change {
+  return change.at >= lastChangeAt ? change : { by: change.by, at: lastChangeAt };
+}
+
+/** The latest instant among `records` and `since`: what a store's last change is after recording them. */
+export function lastCreatedAt(records: readonly NewSourceRecord[], since: number): number {
+  let last = since;
+  for (const record of records) last = Math.max(last, record.createdAt);
+  return last;
+}
+
 /** What a capacity bound counts. */
 export type CapacityUnit = "sources" | "positions" | "bytes" | "sessions";
 

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SourceEvent } from "../../src/model/history.js";
 import type { NewSourceRecord } from "../../src/model/records.js";
 import { AltIdTakenError, type SourceStore, StoreUnavailableError } from "../../src/store/port.js";
-import { change, DELETER, makeFullRecord, makeRecord, stored } from "./fixtures.js";
+import { change, DELETER, makeFullRecord, makeRecord, square, stored } from "./fixtures.js";
 import { type Claim, decide, expectMeasure, type Rect, rectAreaM2, rectGeometry } from "./measures.js";
 
 const A = "acct_a";
@@ -113,15 +113,17 @@ export function describeHistoryContract(storeOf: () => SourceStore, options: His
     });
 
     it("records no change before the last one it committed: an earlier request's change takes that instant", async () => {
-      const first = makeRecord({ accountId: A });
+      // All in one place: MongoDB keeps the order per place (its guard cells), the others globally.
+      const here = { accountId: A, geometry: square(20, 20) };
+      const first = makeRecord(here);
       const last = first.createdAt + 1_000;
-      const latest = makeRecord({ accountId: A, createdAt: last });
+      const latest = makeRecord({ ...here, createdAt: last });
       // One batch: each member keeps its own time, none being before the last change before it.
       await store.insertMany([latest, first]);
       expect((await store.get(first.id, A))?.createdAt).toBe(first.createdAt);
 
       // A create whose request came in before `latest` was committed (queued behind it).
-      const queued = makeRecord({ accountId: A, createdAt: first.createdAt + 10 });
+      const queued = makeRecord({ ...here, createdAt: first.createdAt + 10 });
       const recorded = { ...stored(queued), createdAt: last, updatedAt: last };
       expect(await store.insertMany([queued])).toStrictEqual([recorded]);
       expect(await store.get(queued.id, A)).toStrictEqual(recorded);
@@ -138,7 +140,7 @@ export function describeHistoryContract(storeOf: () => SourceStore, options: His
         ["created", first.createdAt],
         ["deleted", last],
       ]);
-      const next = makeRecord({ accountId: A, createdAt: last + 5 });
+      const next = makeRecord({ ...here, createdAt: last + 5 });
       expect((await store.insertMany([next]))[0].createdAt).toBe(last + 5);
       expect(await store.deleteById(latest.id, A, change({ at: last + 7 }))).toBe(true);
       expect((await store.history(latest.id, A))?.map((e) => e.at)).toEqual([last, last + 7]);

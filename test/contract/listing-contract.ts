@@ -202,7 +202,8 @@ export function describeListingContract(
         }
         await store.insertMany([
           makeRecord({ id: `src_late_${round}`, createdAt: T + 1000 + round }),
-          makeRecord({ id: `src_early_${round}`, createdAt: T - 1000 - round }),
+          // In the place of the last record (MongoDB keeps the order of changes per place).
+          makeRecord({ id: `src_early_${round}`, createdAt: T - 1000 - round, geometry: all.at(-1)?.geometry }),
         ]);
         if (round > 50) throw new Error("the walk does not end");
       }

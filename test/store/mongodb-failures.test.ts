@@ -50,7 +50,9 @@ import {
   flagFillFilter,
   GEOMETRY_CHUNK_INDEXES,
   GET_OPTIONS,
+  GUARD_TIMES_OPTIONS,
   getFilter,
+  guardsFilter,
   guardWrites,
   HISTORY_INSERT_OPTIONS,
   HISTORY_OPTIONS,
@@ -114,6 +116,9 @@ class FakeDriver extends FakeMongo {
     return this.session;
   }
 }
+
+/** A deleted source's box as the store reads it back: one 11.25° cell, g11.25:16:8. */
+const UNIT_BOX = { min_x: 0, min_y: 0, max_x: 1, max_y: 1 };
 
 const networkError = () => new MongoNetworkError("connection 4 to 10.0.0.5:27017 closed");
 const selectionError = () =>
@@ -253,6 +258,7 @@ describe("what the store sends (fake driver)", () => {
     );
     expect(inTransaction.map((c) => `${c.target}.${c.method}`)).toEqual([
       "session.startTransaction",
+      "conflict_guards.find",
       "conflict_guards.bulkWrite",
       "sources.find",
       "sources.bulkWrite",
@@ -262,8 +268,12 @@ describe("what the store sends (fake driver)", () => {
       "session.endSession",
     ]);
     const session = fake.session;
+    const at = new Date(record.createdAt);
+    expect(fake.callsTo("conflict_guards", "find")).toEqual([
+      [guardsFilter(guardCellsOf([record.bbox])), { ...GUARD_TIMES_OPTIONS, session }],
+    ]);
     expect(fake.callsTo("conflict_guards", "bulkWrite")).toEqual([
-      [guardWrites(guardCellsOf([record.bbox])), { ordered: true, session }],
+      [guardWrites(guardCellsOf([record.bbox]), at), { ordered: true, session }],
     ]);
     expect(fake.callsTo("sources", "find")).toEqual([
       [conflictCandidatesFilter([record.bbox]), { ...CANDIDATE_OPTIONS, session }],
@@ -277,7 +287,6 @@ describe("what the store sends (fake driver)", () => {
     ]);
     const measure = conflictPolicy.measure(record, stored);
     expect(measure).not.toBeNull();
-    const at = new Date(record.createdAt);
     expect(fake.callsTo("conflict_pairs", "insertMany")).toEqual([
       [
         [
@@ -343,7 +352,10 @@ describe("what the store sends (fake driver)", () => {
     ]);
     expect(fake.callsTo("conflict_guards", "bulkWrite")).toEqual([
       [
-        guardWrites(["g11.25:19:10", "g11.25:19:8", "g11.25:19:9", "g11.25:20:8", "g11.25:20:9"]),
+        guardWrites(
+          ["g11.25:19:10", "g11.25:19:8", "g11.25:19:9", "g11.25:20:8", "g11.25:20:9"],
+          new Date(field.createdAt),
+        ),
         { ordered: true, session },
       ],
     ]);
@@ -401,6 +413,44 @@ describe("what the store sends (fake driver)", () => {
     expect(events.filter((e) => e.type === "created").map((e) => e.record?.conflict)).toEqual([false, true, true]);
   });
 
+  it("records a create and a delete no earlier than the last change their guards hold (docs/mongodb.md, Change times)", async () => {
+    const record = makeRecord({ geometry: square(0.2, 0.2, 0.5) });
+    const later = record.createdAt + 5_000;
+    const fake = new FakeDriver()
+      .on("conflict_guards.find", () => [{}, { last_change_at: new Date(later) }, { last_change_at: new Date(0) }])
+      .on("sources.findOneAndDelete", () => ({
+        _id: record.id,
+        account_id: "acct_a",
+        alt_id: record.altId,
+        event_seq: 1,
+        bbox: UNIT_BOX,
+      }));
+    const store = fake.store({ policy: true });
+    const session = fake.session;
+
+    const [returned] = await store.insertMany([record]);
+    expect(returned).toStrictEqual(stored({ ...record, createdAt: later, updatedAt: later }));
+    const [[docs]] = fake.callsTo("sources", "insertMany") as [SourceDocument[]][];
+    expect([docs[0].created_at, docs[0].updated_at]).toEqual([new Date(later), new Date(later)]);
+    const [[createdEvents]] = fake.callsTo("source_events", "insertMany") as [{ at: Date }[]][];
+    expect(createdEvents.map((e) => e.at)).toEqual([new Date(later)]);
+    expect(fake.callsTo("conflict_guards", "bulkWrite")).toEqual([
+      [guardWrites(["g11.25:16:8"], new Date(later)), { ordered: true, session }],
+    ]);
+
+    // A delete whose request came in before that change; one after it keeps its own time.
+    expect(await store.deleteById(record.id, "acct_a", change({ at: record.createdAt + 1 }))).toBe(true);
+    expect(await store.deleteById(record.id, "acct_a", change({ at: later + 3 }))).toBe(true);
+    const deletedAt = (fake.callsTo("source_events", "insertMany") as [{ at: Date }[]][])
+      .slice(1)
+      .map(([events]) => events[0].at);
+    expect(deletedAt).toEqual([new Date(later), new Date(later + 3)]);
+    expect(fake.callsTo("conflict_guards", "bulkWrite").slice(1)).toEqual([
+      [guardWrites(["g11.25:16:8"], new Date(later)), { ordered: true, session }],
+      [guardWrites(["g11.25:16:8"], new Date(later + 3)), { ordered: true, session }],
+    ]);
+  });
+
   it("asks for the candidates of a large batch in chunks of 100 boxes", async () => {
     const fake = new FakeDriver();
     const records = Array.from({ length: 250 }, (_, i) => makeRecord({ geometry: square(-170 + i, 0, 0.5) }));
@@ -414,7 +464,7 @@ describe("what the store sends (fake driver)", () => {
   });
 
   it("deletes in a transaction: its deleted event, its pairs, conflict_cleared on each counterpart, flags cleared when it was their last pair", async () => {
-    const removed = { _id: "src_r", account_id: "acct_a", alt_id: "gone", event_seq: 3 };
+    const removed = { _id: "src_r", account_id: "acct_a", alt_id: "gone", event_seq: 3, bbox: UNIT_BOX };
     const kept = "src_k"; // still paired with another source
     const freed = "src_f"; // this was its only pair
     const fake = new FakeDriver()
@@ -444,6 +494,8 @@ describe("what the store sends (fake driver)", () => {
     expect(inTransaction.map((c) => `${c.target}.${c.method}`)).toEqual([
       "session.startTransaction",
       "sources.findOneAndDelete",
+      "conflict_guards.find",
+      "conflict_guards.bulkWrite",
       "conflict_pairs.find",
       "conflict_pairs.deleteMany",
       "sources.find",
@@ -463,8 +515,14 @@ describe("what the store sends (fake driver)", () => {
     expect(fake.callsTo("sources", "find")).toEqual([
       [sourcesByIdFilter([kept, freed]), { ...EVENT_SUBJECT_OPTIONS, session }],
     ]);
-    // No guard: the writes on the counterparts' documents are what concurrent writers collide on.
-    expect(fake.callsTo("conflict_guards", "bulkWrite")).toEqual([]);
+    // The guards of its box, for its time (the pairs need none: the writes on the counterparts'
+    // documents are what concurrent writers collide on).
+    expect(fake.callsTo("conflict_guards", "find")).toEqual([
+      [guardsFilter(["g11.25:16:8"]), { ...GUARD_TIMES_OPTIONS, session }],
+    ]);
+    expect(fake.callsTo("conflict_guards", "bulkWrite")).toEqual([
+      [guardWrites(["g11.25:16:8"], new Date(when.at)), { ordered: true, session }],
+    ]);
     expect(fake.callsTo("sources", "bulkWrite")).toEqual([
       [
         eventSeqWrites([
@@ -519,6 +577,7 @@ describe("what the store sends (fake driver)", () => {
       account_id: "acct_a",
       alt_id: "field-7",
       event_seq: 1,
+      bbox: UNIT_BOX,
     }));
     expect(await fake.store({ policy: true }).deleteByAltId("field-7", "acct_a", change())).toBe(true);
     expect(fake.callsTo("sources", "findOneAndDelete")[0][0]).toEqual(deleteByAltIdFilter("field-7", "acct_a"));
@@ -539,6 +598,7 @@ describe("what the store sends (fake driver)", () => {
       account_id: "acct_a",
       alt_id: "field-7",
       event_seq: 1,
+      bbox: UNIT_BOX,
     }));
     expect(await fake.store().deleteByAltId("field-7", "acct_a", change())).toBe(true);
     expect(fake.transactions).toEqual([TRANSACTION_OPTIONS]);
@@ -882,6 +942,7 @@ describe("failures (fake driver)", () => {
       account_id: "acct_a",
       alt_id: "a",
       event_seq: 1,
+      bbox: UNIT_BOX,
     }));
     expect(await remove.store({ policy: true }).deleteById("src_1", null, change())).toBe(true);
     expect(remove.callsTo("session", "startTransaction")).toHaveLength(2);

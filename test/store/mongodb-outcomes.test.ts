@@ -636,7 +636,13 @@ describe("a commit whose outcome is unknown is decided by reading the request's 
   });
 
   it("a delete whose commit outcome is unknown: gone on a majority stands (true); still there on the primary is 503", async () => {
-    const removed = { _id: "src_gone", account_id: "acct_a", alt_id: "gone", event_seq: 1 };
+    const removed = {
+      _id: "src_gone",
+      account_id: "acct_a",
+      alt_id: "gone",
+      event_seq: 1,
+      bbox: { min_x: 0, min_y: 0, max_x: 1, max_y: 1 },
+    };
     const gone = fake()
       .on("sources.findOneAndDelete", () => removed)
       .on("sources.find", () => []);

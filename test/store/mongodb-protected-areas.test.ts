@@ -376,14 +376,16 @@ function sortDocs(docs: Doc[], sort: Record<string, 1 | -1> | undefined): Doc[] 
   });
 }
 
-/** `$set`, `$inc` and `$setOnInsert` (applied by an upsert that inserts), the update operators the store sends. */
+/** `$set`, `$inc`, `$max` and `$setOnInsert` (applied by an upsert that inserts), the update operators the store sends. */
 function applyUpdate(doc: Doc, update: Doc, inserting = false): void {
   for (const [operator, fields] of Object.entries(update)) {
     for (const [key, value] of Object.entries(fields as Doc)) {
       if (operator === "$set" || (operator === "$setOnInsert" && inserting)) doc[key] = structuredClone(value);
       else if (operator === "$setOnInsert") continue;
       else if (operator === "$inc") doc[key] = ((doc[key] as number | undefined) ?? 0) + (value as number);
-      else throw new Error(`the fake does not know ${operator}`);
+      else if (operator === "$max") {
+        if (doc[key] === undefined || comparable(value) > comparable(doc[key])) doc[key] = structuredClone(value);
+      } else throw new Error(`the fake does not know ${operator}`);
     }
   }
 }
@@ -711,6 +713,7 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
       "protected_areas.find",
       "protected_areas.find",
       "session.startTransaction",
+      "conflict_guards.find",
       "conflict_guards.bulkWrite",
       "sources.find",
       "sources.insertMany",

@@ -78,11 +78,13 @@ import {
   GEOMETRY_CHUNK_OPTIONS,
   GEOMETRY_CHUNKS,
   GET_OPTIONS,
+  GUARD_TIMES_OPTIONS,
   GUARD_WRITE_OPTIONS,
   garbageBatchQuery,
   garbageDeleteFilter,
   geometryChunksFilter,
   getFilter,
+  guardsFilter,
   guardWrites,
   HELLO_COMMAND,
   HISTORY_INSERT_OPTIONS,
@@ -872,8 +874,8 @@ describe("get and delete", () => {
     expect(deleteByAltIdFilter("field-7", "acct_a")).toStrictEqual({ account_id: "acct_a", alt_id: "field-7" });
   });
 
-  it("returns what the delete's events name of the deleted source, and its last seq (no geometry)", () => {
-    expect(DELETE_OPTIONS).toStrictEqual({ projection: EVENT_SUBJECT_FIELDS });
+  it("returns what the delete's events name of the deleted source, its last seq and its box (no geometry)", () => {
+    expect(DELETE_OPTIONS).toStrictEqual({ projection: { ...EVENT_SUBJECT_FIELDS, bbox: 1 } });
     expect(EVENT_SUBJECT_PROJECTION).toStrictEqual(EVENT_SUBJECT_FIELDS);
   });
 
@@ -1424,11 +1426,15 @@ describe("guard cells", () => {
     expect(cells).toEqual(["g11.25:15:8", "g11.25:16:8"]);
   });
 
-  it("pins the guard upserts: $inc always modifies the document, so concurrent writers collide", () => {
-    expect(guardWrites(["g11.25:1:2", "g11.25:1:3"])).toStrictEqual([
-      { updateOne: { filter: { _id: "g11.25:1:2" }, update: { $inc: { writes: 1 } }, upsert: true } },
-      { updateOne: { filter: { _id: "g11.25:1:3" }, update: { $inc: { writes: 1 } }, upsert: true } },
+  it("pins the guard upserts: $inc always modifies the document, so concurrent writers collide; $max keeps the last change's instant", () => {
+    const at = new Date(Date.UTC(2026, 10, 26));
+    const update = { $inc: { writes: 1 }, $max: { last_change_at: at } };
+    expect(guardWrites(["g11.25:1:2", "g11.25:1:3"], at)).toStrictEqual([
+      { updateOne: { filter: { _id: "g11.25:1:2" }, update, upsert: true } },
+      { updateOne: { filter: { _id: "g11.25:1:3" }, update, upsert: true } },
     ]);
+    expect(guardsFilter(["g11.25:1:2", "g11.25:1:3"])).toStrictEqual({ _id: { $in: ["g11.25:1:2", "g11.25:1:3"] } });
+    expect(GUARD_TIMES_OPTIONS).toStrictEqual({ projection: { _id: 0, last_change_at: 1 } });
     expect(GUARD_WRITE_OPTIONS).toStrictEqual({ ordered: true });
   });
 });

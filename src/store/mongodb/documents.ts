@@ -95,17 +95,22 @@ export interface StoredSubject extends SpatialSubject, EventSubject {
   conflict: boolean;
 }
 
-/** A guard document (guards.ts): only its id and a counter every guarding write increments. */
+/**
+ * A guard document (guards.ts): its id, a counter every guarding write increments, and the instant
+ * of the last change guarded by it (missing on guards written before it was kept): a change is
+ * recorded no earlier, so the times of changes to one place follow the order of their commits.
+ */
 export interface GuardDocument {
   _id: string;
   writes: number;
+  last_change_at?: Date;
 }
 
 function toBoxDocument(box: BoundingBox): BoxDocument {
   return { min_x: box.minX, min_y: box.minY, max_x: box.maxX, max_y: box.maxY };
 }
 
-function fromBoxDocument(box: BoxDocument): BoundingBox {
+export function fromBoxDocument(box: BoxDocument): BoundingBox {
   return { minX: box.min_x, minY: box.min_y, maxX: box.max_x, maxY: box.max_y };
 }
 

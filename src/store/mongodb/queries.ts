@@ -448,8 +448,11 @@ export function deleteByIdFilter(id: string, accountId: string | null): Filter<S
   return { _id: id, ...scoped(accountId) };
 }
 
-/** A delete returns what its events name of the deleted source, and the seq of its last event. */
-export const DELETE_OPTIONS: FindOneAndDeleteOptions = { projection: EVENT_SUBJECT_PROJECTION };
+/**
+ * A delete returns what its events name of the deleted source, the seq of its last event, and its
+ * box (the guards of its place: docs/mongodb.md "Change times").
+ */
+export const DELETE_OPTIONS: FindOneAndDeleteOptions = { projection: { ...EVENT_SUBJECT_PROJECTION, bbox: 1 } };
 
 export function deleteByAltIdFilter(altId: string, accountId: string): Filter<SourceDocument> {
   return { account_id: accountId, alt_id: altId };
@@ -751,10 +754,27 @@ export const COUNTERPART_OPTIONS: FindOptions = { projection: { _id: 1, alt_id: 
 /** Whether a source is live in scope (getFilter): its id only. */
 export const LIVE_SOURCE_OPTIONS: FindOptions = { projection: { _id: 1 } };
 
-/** Upserts that modify every guard document of `cellIds` (guards.ts), so concurrent writers collide. */
-export function guardWrites(cellIds: readonly string[]): AnyBulkWriteOperation<GuardDocument>[] {
-  return cellIds.map((id) => ({ updateOne: { filter: { _id: id }, update: { $inc: { writes: 1 } }, upsert: true } }));
+/**
+ * Upserts that modify every guard document of `cellIds` (guards.ts), so concurrent writers collide,
+ * and keep the instant of the change they guard when it is the latest.
+ */
+export function guardWrites(cellIds: readonly string[], changedAt: Date): AnyBulkWriteOperation<GuardDocument>[] {
+  return cellIds.map((id) => ({
+    updateOne: {
+      filter: { _id: id },
+      update: { $inc: { writes: 1 }, $max: { last_change_at: changedAt } },
+      upsert: true,
+    },
+  }));
 }
+
+/** The guard documents of `cellIds`, to read the instant of the last change each guarded. */
+export function guardsFilter(cellIds: readonly string[]): Filter<GuardDocument> {
+  return { _id: { $in: [...cellIds] } };
+}
+
+/** A guard's last change instant only. */
+export const GUARD_TIMES_OPTIONS: FindOptions = { projection: { _id: 0, last_change_at: 1 } };
 
 /** Guards are written in order; the first conflict aborts the transaction anyway. */
 export const GUARD_WRITE_OPTIONS = { ordered: true } as const;

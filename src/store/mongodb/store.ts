@@ -14,12 +14,20 @@ import {
   MongoNotConnectedError,
   MongoTopologyClosedError,
 } from "mongodb";
-import type { BoundingBox } from "../../geo/types.js";
 import type { Change, ConflictMeasure, SourceConflict, SourceEvent } from "../../model/history.js";
 import type { ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
 import type { ConflictPolicy, ProtectedAreaPolicy } from "../../model/spatial.js";
-import { type AccountAltIds, altIdClash, altIdsByAccount, type SourceStore, StoreUnavailableError } from "../port.js";
+import {
+  type AccountAltIds,
+  altIdClash,
+  altIdsByAccount,
+  changeAfter,
+  lastCreatedAt,
+  recordedAfter,
+  type SourceStore,
+  StoreUnavailableError,
+} from "../port.js";
 import { matcher } from "../record-filter.js";
 import { spatialFilterOf } from "../spatial-filter.js";
 import { newMongoClient } from "./client.js";
@@ -27,6 +35,7 @@ import { sourceRectanglesOf } from "./cover.js";
 import {
   type ConflictPairDocument,
   type EventSubjectDocument,
+  fromBoxDocument,
   fromDocument,
   fromEventDocument,
   fromEventSubjectDocument,
@@ -85,9 +94,11 @@ import {
   type EventSeqUpdate,
   eventSeqWrites,
   GET_OPTIONS,
+  GUARD_TIMES_OPTIONS,
   GUARD_WRITE_OPTIONS,
   GUARDS,
   getFilter,
+  guardsFilter,
   guardWrites,
   HELLO_COMMAND,
   HISTORY_INSERT_OPTIONS,
@@ -690,7 +701,8 @@ export class MongoSourceStore implements SourceStore {
    * Without a policy the store keeps each record's flag as given (the contract suite relies on it)
    * and makes no pair; each record still gets its `created` event.
    */
-  private async insertAsGiven(records: readonly NewSourceRecord[], session: ClientSession): Promise<SourceRecord[]> {
+  private async insertAsGiven(requested: readonly NewSourceRecord[], session: ClientSession): Promise<SourceRecord[]> {
+    const records = await this.guardBatch(requested, session);
     const history = new HistoryWrites();
     const docs = records.map((record) => toDocument(record));
     docs.forEach((doc, k) => {
@@ -713,14 +725,11 @@ export class MongoSourceStore implements SourceStore {
    * pair, the batch, its pairs, and every event.
    */
   private async insertWithConflicts(
-    records: readonly NewSourceRecord[],
+    requested: readonly NewSourceRecord[],
     policy: ConflictPolicy,
     session: ClientSession,
   ): Promise<SourceRecord[]> {
-    await this.writeGuards(
-      records.flatMap((r) => sourceRectanglesOf(r.geometry, r.bbox)),
-      session,
-    );
+    const records = await this.guardBatch(requested, session);
     const stored = new Map<string, StoredSubject>();
     for (const chunk of chunks(records, CANDIDATE_CHUNK)) {
       for (const candidate of await this.candidates(
@@ -783,13 +792,15 @@ export class MongoSourceStore implements SourceStore {
    * Deletes the source `filter` names, in a transaction with its events: the source's `deleted`
    * event; its pairs removed; for each counterpart (in id order) a `conflict_cleared` event naming
    * it, and the flag cleared when that was the counterpart's last pair. Nothing is re-evaluated:
-   * the pairs say what conflicted. No guard is needed: every transaction that changes the pairs of
-   * a source appends an event for it and so writes its document (history.ts); a create pairing
-   * with the deleted source writes that source's document, which the delete removes, and one
-   * pairing with a counterpart writes the counterpart's document, as the delete does: either way
-   * MongoDB lets one commit and the other retries.
+   * the pairs say what conflicted. No guard is needed for the pairs: every transaction that
+   * changes the pairs of a source appends an event for it and so writes its document (history.ts);
+   * a create pairing with the deleted source writes that source's document, which the delete
+   * removes, and one pairing with a counterpart writes the counterpart's document, as the delete
+   * does: either way MongoDB lets one commit and the other retries. The delete still writes the
+   * guards of its box, for its time: a create there that commits after it without seeing it is
+   * recorded no earlier (guardBatch), so no as_of instant shows both live and unpaired.
    */
-  private async remove(filter: Filter<SourceDocument>, change: Change): Promise<boolean> {
+  private async remove(filter: Filter<SourceDocument>, requested: Change): Promise<boolean> {
     // The source the committed attempt deleted, to decide a commit whose outcome is unknown.
     let deletedId: string | null = null;
     const work = async (session: ClientSession): Promise<boolean> => {
@@ -798,6 +809,11 @@ export class MongoSourceStore implements SourceStore {
       if (doc === null) return false;
       const removed = fromEventSubjectDocument(doc);
       deletedId = removed.id;
+      // The guards of its place: a create there that did not see it after this commit is recorded
+      // no earlier than this delete (guardBatch).
+      const cells = guardCellsOf([fromBoxDocument(doc.bbox)]);
+      const change = changeAfter(requested, await this.lastChangeAt(cells, session));
+      await this.writeGuards(cells, change.at, session);
       const history = new HistoryWrites();
       history.track(removed);
       history.deleted(removed, change);
@@ -849,11 +865,39 @@ export class MongoSourceStore implements SourceStore {
     return docs.map(fromSubjectDocument);
   }
 
-  private async writeGuards(boxes: BoundingBox[], session: ClientSession): Promise<void> {
-    const cells = guardCellsOf(boxes);
+  /**
+   * A batch's guards, first in its transaction (guards.ts): the cells of every member's rectangles.
+   * Reads the instant of the last change each guarded, then writes them all (so a concurrent
+   * writer of one collides) with the batch's instant: the batch is recorded no earlier than the
+   * last change committed to its place (recordedAfter; docs/mongodb.md "Change times").
+   */
+  private async guardBatch(requested: readonly NewSourceRecord[], session: ClientSession): Promise<NewSourceRecord[]> {
+    const cells = guardCellsOf(requested.flatMap((r) => sourceRectanglesOf(r.geometry, r.bbox)));
+    const lastChangeAt = await this.lastChangeAt(cells, session);
+    const records = recordedAfter(requested, lastChangeAt);
+    await this.writeGuards(cells, lastCreatedAt(records, lastChangeAt), session);
+    return records;
+  }
+
+  /**
+   * The instant of the last change committed to any of `cells`, read in the transaction before
+   * it writes them: a change committed to one of them since this transaction's snapshot makes the
+   * guard write a write conflict, and the transaction runs again and reads it.
+   */
+  private async lastChangeAt(cells: readonly string[], session: ClientSession): Promise<number> {
+    if (cells.length === 0) return Number.NEGATIVE_INFINITY;
+    const guards = await this.guards
+      .find<Pick<GuardDocument, "last_change_at">>(guardsFilter(cells), { ...GUARD_TIMES_OPTIONS, session })
+      .toArray();
+    let last = Number.NEGATIVE_INFINITY;
+    for (const guard of guards) if (guard.last_change_at) last = Math.max(last, guard.last_change_at.getTime());
+    return last;
+  }
+
+  private async writeGuards(cells: readonly string[], changedAt: number, session: ClientSession): Promise<void> {
     if (cells.length === 0) return;
     try {
-      await this.guards.bulkWrite(guardWrites(cells), { ...GUARD_WRITE_OPTIONS, session });
+      await this.guards.bulkWrite(guardWrites(cells, new Date(changedAt)), { ...GUARD_WRITE_OPTIONS, session });
     } catch (error) {
       // Two transactions inserting the same new guard document: as much a write conflict as any
       // other, so withTransaction runs this one again (and then finds the guard in place).

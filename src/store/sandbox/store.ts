@@ -9,6 +9,9 @@ import {
   altIdClash,
   altIdsByAccount,
   CapacityExceededError,
+  changeAfter,
+  lastCreatedAt,
+  recordedAfter,
   type SourceStore,
   StoreUnavailableError,
 } from "../port.js";
@@ -130,12 +133,7 @@ export class SandboxSourceStore implements SourceStore {
 
   async insertMany(requested: NewSourceRecord[]): Promise<SourceRecord[]> {
     this.assertOpen("insert");
-    const floor = this.lastChangeAt;
-    const records = requested.map((record) =>
-      record.createdAt >= floor
-        ? record
-        : { ...record, createdAt: floor, updatedAt: Math.max(record.updatedAt, floor) },
-    );
+    const records = recordedAfter(requested, this.lastChangeAt);
     const stored = records.map(toStoredSource);
     const byAccount = groupByAccount(stored);
     // Every check before any write, so a rejected batch leaves every session as it was.
@@ -149,7 +147,7 @@ export class SandboxSourceStore implements SourceStore {
       for (const source of group) session.add(source, boxes.get(source.id) as NewSourceRecord["bbox"]);
       this.hold(session);
     }
-    for (const record of records) this.lastChangeAt = Math.max(this.lastChangeAt, record.createdAt);
+    this.lastChangeAt = lastCreatedAt(records, this.lastChangeAt);
     return stored.map(toRecord);
   }
 
@@ -204,14 +202,14 @@ export class SandboxSourceStore implements SourceStore {
     return this.changed(this.sessionsFor(accountId)[0]?.deleteByAltId(altId, this.recorded(change)) ?? false, change);
   }
 
-  /** A delete's change as recorded: no earlier than the last change (lastChangeAt). */
+  /** A delete's change as recorded: no earlier than the last change. */
   private recorded(change: Change): Change {
-    return change.at >= this.lastChangeAt ? change : { by: change.by, at: this.lastChangeAt };
+    return changeAfter(change, this.lastChangeAt);
   }
 
   /** After a delete: a delete that deleted something is the last change. */
   private changed(deleted: boolean, change: Change): boolean {
-    if (deleted) this.lastChangeAt = Math.max(this.lastChangeAt, change.at);
+    if (deleted) this.lastChangeAt = changeAfter(change, this.lastChangeAt).at;
     return deleted;
   }
 

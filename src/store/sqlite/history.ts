@@ -152,7 +152,7 @@ export class SqliteHistory {
       ),
       createdAsOf: db.prepare<[number, string, number, number], CreatedRow>(GET_AS_OF_SQL).raw(true),
       lastChangeAt: db.prepare<[], { last_at: number }>("SELECT last_at FROM change_clock WHERE id = 1"),
-      advanceClock: db.prepare<[number]>("UPDATE change_clock SET last_at = max(last_at, ?) WHERE id = 1"),
+      advanceClock: db.prepare<[number]>("UPDATE change_clock SET last_at = ? WHERE id = 1"),
     };
   }
 

@@ -6,7 +6,15 @@ import { geometryCharsOf, type ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
 import type { ConflictPolicy, ProtectedAreaPolicy } from "../../model/spatial.js";
 import { collectPage } from "../page-collector.js";
-import { altIdClash, altIdsByAccount, type SourceStore, StoreUnavailableError } from "../port.js";
+import {
+  altIdClash,
+  altIdsByAccount,
+  changeAfter,
+  lastCreatedAt,
+  recordedAfter,
+  type SourceStore,
+  StoreUnavailableError,
+} from "../port.js";
 import { type SpatialFilter, spatialFilterOf } from "../spatial-filter.js";
 import { openMigrated } from "./connection.js";
 import { toStoreError } from "./errors.js";
@@ -143,8 +151,9 @@ export class SqliteSourceStore implements SourceStore {
       const key = lookup();
       if (key === undefined) return false;
       // Recorded no earlier than the last change committed (SqliteHistory.lastChangeAt).
-      const change = { by: requested.by, at: Math.max(requested.at, this.events.lastChangeAt()) };
-      this.events.changedAt(change.at);
+      const lastChangeAt = this.events.lastChangeAt();
+      const change = changeAfter(requested, lastChangeAt);
+      if (change.at > lastChangeAt) this.events.changedAt(change.at);
       const removed = { seq: key.seq, id: key.id, accountId: key.account_id, altId: key.alt_id };
       const counterparts = this.events.counterpartsOf(removed.seq);
       // Before the row goes: the deleted event keeps its geometry (history.ts).
@@ -306,21 +315,15 @@ export class SqliteSourceStore implements SourceStore {
    * Inserts one request's sources, each with its `created` event and, in production, its conflict
    * pairs and their `conflict_set` events; the group committer runs it inside the request's savepoint.
    */
-  private insertAll(records: NewSourceRecord[]): SourceRecord[] {
-    this.assertAltIdsFree(records);
+  private insertAll(requested: NewSourceRecord[]): SourceRecord[] {
+    this.assertAltIdsFree(requested);
     const inserted: SourceRecord[] = [];
     const positionOf = new Map<string, number>();
     // Each source no earlier than the last change committed before the request (SqliteHistory.lastChangeAt).
-    const floor = this.events.lastChangeAt();
-    let latest = floor;
-    for (const requested of records) {
-      const at = Math.max(requested.createdAt, floor);
-      latest = Math.max(latest, at);
-      const record =
-        at === requested.createdAt
-          ? requested
-          : { ...requested, createdAt: at, updatedAt: Math.max(requested.updatedAt, at) };
-      const change = { by: record.createdBy, at };
+    const lastChangeAt = this.events.lastChangeAt();
+    const recorded = recordedAfter(requested, lastChangeAt);
+    for (const record of recorded) {
+      const change = { by: record.createdBy, at: record.createdAt };
       const admitted = this.conflicts?.admit(record) ?? null;
       // Without a policy the store keeps what it is given (the contract suite relies on it).
       const conflict = admitted === null ? record.conflict : admitted.others.length > 0;
@@ -339,7 +342,8 @@ export class SqliteSourceStore implements SourceStore {
       // Read back through the same mapping as get(), so the response equals what a later read returns.
       inserted.push(fromRow(row));
     }
-    if (latest > floor) this.events.changedAt(latest);
+    const last = lastCreatedAt(recorded, lastChangeAt);
+    if (last > lastChangeAt) this.events.changedAt(last);
     return inserted;
   }
 
