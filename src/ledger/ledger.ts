@@ -487,28 +487,29 @@ export function createLedger(options: LedgerOptions): Ledger {
 
     async history(principal, command) {
       const limit = pagedSourceCommand(command);
+      const scope = accountScope(principal);
+      // Events are only ever appended: a page starts after the last seq it was given.
+      const binding = JSON.stringify([environment, "history", principal.isAdmin, principal.accountId, command.id]);
       let events: SourceEvent[] | null;
       let view: CounterpartView;
       let keys: PageTokens;
       try {
-        [events, view, keys] = await Promise.all([
-          store.history(command.id, accountScope(principal)),
-          counterpartView(),
-          tokens(),
-        ]);
+        keys = await tokens();
+        const after = readSourcePageToken(keys, command.pageToken, binding);
+        // One more than asked for: whether another page follows.
+        const page = { afterSeq: after?.createdAt ?? 0, limit: limit + 1 };
+        [events, view] = await Promise.all([store.history(command.id, scope, page), counterpartView()]);
       } catch (error) {
+        if (error instanceof LedgerError) throw error;
         return storeFailure(error);
       }
       if (!events) throw notFound(`source "${command.id}"`);
-      // Events are only ever appended: a page starts after the last seq it was given.
-      const binding = JSON.stringify([environment, "history", principal.isAdmin, principal.accountId, command.id]);
-      const after = readSourcePageToken(keys, command.pageToken, binding);
-      const rest = events.filter((event) => after === undefined || event.seq > after.createdAt);
-      const page = rest.slice(0, limit);
+      const page = events.slice(0, limit);
       const last = page.at(-1);
       return {
         items: page.map((event) => view.event(principal, event)),
-        nextPageToken: rest.length > limit && last ? keys.mint({ createdAt: last.seq, id: command.id }, binding) : null,
+        nextPageToken:
+          events.length > limit && last ? keys.mint({ createdAt: last.seq, id: command.id }, binding) : null,
       };
     },
 
@@ -517,13 +518,16 @@ export function createLedger(options: LedgerOptions): Ledger {
       let found: SourceConflict[] | null;
       let view: CounterpartView;
       let keys: PageTokens;
+      let after: ReturnType<typeof readSourcePageToken>;
+      const scope = accountScope(principal);
+      const binding = JSON.stringify([environment, "conflicts", principal.isAdmin, principal.accountId, command.id]);
       try {
-        [found, view, keys] = await Promise.all([
-          store.conflictsOf(command.id, accountScope(principal)),
-          counterpartView(),
-          tokens(),
-        ]);
+        // The token is checked before the source is looked up, as the history's is.
+        keys = await tokens();
+        after = readSourcePageToken(keys, command.pageToken, binding);
+        [found, view] = await Promise.all([store.conflictsOf(command.id, scope), counterpartView()]);
       } catch (error) {
+        if (error instanceof LedgerError) throw error;
         return storeFailure(error);
       }
       if (!found) throw notFound(`source "${command.id}"`);
@@ -535,8 +539,6 @@ export function createLedger(options: LedgerOptions): Ledger {
           key: { createdAt: conflict.detectedAt, id: view.refOf(command.id, conflict.counterpart.id) },
         }))
         .sort((a, b) => a.key.createdAt - b.key.createdAt || (a.key.id < b.key.id ? -1 : a.key.id > b.key.id ? 1 : 0));
-      const binding = JSON.stringify([environment, "conflicts", principal.isAdmin, principal.accountId, command.id]);
-      const after = readSourcePageToken(keys, command.pageToken, binding);
       const rest = keyed.filter(
         ({ key }) =>
           after === undefined ||

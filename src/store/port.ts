@@ -78,6 +78,13 @@ export function lastCreatedAt(records: readonly NewSourceRecord[], since: number
   return last;
 }
 
+/** A page of a source's events (SourceStore.history): those with `seq` after `afterSeq`, at most `limit`. */
+export interface EventPage {
+  /** 0 for the first page: seqs start at 1. */
+  afterSeq: number;
+  limit: number;
+}
+
 /** What a capacity bound counts. */
 export type CapacityUnit = "sources" | "positions" | "bytes" | "sessions";
 
@@ -147,9 +154,11 @@ export interface SourceStore {
   deleteByAltId(altId: string, accountId: string, change: Change): Promise<boolean>;
   /**
    * The events of a source in `seq` order, also after it was deleted; null when no source of that
-   * id was ever in scope (docs/api.md §14).
+   * id was ever in scope (docs/api.md §14), whatever the page. With `page`, only those after
+   * `page.afterSeq`, at most `page.limit`: read from the store's (source, seq) index, so a page
+   * costs its own events, not the source's whole history.
    */
-  history(id: string, accountId: string | null): Promise<SourceEvent[] | null>;
+  history(id: string, accountId: string | null, page?: EventPage): Promise<SourceEvent[] | null>;
   /** The live conflicts of a live source, oldest pair first; null when no such live source is in scope. */
   conflictsOf(id: string, accountId: string | null): Promise<SourceConflict[] | null>;
   /**

@@ -29,7 +29,7 @@ export function timedStore(store: SourceStore, observe: StoreObserver): SourceSt
     getAsOf: (id, accountId, asOf) => timed("get", () => store.getAsOf(id, accountId, asOf)),
     deleteById: (id, accountId, change) => timed("delete", () => store.deleteById(id, accountId, change)),
     deleteByAltId: (altId, accountId, change) => timed("delete", () => store.deleteByAltId(altId, accountId, change)),
-    history: (id, accountId) => timed("history", () => store.history(id, accountId)),
+    history: (id, accountId, page) => timed("history", () => store.history(id, accountId, page)),
     conflictsOf: (id, accountId) => timed("conflicts", () => store.conflictsOf(id, accountId)),
     ledgerSecret: () => store.ledgerSecret(),
     ping: () => store.ping(),

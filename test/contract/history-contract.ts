@@ -146,6 +146,31 @@ export function describeHistoryContract(storeOf: () => SourceStore, options: His
       expect((await store.history(latest.id, A))?.map((e) => e.at)).toEqual([last, last + 7]);
     });
 
+    it("reads a page of events: after a seq, at most a limit; past the end [], and null out of scope whatever the page", async () => {
+      const record = makeRecord({ accountId: A });
+      await store.insertMany([record]);
+      expect(await store.deleteById(record.id, A, change())).toBe(true);
+      const seqs = async (scope: string | null, afterSeq: number, limit: number) =>
+        (await store.history(record.id, scope, { afterSeq, limit }))?.map((e) => [e.seq, e.type]) ?? null;
+
+      expect(await seqs(A, 0, 1)).toEqual([[1, "created"]]);
+      expect(await seqs(A, 1, 1)).toEqual([[2, "deleted"]]);
+      expect(await seqs(null, 0, 10)).toEqual([
+        [1, "created"],
+        [2, "deleted"],
+      ]);
+      expect(await seqs(A, 2, 10)).toEqual([]);
+      expect(await seqs(A, 99, 10)).toEqual([]);
+      // The record of a deleted source's created event is whole on a page without the deleted event.
+      expect((await store.history(record.id, A, { afterSeq: 0, limit: 1 }))?.[0].record).toStrictEqual(
+        options.keepsRecordOfDeleted ? stored(record) : undefined,
+      );
+      for (const afterSeq of [0, 1, 2, 99]) {
+        expect(await seqs(B, afterSeq, 10), `after ${afterSeq}`).toBeNull();
+        expect(await store.history("src_never", null, { afterSeq, limit: 10 }), `after ${afterSeq}`).toBeNull();
+      }
+    });
+
     it("an admin's delete names the admin, and the history stays the owning account's", async () => {
       const record = makeRecord({ accountId: B });
       await store.insertMany([record]);

@@ -80,7 +80,7 @@ function switchableStore(inner: SourceStore): { store: SourceStore; setMode(mode
     getAsOf: (id, accountId, asOf) => gate(() => inner.getAsOf(id, accountId, asOf)),
     deleteById: (id, accountId, change) => gate(() => inner.deleteById(id, accountId, change)),
     deleteByAltId: (altId, accountId, change) => gate(() => inner.deleteByAltId(altId, accountId, change)),
-    history: (id, accountId) => gate(() => inner.history(id, accountId)),
+    history: (id, accountId, page) => gate(() => inner.history(id, accountId, page)),
     conflictsOf: (id, accountId) => gate(() => inner.conflictsOf(id, accountId)),
     ledgerSecret: () => inner.ledgerSecret(),
     ping: () => gate(() => inner.ping()),

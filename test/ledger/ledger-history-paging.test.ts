@@ -88,6 +88,22 @@ describe("history and conflicts, a page at a time", () => {
     expect(seqs).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
+  it("asks the store for each history page alone: after its seq, one more than the limit", async () => {
+    const asked: unknown[] = [];
+    const history = store.history.bind(store);
+    store.history = (id, accountId, page) => {
+      asked.push(page);
+      return history(id, accountId, page);
+    };
+    const first = await ledger.history(farm, { id: field, limit: 4 });
+    const second = await ledger.history(farm, { id: field, limit: 4, pageToken: first.nextPageToken ?? "" });
+    expect([first.items.length, second.items.length, second.nextPageToken]).toEqual([4, 2, null]);
+    expect(asked).toEqual([
+      { afterSeq: 0, limit: 5 },
+      { afterSeq: 4, limit: 5 },
+    ]);
+  });
+
   it("walks the conflicts by detection and ref, each once, with tokens that name no counterpart", async () => {
     const refs: string[] = [];
     const tokens: string[] = [];
@@ -118,6 +134,23 @@ describe("history and conflicts, a page at a time", () => {
     await expect(
       ledger.history(farm, { id: field, limit: 2, pageToken: conflicts.nextPageToken ?? "" }),
     ).rejects.toMatchObject({ kind: "invalid" });
+  });
+
+  it("checks the page token before looking the source up: a bad token is 422 for an unknown id too, on both", async () => {
+    const token = (await ledger.history(farm, { id: field, limit: 2 })).nextPageToken ?? "";
+    for (const id of ["src_unknown", millIds[0]]) {
+      await expect(ledger.history(farm, { id, limit: 2, pageToken: token })).rejects.toMatchObject({
+        kind: "invalid",
+        violations: [{ field: "page_token" }],
+      });
+      await expect(ledger.conflicts(farm, { id, limit: 2, pageToken: token })).rejects.toMatchObject({
+        kind: "invalid",
+        violations: [{ field: "page_token" }],
+      });
+    }
+    // Without a token, an unknown id is 404 on both.
+    await expect(ledger.history(farm, { id: "src_unknown" })).rejects.toMatchObject({ kind: "not_found" });
+    await expect(ledger.conflicts(farm, { id: "src_unknown" })).rejects.toMatchObject({ kind: "not_found" });
   });
 
   it("checks the limit like a list's", async () => {

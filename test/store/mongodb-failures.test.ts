@@ -54,9 +54,12 @@ import {
   getFilter,
   guardsFilter,
   guardWrites,
+  HISTORY_EXISTS_OPTIONS,
   HISTORY_INSERT_OPTIONS,
   HISTORY_OPTIONS,
   historyFilter,
+  historyPageFilter,
+  historyPageOptions,
   LEGACY_RECORD_OPTIONS,
   LIVE_SOURCE_OPTIONS,
   legacySourcesQuery,
@@ -639,6 +642,38 @@ describe("what the store sends (fake driver)", () => {
       [historyFilter("src_1", "acct_b"), HISTORY_OPTIONS],
     ]);
     expect(fake.transactions).toEqual([]);
+  });
+
+  it("reads a page of a history from its seq on with its limit; an empty page past the end asks whether the source ever was", async () => {
+    const at = new Date(Date.UTC(2030, 0, 1));
+    const fake = new FakeDriver()
+      .on("source_events.find", (filter) =>
+        JSON.stringify(filter) === JSON.stringify(historyPageFilter("src_1", null, 1))
+          ? [{ source_id: "src_1", seq: 2, account_id: "acct_a", type: "deleted", at, by: "d" }]
+          : [],
+      )
+      .on("source_events.findOne", (filter) =>
+        JSON.stringify(filter) === JSON.stringify(historyFilter("src_1", "acct_a"))
+          ? { _id: "src_1:0000000001" }
+          : null,
+      );
+    const store = fake.store({ policy: true });
+
+    expect((await store.history("src_1", null, { afterSeq: 1, limit: 3 }))?.map((e) => e.seq)).toEqual([2]);
+    expect(await store.history("src_1", "acct_a", { afterSeq: 2, limit: 3 })).toEqual([]);
+    expect(await store.history("src_1", "acct_b", { afterSeq: 2, limit: 3 })).toBeNull();
+    // A first page with nothing on it: no event in scope at all, without asking again.
+    expect(await store.history("src_9", "acct_a", { afterSeq: 0, limit: 3 })).toBeNull();
+    expect(fake.callsTo("source_events", "find")).toEqual([
+      [historyPageFilter("src_1", null, 1), historyPageOptions(3)],
+      [historyPageFilter("src_1", "acct_a", 2), historyPageOptions(3)],
+      [historyPageFilter("src_1", "acct_b", 2), historyPageOptions(3)],
+      [historyPageFilter("src_9", "acct_a", 0), historyPageOptions(3)],
+    ]);
+    expect(fake.callsTo("source_events", "findOne")).toEqual([
+      [historyFilter("src_1", "acct_a"), HISTORY_EXISTS_OPTIONS],
+      [historyFilter("src_1", "acct_b"), HISTORY_EXISTS_OPTIONS],
+    ]);
   });
 
   it("reads the ledger at an instant from the events: created events in list order, then what happened to them by then", async () => {

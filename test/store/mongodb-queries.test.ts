@@ -87,9 +87,12 @@ import {
   guardsFilter,
   guardWrites,
   HELLO_COMMAND,
+  HISTORY_EXISTS_OPTIONS,
   HISTORY_INSERT_OPTIONS,
   HISTORY_OPTIONS,
   historyFilter,
+  historyPageFilter,
+  historyPageOptions,
   LAYER_STATE_FILTER,
   LAYERS,
   LEDGER_SECRET_BYTES,
@@ -1249,6 +1252,17 @@ describe("history and conflict pairs (docs/api.md §14)", () => {
     expect(historyFilter("src_1", "acct_a")).toStrictEqual({ source_id: "src_1", account_id: "acct_a" });
     expect(historyFilter("src_1", null)).toStrictEqual({ source_id: "src_1" });
     expect(HISTORY_OPTIONS).toStrictEqual({ sort: { seq: 1 }, projection: { _id: 0 } });
+  });
+
+  it("pins a history page: from after its seq along source_seq, at most its limit; the existence check reads a key", () => {
+    expect(historyPageFilter("src_1", "acct_a", 40)).toStrictEqual({
+      source_id: "src_1",
+      account_id: "acct_a",
+      seq: { $gt: 40 },
+    });
+    expect(historyPageFilter("src_1", null, 0)).toStrictEqual({ source_id: "src_1", seq: { $gt: 0 } });
+    expect(historyPageOptions(101)).toStrictEqual({ sort: { seq: 1 }, projection: { _id: 0 }, limit: 101 });
+    expect(HISTORY_EXISTS_OPTIONS).toStrictEqual({ projection: { _id: 1 } });
   });
 
   it("pins the pair queries: from either side, one clause per index; keys only for a delete", () => {

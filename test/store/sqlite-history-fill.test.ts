@@ -73,6 +73,20 @@ describe("filling in the history of a ledger stored before it", () => {
     }
   });
 
+  it("starts the change clock at the latest stored creation: a create requested before it is recorded at it", async () => {
+    storeAtVersion3([a, b, apart]);
+    const store = openSqliteStore({ path, conflictPolicy });
+    try {
+      const latest = Math.max(a.createdAt, b.createdAt, apart.createdAt);
+      const early = makeRecord({ geometry: square(80, 20), createdAt: a.createdAt - 1 });
+      const [recorded] = await store.insertMany([early]);
+      expect(recorded.createdAt).toBe(latest);
+      expect((await store.history(early.id, null))?.map((e) => e.at)).toEqual([latest]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("runs once: reopening writes nothing more", async () => {
     storeAtVersion3([a, b]);
     await openSqliteStore({ path, conflictPolicy }).close();

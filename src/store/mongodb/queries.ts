@@ -568,6 +568,19 @@ export function historyFilter(id: string, accountId: string | null): Filter<Sour
 /** Oldest first; everything but the `_id` (source and seq say it). */
 export const HISTORY_OPTIONS: FindOptions = { sort: { seq: 1 }, projection: { _id: 0 } };
 
+/** A page of a source's events: those after `afterSeq`, read along `source_seq` from that seq on. */
+export function historyPageFilter(id: string, accountId: string | null, afterSeq: number): Filter<SourceEventDocument> {
+  return { ...historyFilter(id, accountId), seq: { $gt: afterSeq } };
+}
+
+/** At most `limit` events of a page, oldest first (HISTORY_OPTIONS). */
+export function historyPageOptions(limit: number): FindOptions {
+  return { ...HISTORY_OPTIONS, limit };
+}
+
+/** Whether a source has any event in scope (an empty page past the last one): its first's key only. */
+export const HISTORY_EXISTS_OPTIONS: FindOptions = { projection: { _id: 1 } };
+
 /** The pairs of the source `id`, from either side (one clause per index). */
 export function pairsOfFilter(id: string): Filter<ConflictPairDocument> {
   return { $or: [{ a: id }, { b: id }] };

@@ -23,6 +23,7 @@ import {
   altIdClash,
   altIdsByAccount,
   changeAfter,
+  type EventPage,
   lastCreatedAt,
   recordedAfter,
   type SourceStore,
@@ -101,9 +102,12 @@ import {
   guardsFilter,
   guardWrites,
   HELLO_COMMAND,
+  HISTORY_EXISTS_OPTIONS,
   HISTORY_INSERT_OPTIONS,
   HISTORY_OPTIONS,
   historyFilter,
+  historyPageFilter,
+  historyPageOptions,
   LEDGER_SECRET_BYTES,
   LEDGER_SECRET_FILTER,
   LEDGER_SECRET_ID,
@@ -380,12 +384,20 @@ export class MongoSourceStore implements SourceStore {
    * One query along `source_seq`: the source's events in seq order, also after its deletion (its
    * events stay). No event in scope means no source of that id was ever in scope: null.
    */
-  async history(id: string, accountId: string | null): Promise<SourceEvent[] | null> {
+  async history(id: string, accountId: string | null, page?: EventPage): Promise<SourceEvent[] | null> {
     return this.run("history", async () => {
       const docs = await this.events
-        .find<Omit<SourceEventDocument, "_id">>(historyFilter(id, accountId), HISTORY_OPTIONS)
+        .find<Omit<SourceEventDocument, "_id">>(
+          page === undefined ? historyFilter(id, accountId) : historyPageFilter(id, accountId, page.afterSeq),
+          page === undefined ? HISTORY_OPTIONS : historyPageOptions(page.limit),
+        )
         .toArray();
-      return docs.length === 0 ? null : docs.map(fromEventDocument);
+      if (docs.length > 0) return docs.map(fromEventDocument);
+      // Nothing on the page: a source with no event in scope never existed there; past its last
+      // event, the page is empty.
+      if (page === undefined || page.afterSeq <= 0) return null;
+      const any = await this.events.findOne(historyFilter(id, accountId), HISTORY_EXISTS_OPTIONS);
+      return any === null ? null : [];
     });
   }
 

@@ -1,6 +1,7 @@
 import RBush from "rbush";
 import type { BoundingBox } from "../../geo/types.js";
 import type { Change, SourceEvent } from "../../model/history.js";
+import type { EventPage } from "../port.js";
 import { packedPositions } from "./packed-geometry.js";
 import { type StoredSource, toRecord } from "./stored-source.js";
 
@@ -114,14 +115,16 @@ export class Session {
     return id !== undefined && this.delete(id, change);
   }
 
-  /** A source's events, also after it was deleted; null when the session never held it. */
-  eventsOf(id: string, accountId: string): SourceEvent[] | null {
+  /** A source's events (a page of them), also after it was deleted; null when the session never held it. */
+  eventsOf(id: string, accountId: string, page?: EventPage): SourceEvent[] | null {
     const events = this.events.get(id);
     if (events === undefined) return null;
-    return events.map((event, i) => ({
+    const first = page?.afterSeq ?? 0;
+    const shown = page === undefined ? events : events.slice(first, first + page.limit);
+    return shown.map((event, i) => ({
       sourceId: id,
       accountId,
-      seq: i + 1,
+      seq: first + i + 1,
       type: event.type,
       at: event.at,
       by: event.by,

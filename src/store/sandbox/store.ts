@@ -10,6 +10,7 @@ import {
   altIdsByAccount,
   CapacityExceededError,
   changeAfter,
+  type EventPage,
   lastCreatedAt,
   recordedAfter,
   type SourceStore,
@@ -213,10 +214,10 @@ export class SandboxSourceStore implements SourceStore {
     return deleted;
   }
 
-  async history(id: string, accountId: string | null): Promise<SourceEvent[] | null> {
+  async history(id: string, accountId: string | null, page?: EventPage): Promise<SourceEvent[] | null> {
     this.assertOpen("history");
     for (const [owner, session] of this.sessionsWithAccounts(accountId)) {
-      const events = session.eventsOf(id, owner);
+      const events = session.eventsOf(id, owner, page);
       if (events !== null) return events;
     }
     return null;

@@ -11,6 +11,7 @@ import {
 import { geometryCharsOf, type ListQuery } from "../../model/list-query.js";
 import type { SourceRecord } from "../../model/records.js";
 import { collectPage } from "../page-collector.js";
+import type { EventPage } from "../port.js";
 import { matcher, narrows } from "../record-filter.js";
 import { spatialFilterOf } from "../spatial-filter.js";
 import { COLUMNS, fromColumns, fromRow, type SourceRow } from "./rows.js";
@@ -142,7 +143,10 @@ export class SqliteHistory {
              OR EXISTS (SELECT 1 FROM conflict_pairs WHERE b_seq = ?) AS found`,
       ),
       clearFlag: db.prepare<[number]>("UPDATE sources SET conflict = 0 WHERE seq = ?"),
-      eventsOf: db.prepare<[string], EventRow>(EVENTS_OF_SQL),
+      eventsOf: db.prepare<[string, number, number], EventRow>(EVENTS_OF_SQL),
+      firstEvent: db.prepare<[string], { account_id: string }>(
+        "SELECT account_id FROM source_events WHERE source_id = ? AND seq = 1",
+      ),
       liveRow: db.prepare<[string], SourceRow>(`SELECT ${COLUMNS.join(", ")} FROM sources WHERE id = ?`),
       deletedData: db.prepare<[string], { data: string | null }>(
         "SELECT data FROM source_events WHERE source_id = ? AND type = 'deleted'",
@@ -336,10 +340,15 @@ export class SqliteHistory {
     return statement;
   }
 
-  /** A source's events in order; null when it has none in `accountId`'s scope (never existed there). */
-  eventsOf(id: string, accountId: string | null): SourceEvent[] | null {
-    const rows = this.statements.eventsOf.all(id);
-    if (rows.length === 0 || (accountId !== null && rows[0].account_id !== accountId)) return null;
+  /**
+   * A source's events in order (a page of them: after a seq, at most a limit, along the
+   * (source_id, seq) index); null when it has none in `accountId`'s scope (never existed there).
+   */
+  eventsOf(id: string, accountId: string | null, page?: EventPage): SourceEvent[] | null {
+    const rows = this.statements.eventsOf.all(id, page?.afterSeq ?? 0, page?.limit ?? -1);
+    // Every event names the source's account; past the last page, the first event says whether it existed.
+    const owner = rows[0]?.account_id ?? this.statements.firstEvent.get(id)?.account_id;
+    if (owner === undefined || (accountId !== null && owner !== accountId)) return null;
     const data = rows.map((row) => (row.data === null ? {} : (JSON.parse(row.data) as EventData)));
     // A deleted source's record is in its last event, read with the others.
     const deleted = rows.at(-1)?.type === "deleted" ? data.at(-1) : undefined;
@@ -376,10 +385,13 @@ export class SqliteHistory {
   }
 }
 
-/** A source's events in order, a created event with the geometry of the live row. */
+/**
+ * A source's events in order from after a seq, at most a limit (−1: all), a created event with the
+ * geometry of the live row. Placeholders: id, seq, limit.
+ */
 export const EVENTS_OF_SQL = `SELECT e.source_id, e.seq, e.account_id, e.type, e.at, e.by, e.data, ${LIVE_COLUMNS}
   FROM source_events e LEFT JOIN sources s ON e.type = 'created' AND s.id = e.source_id
- WHERE e.source_id = ? ORDER BY e.seq`;
+ WHERE e.source_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`;
 
 /**
  * One source at an instant. Its created event is its first (seq 1), found by the key rather than

@@ -189,7 +189,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 5,
     name: "change clock",
     sql: `
-      -- The instant of the last change committed (history.ts, stamp): every write transaction
+      -- The instant of the last change committed (history.ts, lastChangeAt): every write transaction
       -- stamps its change no earlier, so events' times follow the order of their commits and
       -- as_of never shows a state that never was (docs/api.md §14). One row.
       CREATE TABLE change_clock (

@@ -10,6 +10,7 @@ import {
   altIdClash,
   altIdsByAccount,
   changeAfter,
+  type EventPage,
   lastCreatedAt,
   recordedAfter,
   type SourceStore,
@@ -230,8 +231,8 @@ export class SqliteSourceStore implements SourceStore {
     return statement;
   }
 
-  async history(id: string, accountId: string | null): Promise<SourceEvent[] | null> {
-    return this.runSync("history", () => this.events.eventsOf(id, accountId));
+  async history(id: string, accountId: string | null, page?: EventPage): Promise<SourceEvent[] | null> {
+    return this.runSync("history", () => this.events.eventsOf(id, accountId, page));
   }
 
   async conflictsOf(id: string, accountId: string | null): Promise<SourceConflict[] | null> {
