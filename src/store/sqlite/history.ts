@@ -143,7 +143,7 @@ export class SqliteHistory {
              OR EXISTS (SELECT 1 FROM conflict_pairs WHERE b_seq = ?) AS found`,
       ),
       clearFlag: db.prepare<[number]>("UPDATE sources SET conflict = 0 WHERE seq = ?"),
-      eventsOf: db.prepare<[string, number, number], EventRow>(EVENTS_OF_SQL),
+      eventsOf: db.prepare<[string, number], EventRow>(EVENTS_OF_SQL),
       firstEvent: db.prepare<[string], { account_id: string }>(
         "SELECT account_id FROM source_events WHERE source_id = ? AND seq = 1",
       ),
@@ -345,7 +345,10 @@ export class SqliteHistory {
    * (source_id, seq) index); null when it has none in `accountId`'s scope (never existed there).
    */
   eventsOf(id: string, accountId: string | null, page?: EventPage): SourceEvent[] | null {
-    const rows = this.statements.eventsOf.all(id, page?.afterSeq ?? 0, page?.limit ?? -1);
+    const rows =
+      page === undefined
+        ? this.statements.eventsOf.all(id, 0)
+        : firstOf(this.statements.eventsOf.iterate(id, page.afterSeq), page.limit);
     // Every event names the source's account; past the last page, the first event says whether it existed.
     const owner = rows[0]?.account_id ?? this.statements.firstEvent.get(id)?.account_id;
     if (owner === undefined || (accountId !== null && owner !== accountId)) return null;
@@ -386,12 +389,24 @@ export class SqliteHistory {
 }
 
 /**
- * A source's events in order from after a seq, at most a limit (−1: all), a created event with the
- * geometry of the live row. Placeholders: id, seq, limit.
+ * A source's events in order from after a seq, a created event with the geometry of the live row.
+ * Placeholders: id, seq. A page stops reading at its limit (firstOf): a bound `LIMIT ?` made every
+ * history read ~2.5× slower (25 µs more a call, measured on the 100,000 ledger).
  */
 export const EVENTS_OF_SQL = `SELECT e.source_id, e.seq, e.account_id, e.type, e.at, e.by, e.data, ${LIVE_COLUMNS}
   FROM source_events e LEFT JOIN sources s ON e.type = 'created' AND s.id = e.source_id
- WHERE e.source_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`;
+ WHERE e.source_id = ? AND e.seq > ? ORDER BY e.seq`;
+
+/** The first `limit` rows of a statement's iterator; leaving it early resets the statement. */
+function firstOf<T>(rows: Iterable<T>, limit: number): T[] {
+  const taken: T[] = [];
+  if (limit <= 0) return taken;
+  for (const row of rows) {
+    taken.push(row);
+    if (taken.length >= limit) break;
+  }
+  return taken;
+}
 
 /**
  * One source at an instant. Its created event is its first (seq 1), found by the key rather than
