@@ -34,7 +34,7 @@ import { codeName } from "./answer-status.js";
 import { RPC_COMPRESSIONS } from "./compression.js";
 import { NOT_PROTOBUF } from "./decode-errors.js";
 import type { ErrorLogger } from "./error-shield.js";
-import type { InProcessCaller } from "./invoke.js";
+import { type InProcessCaller, type ResponseMetadata, responseMetadataKey } from "./invoke.js";
 import { TurnGate } from "./turn-gate.js";
 import { type Envelope, extraMessage, missingMessage, type UnaryBody, UnaryEnvelopeReader } from "./unary-envelopes.js";
 
@@ -156,6 +156,9 @@ class LeanCall {
       "content-type": PROTO_CONTENT_TYPE,
     };
     if (compression.response !== null) answerHeaders["grpc-encoding"] = compression.response.name;
+    // What the service and the interceptors set, sent as Connect's handler sends it: headers over
+    // ours, trailers under the status.
+    const metadata: ResponseMetadata = {};
     try {
       if (compression.error !== undefined) throw compression.error;
       if (timeout.error !== undefined) throw timeout.error;
@@ -178,6 +181,7 @@ class LeanCall {
       if (this.#pastDeadline()) throw timedOut();
       const values = createContextValues();
       if (early.principal !== undefined) values.set(principalKey, early.principal);
+      values.set(responseMetadataKey, metadata);
       const output = await target.call(target.method, input as MessageShape<DescMessage>, {
         headers: toHeaders(headers),
         url: `http://${headers[":authority"] ?? "localhost"}${headers[":path"]}`,
@@ -189,10 +193,10 @@ class LeanCall {
       if (this.#pastDeadline()) throw timedOut();
       const data = toBinary(target.method.output, output);
       const envelope = await this.#envelope(data, compression.response);
-      this.#answer(answerHeaders, envelope, { "grpc-status": "0" }, 0);
+      this.#answer(withMetadata(answerHeaders, metadata.header), envelope, okTrailers(metadata.trailer), 0);
     } catch (error) {
       if (this.#done) return;
-      this.#fail(answerHeaders, this.#shielded(error));
+      this.#fail(withMetadata(answerHeaders, metadata.header), this.#shielded(error), metadata.trailer);
     }
   }
 
@@ -206,9 +210,13 @@ class LeanCall {
     return new ConnectError("internal error", Code.Internal);
   }
 
-  /** An error answer: the headers given, no message, the error's status and metadata as trailers. */
-  #fail(headers: OutgoingHttpHeaders, error: ConnectError): void {
-    this.#answer(headers, undefined, Object.fromEntries(setTrailerStatus(new Headers(), error)), error.code);
+  /**
+   * An error answer: the headers given, no message, and as trailers those the call set (if any)
+   * under the error's status and metadata, as Connect's handler writes them.
+   */
+  #fail(headers: OutgoingHttpHeaders, error: ConnectError, trailer?: Headers): void {
+    const trailers = setTrailerStatus(trailer === undefined ? new Headers() : new Headers(trailer), error);
+    this.#answer(headers, undefined, Object.fromEntries(trailers), error.code);
   }
 
   /** Whether `grpc-timeout` has run out (checked after work the timer could not interrupt). */
@@ -428,4 +436,17 @@ function toHeaders(headers: IncomingHttpHeaders): Headers {
     else result.append(name, value);
   }
   return result;
+}
+
+/** The answer's headers with those the call set over them (Connect's handler sends one Headers). */
+function withMetadata(headers: OutgoingHttpHeaders, set: Headers | undefined): OutgoingHttpHeaders {
+  if (set === undefined) return headers;
+  const merged = { ...headers };
+  for (const [name, value] of set) merged[name] = value;
+  return merged;
+}
+
+/** A success's trailers: `grpc-status: 0` with those the call set (which may override it, as in Connect). */
+function okTrailers(set: Headers | undefined): Record<string, string> {
+  return set === undefined ? { "grpc-status": "0" } : { "grpc-status": "0", ...Object.fromEntries(set) };
 }

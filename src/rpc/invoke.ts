@@ -7,6 +7,7 @@ import {
 } from "@bufbuild/protobuf";
 import {
   type ContextValues,
+  createContextKey,
   createContextValues,
   createServiceImplSpec,
   type HandlerContext,
@@ -15,6 +16,22 @@ import {
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
+
+/**
+ * Where an in-process call leaves the response headers and trailers the service and interceptors
+ * set (`context.responseHeader`, `responseTrailer`), each allocated only when written. The lean
+ * gRPC path passes one (under `responseMetadataKey` in the call's context values) to send them as
+ * Connect's handler does; REST has none to send.
+ */
+export interface ResponseMetadata {
+  header?: Headers;
+  trailer?: Headers;
+}
+
+/** The context value holding a call's ResponseMetadata; calls without one keep theirs to themselves. */
+export const responseMetadataKey = createContextKey<ResponseMetadata | undefined>(undefined, {
+  description: "the response metadata of an in-process call",
+});
 
 export interface InProcessCall {
   headers: Headers;
@@ -43,8 +60,7 @@ const NEVER_ABORTED = new AbortController().signal;
 class InProcessContext implements HandlerContext {
   readonly protocolName = "rest";
   readonly signal = NEVER_ABORTED;
-  #responseHeader: Headers | undefined;
-  #responseTrailer: Headers | undefined;
+  readonly #metadata: ResponseMetadata;
 
   constructor(
     readonly service: DescService,
@@ -53,16 +69,18 @@ class InProcessContext implements HandlerContext {
     readonly url: string,
     readonly requestHeader: Headers,
     readonly values: ContextValues,
-  ) {}
+  ) {
+    this.#metadata = values.get(responseMetadataKey) ?? {};
+  }
 
   get responseHeader(): Headers {
-    this.#responseHeader ??= new Headers();
-    return this.#responseHeader;
+    this.#metadata.header ??= new Headers();
+    return this.#metadata.header;
   }
 
   get responseTrailer(): Headers {
-    this.#responseTrailer ??= new Headers();
-    return this.#responseTrailer;
+    this.#metadata.trailer ??= new Headers();
+    return this.#metadata.trailer;
   }
 
   timeoutMs(): undefined {
@@ -108,7 +126,7 @@ export function createInProcessCaller<S extends DescService>(
         method: req.method,
         // Connect's invoker normalises a partial answer into a full message; so does this one.
         message: create(method.output, output as MessageShape<DescMessage>),
-        // Read by no interceptor of ours: created only if one does.
+        // The context's: created only when written (ResponseMetadata).
         get header() {
           return context.responseHeader;
         },
