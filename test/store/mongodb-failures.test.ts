@@ -283,7 +283,10 @@ describe("what the store sends (fake driver)", () => {
     ]);
     // The stored side: flagged, and its last seq past its new conflict_set event.
     expect(fake.callsTo("sources", "bulkWrite")).toEqual([
-      [eventSeqWrites([{ id: stored.id, eventSeq: 5, conflict: true }]), { ...EVENT_SEQ_WRITE_OPTIONS, session }],
+      [
+        eventSeqWrites([{ id: stored.id, eventSeq: 5, lastEventAt: record.createdAt, conflict: true }]),
+        { ...EVENT_SEQ_WRITE_OPTIONS, session },
+      ],
     ]);
     expect(fake.callsTo("sources", "insertMany")).toEqual([
       [[toDocument({ ...record, conflict: true }, 2)], { session, ordered: true }],
@@ -454,6 +457,67 @@ describe("what the store sends (fake driver)", () => {
     ]);
   });
 
+  it("records a change no earlier than the last event of a source it writes events for, so no history goes back in time", async () => {
+    const stored = makeRecord({ accountId: "acct_b", geometry: square(10, 10, 1) });
+    const record = makeRecord({ geometry: square(10.5, 10, 1) });
+    // The stored source's last event is later than anything its guards hold (a change elsewhere).
+    const later = record.createdAt + 7_000;
+    const create = new FakeDriver().on("sources.find", () => [
+      { ...toDocument(stored, 4), conflict: false, last_event_at: new Date(later) },
+    ]);
+    const [returned] = await create.store({ policy: true }).insertMany([record]);
+    expect(returned.createdAt).toBe(later);
+    const [[events]] = create.callsTo("source_events", "insertMany") as [{ _id: string; at: Date }[]][];
+    expect(events.map((e) => [e._id, e.at])).toEqual([
+      [`${record.id}:0000000001`, new Date(later)],
+      [`${record.id}:0000000002`, new Date(later)],
+      [`${stored.id}:0000000005`, new Date(later)],
+    ]);
+    expect(create.callsTo("sources", "bulkWrite")[0][0]).toEqual(
+      eventSeqWrites([{ id: stored.id, eventSeq: 5, lastEventAt: later, conflict: true }]),
+    );
+    const [[docs]] = create.callsTo("sources", "insertMany") as [SourceDocument[]][];
+    expect(docs[0].last_event_at).toEqual(new Date(later));
+    // The guards are held first (at the request's instant), then written again with the later one.
+    const cells = guardCellsOf([record.bbox]);
+    expect(create.callsTo("conflict_guards", "bulkWrite").map(([writes]) => writes)).toEqual([
+      guardWrites(cells, new Date(record.createdAt)),
+      guardWrites(cells, new Date(later)),
+    ]);
+
+    // A delete: its own last event and its counterpart's, each later than the request.
+    const asked = Date.UTC(2031, 0, 1);
+    const removed = { _id: "src_r", account_id: "acct_a", alt_id: "r", event_seq: 2, bbox: UNIT_BOX };
+    const remove = new FakeDriver()
+      .on("sources.findOneAndDelete", () => ({ ...removed, last_event_at: new Date(asked + 10) }))
+      .on("conflict_pairs.find", (filter) =>
+        JSON.stringify(filter) === JSON.stringify(pairsOfFilter("src_r")) ? [{ a: "src_r", b: "src_k" }] : [],
+      )
+      .on("sources.find", () => [
+        { _id: "src_k", account_id: "acct_b", alt_id: "k", event_seq: 3, last_event_at: new Date(asked + 20) },
+      ]);
+    expect(await remove.store({ policy: true }).deleteById("src_r", null, change({ at: asked }))).toBe(true);
+    const [[deleteEvents]] = remove.callsTo("source_events", "insertMany") as [{ _id: string; at: Date }[]][];
+    expect(deleteEvents.map((e) => [e._id, e.at])).toEqual([
+      ["src_r:0000000003", new Date(asked + 20)],
+      ["src_k:0000000004", new Date(asked + 20)],
+    ]);
+    expect(remove.callsTo("conflict_guards", "bulkWrite").map(([writes]) => writes)).toEqual([
+      guardWrites(["g11.25:16:8"], new Date(asked + 10)),
+      guardWrites(["g11.25:16:8"], new Date(asked + 20)),
+    ]);
+
+    // Without pairs, the deleted source's own last event is what the delete may not precede.
+    const alone = new FakeDriver().on("sources.findOneAndDelete", () => ({
+      ...removed,
+      last_event_at: new Date(asked + 30),
+    }));
+    expect(await alone.store({ policy: true }).deleteById("src_r", null, change({ at: asked }))).toBe(true);
+    const [[aloneEvents]] = alone.callsTo("source_events", "insertMany") as [{ at: Date }[]][];
+    expect(aloneEvents.map((e) => e.at)).toEqual([new Date(asked + 30)]);
+    expect(alone.callsTo("conflict_guards", "bulkWrite")).toHaveLength(1);
+  });
+
   it("asks for the candidates of a large batch in chunks of 100 boxes", async () => {
     const fake = new FakeDriver();
     const records = Array.from({ length: 250 }, (_, i) => makeRecord({ geometry: square(-170 + i, 0, 0.5) }));
@@ -529,8 +593,8 @@ describe("what the store sends (fake driver)", () => {
     expect(fake.callsTo("sources", "bulkWrite")).toEqual([
       [
         eventSeqWrites([
-          { id: freed, eventSeq: 1, conflict: false },
-          { id: kept, eventSeq: 6 },
+          { id: freed, eventSeq: 1, lastEventAt: when.at, conflict: false },
+          { id: kept, eventSeq: 6, lastEventAt: when.at },
         ]),
         { ...EVENT_SEQ_WRITE_OPTIONS, session },
       ],

@@ -165,7 +165,7 @@ const RECORD_FIELDS = {
   unep_overlap: 1,
 };
 
-const EVENT_SUBJECT_FIELDS = { _id: 1, account_id: 1, alt_id: 1, event_seq: 1 };
+const EVENT_SUBJECT_FIELDS = { _id: 1, account_id: 1, alt_id: 1, event_seq: 1, last_event_at: 1 };
 
 const SUBJECT_FIELDS = {
   ...EVENT_SUBJECT_FIELDS,
@@ -1028,7 +1028,7 @@ describe("conflict candidate queries", () => {
     expect(inside(-170, 30)).toBe(false);
   });
 
-  it("reads only what the policy needs, and what the events name of a candidate with its last seq", () => {
+  it("reads only what the policy needs, and what the events name of a candidate with its last seq and instant", () => {
     expect(CANDIDATE_OPTIONS).toStrictEqual({ projection: SUBJECT_FIELDS });
     expect(SUBJECT_PROJECTION).toStrictEqual(SUBJECT_FIELDS);
     expect(Object.keys(SUBJECT_PROJECTION)).toEqual([
@@ -1036,6 +1036,7 @@ describe("conflict candidate queries", () => {
       "account_id",
       "alt_id",
       "event_seq",
+      "last_event_at",
       "geometry",
       "bbox",
       "area_m2",
@@ -1046,17 +1047,23 @@ describe("conflict candidate queries", () => {
     ]);
   });
 
-  it("pins the flag and last-seq updates of stored sources: a $set that always changes the document", () => {
+  it("pins the flag, last-seq and last-event-instant updates of stored sources: a $set that always changes the document", () => {
+    const t = Date.UTC(2026, 10, 26);
+    const at = new Date(t);
     expect(
       eventSeqWrites([
-        { id: "src_a", eventSeq: 4, conflict: true },
-        { id: "src_b", eventSeq: 2 },
-        { id: "src_c", eventSeq: 9, conflict: false },
+        { id: "src_a", eventSeq: 4, lastEventAt: t, conflict: true },
+        { id: "src_b", eventSeq: 2, lastEventAt: t },
+        { id: "src_c", eventSeq: 9, lastEventAt: t, conflict: false },
       ]),
     ).toStrictEqual([
-      { updateOne: { filter: { _id: "src_a" }, update: { $set: { event_seq: 4, conflict: true } } } },
-      { updateOne: { filter: { _id: "src_b" }, update: { $set: { event_seq: 2 } } } },
-      { updateOne: { filter: { _id: "src_c" }, update: { $set: { event_seq: 9, conflict: false } } } },
+      {
+        updateOne: { filter: { _id: "src_a" }, update: { $set: { event_seq: 4, last_event_at: at, conflict: true } } },
+      },
+      { updateOne: { filter: { _id: "src_b" }, update: { $set: { event_seq: 2, last_event_at: at } } } },
+      {
+        updateOne: { filter: { _id: "src_c" }, update: { $set: { event_seq: 9, last_event_at: at, conflict: false } } },
+      },
     ]);
     expect(EVENT_SEQ_WRITE_OPTIONS).toStrictEqual({ ordered: true });
   });
@@ -1103,7 +1110,7 @@ describe("history and conflict pairs (docs/api.md §14)", () => {
     const record = makeRecord({ id: "src_new", accountId: "acct_a", altId: "north-40", conflict: true });
     const doc = toDocument(record, 2);
     const history = new HistoryWrites();
-    history.track({ id: "src_old", eventSeq: 5 });
+    history.track({ id: "src_old", eventSeq: 5, lastEventAt: change.at - 1 });
     history.created(recordDocumentOf(doc), change);
     history.conflictFound(record, { id: "src_old", accountId: "acct_b", altId: "mill" }, measure, change);
     const at = new Date(change.at);
@@ -1161,12 +1168,12 @@ describe("history and conflict pairs (docs/api.md §14)", () => {
 
   it("writes a delete's events: deleted after the source's last seq, conflict_cleared on each counterpart", () => {
     const history = new HistoryWrites();
-    const removed = { id: "src_gone", accountId: "acct_a", altId: "gone", eventSeq: 3 };
+    const removed = { id: "src_gone", accountId: "acct_a", altId: "gone", eventSeq: 3, lastEventAt: change.at - 1 };
     history.track(removed);
     history.deleted(removed, change);
-    const counterpart = { id: "src_left", accountId: "acct_b", altId: "left", eventSeq: 8 };
+    const counterpart = { id: "src_left", accountId: "acct_b", altId: "left", eventSeq: 8, lastEventAt: change.at - 1 };
     history.track(counterpart);
-    history.track({ id: "src_left", eventSeq: 1 }); // tracked once: the first read wins
+    history.track({ id: "src_left", eventSeq: 1, lastEventAt: 0 }); // tracked once: the first read wins
     history.released(counterpart, removed, change);
     const at = new Date(change.at);
     expect(history.events).toStrictEqual([

@@ -66,13 +66,22 @@ export interface SourceDocument {
    * before the event log existed, until the history fill (history-fill.ts) gives them their events.
    */
   event_seq?: number;
+  /**
+   * The instant of the source's last event, set with `event_seq`: a transaction appending events
+   * for the source records them no earlier, so its history's times never go back (docs/mongodb.md
+   * "Change times"). Missing on documents written before it was kept.
+   */
+  last_event_at?: Date;
 }
 
 /** The fields a record is read from (the `RECORD_PROJECTION`). */
-export type RecordDocument = Omit<SourceDocument, "cover" | "bbox" | "area_m2" | "event_seq">;
+export type RecordDocument = Omit<SourceDocument, "cover" | "bbox" | "area_m2" | "event_seq" | "last_event_at">;
 
 /** What the events and pairs of a source name of it (the `EVENT_SUBJECT_PROJECTION`). */
-export type EventSubjectDocument = Pick<SourceDocument, "_id" | "account_id" | "alt_id" | "event_seq">;
+export type EventSubjectDocument = Pick<
+  SourceDocument,
+  "_id" | "account_id" | "alt_id" | "event_seq" | "last_event_at"
+>;
 
 /** The fields a conflict decision reads (the `SUBJECT_PROJECTION`). */
 export type SubjectDocument = EventSubjectDocument &
@@ -88,6 +97,8 @@ export interface EventSubject {
   altId: string;
   /** 0 when it has no event yet. */
   eventSeq: number;
+  /** The instant of its last event; −∞ when its document does not say. */
+  lastEventAt: number;
 }
 
 /** A stored source as the conflict bookkeeping sees it. */
@@ -160,6 +171,8 @@ export function toDocument(record: NewSourceRecord, eventSeq = 1): SourceDocumen
     conflict: record.conflict,
     unep_overlap: record.unepOverlap === null ? null : unepOverlapJson(record.unepOverlap),
     event_seq: eventSeq,
+    // Every event a create writes for a new source is at its created_at.
+    last_event_at: new Date(record.createdAt),
   };
 }
 
@@ -169,7 +182,7 @@ export function toDocument(record: NewSourceRecord, eventSeq = 1): SourceDocumen
  * (the driver only serializes them).
  */
 export function recordDocumentOf(doc: SourceDocument): RecordDocument {
-  const { cover: _cover, bbox: _bbox, area_m2: _area, event_seq: _seq, ...record } = doc;
+  const { cover: _cover, bbox: _bbox, area_m2: _area, event_seq: _seq, last_event_at: _last, ...record } = doc;
   return record;
 }
 
@@ -200,7 +213,13 @@ export function fromDocument(doc: RecordDocument): SourceRecord {
 }
 
 export function fromEventSubjectDocument(doc: EventSubjectDocument): EventSubject {
-  return { id: doc._id, accountId: doc.account_id, altId: doc.alt_id, eventSeq: doc.event_seq ?? 0 };
+  return {
+    id: doc._id,
+    accountId: doc.account_id,
+    altId: doc.alt_id,
+    eventSeq: doc.event_seq ?? 0,
+    lastEventAt: doc.last_event_at?.getTime() ?? Number.NEGATIVE_INFINITY,
+  };
 }
 
 export function fromSubjectDocument(doc: SubjectDocument): StoredSubject {

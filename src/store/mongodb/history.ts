@@ -33,10 +33,17 @@ export class HistoryWrites {
   readonly events: SourceEventDocument[] = [];
   readonly pairs: ConflictPairDocument[] = [];
   private readonly lastSeq = new Map<string, number>();
+  private readonly lastAt = new Map<string, number>();
 
-  /** A stored source whose events this transaction may append: its document's `event_seq`. */
-  track(subject: Pick<EventSubject, "id" | "eventSeq">): void {
+  /** A stored source whose events this transaction may append: its document's `event_seq` and `last_event_at`. */
+  track(subject: Pick<EventSubject, "id" | "eventSeq" | "lastEventAt">): void {
     if (!this.lastSeq.has(subject.id)) this.lastSeq.set(subject.id, subject.eventSeq);
+    if (!this.lastAt.has(subject.id)) this.lastAt.set(subject.id, subject.lastEventAt);
+  }
+
+  /** The instant of the last event of `id` (stored or written here); −∞ when none is known. */
+  lastAtOf(id: string): number {
+    return this.lastAt.get(id) ?? Number.NEGATIVE_INFINITY;
   }
 
   /** The seq of the last event of `id` (stored or written here); 0 when it has none. */
@@ -90,6 +97,7 @@ export class HistoryWrites {
   ): void {
     const seq = this.lastSeqOf(subject.id) + 1;
     this.lastSeq.set(subject.id, seq);
+    this.lastAt.set(subject.id, Math.max(this.lastAtOf(subject.id), change.at));
     this.events.push({
       _id: sourceEventId(subject.id, seq),
       source_id: subject.id,

@@ -249,7 +249,7 @@ export const RECORD_PROJECTION = {
 } as const;
 
 /** What events and pairs name of a source, and the seq of its last event (history.ts). */
-export const EVENT_SUBJECT_PROJECTION = { _id: 1, account_id: 1, alt_id: 1, event_seq: 1 } as const;
+export const EVENT_SUBJECT_PROJECTION = { _id: 1, account_id: 1, alt_id: 1, event_seq: 1, last_event_at: 1 } as const;
 
 /** What a conflict decision reads of a stored source, and what its events and pairs name of it. */
 export const SUBJECT_PROJECTION = {
@@ -257,6 +257,7 @@ export const SUBJECT_PROJECTION = {
   account_id: 1,
   alt_id: 1,
   event_seq: 1,
+  last_event_at: 1,
   geometry: 1,
   bbox: 1,
   area_m2: 1,
@@ -533,6 +534,8 @@ export interface EventSeqUpdate {
   id: string;
   /** The seq of the last event the transaction writes for it. */
   eventSeq: number;
+  /** The instant of that event. */
+  lastEventAt: number;
   /** The new flag; absent when the transaction leaves it as it is. */
   conflict?: boolean;
 }
@@ -544,12 +547,12 @@ export interface EventSeqUpdate {
  * so a concurrent transaction writing the same source collides (history.ts).
  */
 export function eventSeqWrites(updates: readonly EventSeqUpdate[]): AnyBulkWriteOperation<SourceDocument>[] {
-  return updates.map(({ id, eventSeq, conflict }) => ({
-    updateOne: {
-      filter: { _id: id },
-      update: { $set: conflict === undefined ? { event_seq: eventSeq } : { event_seq: eventSeq, conflict } },
-    },
-  }));
+  return updates.map(({ id, eventSeq, lastEventAt, conflict }) => {
+    const set = { event_seq: eventSeq, last_event_at: new Date(lastEventAt) };
+    return {
+      updateOne: { filter: { _id: id }, update: { $set: conflict === undefined ? set : { ...set, conflict } } },
+    };
+  });
 }
 
 /** In the given (id) order; the first failure aborts the transaction anyway. */

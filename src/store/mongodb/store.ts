@@ -35,6 +35,7 @@ import { newMongoClient } from "./client.js";
 import { sourceRectanglesOf } from "./cover.js";
 import {
   type ConflictPairDocument,
+  type EventSubject,
   type EventSubjectDocument,
   fromBoxDocument,
   fromDocument,
@@ -741,17 +742,23 @@ export class MongoSourceStore implements SourceStore {
     policy: ConflictPolicy,
     session: ClientSession,
   ): Promise<SourceRecord[]> {
-    const records = await this.guardBatch(requested, session);
-    const stored = new Map<string, StoredSubject>();
-    for (const chunk of chunks(records, CANDIDATE_CHUNK)) {
-      for (const candidate of await this.candidates(
-        chunk.map((r) => ({ box: r.bbox, geometry: r.geometry })),
-        session,
-      )) {
-        stored.set(candidate.id, candidate);
+    let candidates: StoredSubject[] = [];
+    const records = await this.guardBatch(requested, session, async () => {
+      const stored = new Map<string, StoredSubject>();
+      for (const chunk of chunks(requested, CANDIDATE_CHUNK)) {
+        for (const candidate of await this.candidates(
+          chunk.map((r) => ({ box: r.bbox, geometry: r.geometry })),
+          session,
+        )) {
+          stored.set(candidate.id, candidate);
+        }
       }
-    }
-    const candidates = [...stored.values()].sort((x, y) => compareIds(x.id, y.id));
+      candidates = [...stored.values()].sort((x, y) => compareIds(x.id, y.id));
+      // No earlier than the last event of any source it may write events for (a candidate).
+      let lastEventAt = Number.NEGATIVE_INFINITY;
+      for (const candidate of candidates) lastEventAt = Math.max(lastEventAt, candidate.lastEventAt);
+      return lastEventAt;
+    });
 
     const history = new HistoryWrites();
     for (const candidate of candidates) history.track(candidate);
@@ -784,12 +791,18 @@ export class MongoSourceStore implements SourceStore {
     docs.forEach((doc, k) => {
       doc.conflict = conflict[k];
       doc.event_seq = history.lastSeqOf(doc._id);
+      doc.last_event_at = new Date(history.lastAtOf(doc._id));
     });
 
     if (paired.size > 0) {
       const updates: EventSeqUpdate[] = candidates
         .filter((candidate) => paired.has(candidate.id))
-        .map((candidate) => ({ id: candidate.id, eventSeq: history.lastSeqOf(candidate.id), conflict: true }));
+        .map((candidate) => ({
+          id: candidate.id,
+          eventSeq: history.lastSeqOf(candidate.id),
+          lastEventAt: history.lastAtOf(candidate.id),
+          conflict: true,
+        }));
       await this.sources.bulkWrite(eventSeqWrites(updates), { ...EVENT_SEQ_WRITE_OPTIONS, session });
     }
     await this.sources.insertMany(docs, { session, ordered: true });
@@ -822,21 +835,24 @@ export class MongoSourceStore implements SourceStore {
       const removed = fromEventSubjectDocument(doc);
       deletedId = removed.id;
       // The guards of its place: a create there that did not see it after this commit is recorded
-      // no earlier than this delete (guardBatch).
+      // no earlier than this delete (guardBatch). Held at once; written again if the counterparts
+      // move the instant later.
       const cells = guardCellsOf([fromBoxDocument(doc.bbox)]);
-      const change = changeAfter(requested, await this.lastChangeAt(cells, session));
-      await this.writeGuards(cells, change.at, session);
+      const held = changeAfter(requested, Math.max(await this.lastChangeAt(cells, session), removed.lastEventAt));
+      await this.writeGuards(cells, held.at, session);
+      let lastChangeAt = held.at;
       const history = new HistoryWrites();
       history.track(removed);
-      history.deleted(removed, change);
 
       const pairs = await this.pairs
         .find<Pick<ConflictPairDocument, "a" | "b">>(pairsOfFilter(removed.id), { ...PAIR_KEYS_OPTIONS, session })
         .toArray();
+      let counterparts: EventSubject[] = [];
+      let stillPaired = new Set<string>();
       if (pairs.length > 0) {
         const ids = [...new Set(pairs.map((pair) => (pair.a === removed.id ? pair.b : pair.a)))];
         await this.pairs.deleteMany(pairsOfFilter(removed.id), { session });
-        const counterparts = (
+        counterparts = (
           await this.sources
             .find<EventSubjectDocument>(sourcesByIdFilter(ids), { ...EVENT_SUBJECT_OPTIONS, session })
             .toArray()
@@ -846,18 +862,25 @@ export class MongoSourceStore implements SourceStore {
         const left = await this.pairs
           .find<Pick<ConflictPairDocument, "a" | "b">>(pairsOfAnyFilter(ids), { ...PAIR_KEYS_OPTIONS, session })
           .toArray();
-        const stillPaired = new Set(left.flatMap((pair) => [pair.a, pair.b]));
-        const updates: EventSeqUpdate[] = counterparts.map((counterpart) => {
-          history.track(counterpart);
-          history.released(counterpart, removed, change);
-          const eventSeq = history.lastSeqOf(counterpart.id);
-          return stillPaired.has(counterpart.id)
-            ? { id: counterpart.id, eventSeq }
-            : { id: counterpart.id, eventSeq, conflict: false };
-        });
-        if (updates.length > 0) {
-          await this.sources.bulkWrite(eventSeqWrites(updates), { ...EVENT_SEQ_WRITE_OPTIONS, session });
-        }
+        stillPaired = new Set(left.flatMap((pair) => [pair.a, pair.b]));
+      }
+      // No earlier than the last event of any source it writes events for, so no history goes back.
+      for (const counterpart of counterparts) lastChangeAt = Math.max(lastChangeAt, counterpart.lastEventAt);
+      const change = changeAfter(held, lastChangeAt);
+      if (change.at > held.at) await this.writeGuards(cells, change.at, session);
+      history.deleted(removed, change);
+      const updates: EventSeqUpdate[] = counterparts.map((counterpart) => {
+        history.track(counterpart);
+        history.released(counterpart, removed, change);
+        const update = {
+          id: counterpart.id,
+          eventSeq: history.lastSeqOf(counterpart.id),
+          lastEventAt: history.lastAtOf(counterpart.id),
+        };
+        return stillPaired.has(counterpart.id) ? update : { ...update, conflict: false };
+      });
+      if (updates.length > 0) {
+        await this.sources.bulkWrite(eventSeqWrites(updates), { ...EVENT_SEQ_WRITE_OPTIONS, session });
       }
       await this.events.insertMany(history.events, { ...HISTORY_INSERT_OPTIONS, session });
       return true;
@@ -879,16 +902,29 @@ export class MongoSourceStore implements SourceStore {
 
   /**
    * A batch's guards, first in its transaction (guards.ts): the cells of every member's rectangles.
-   * Reads the instant of the last change each guarded, then writes them all (so a concurrent
-   * writer of one collides) with the batch's instant: the batch is recorded no earlier than the
-   * last change committed to its place (recordedAfter; docs/mongodb.md "Change times").
+   * Reads the instant of the last change each guarded and writes them all at once (so a concurrent
+   * writer of one collides, and a large source holds its cells while it reads its candidates, as
+   * the grid's argument needs), with the batch's instant: no earlier than the last change committed
+   * to its place (recordedAfter; docs/mongodb.md "Change times"). `readAlso` then reads what else the
+   * instant must not precede (the candidates' last events); when that is later, the batch is
+   * recorded at it and the guards, already held, are written again with it.
    */
-  private async guardBatch(requested: readonly NewSourceRecord[], session: ClientSession): Promise<NewSourceRecord[]> {
+  private async guardBatch(
+    requested: readonly NewSourceRecord[],
+    session: ClientSession,
+    readAlso?: () => Promise<number>,
+  ): Promise<NewSourceRecord[]> {
     const cells = guardCellsOf(requested.flatMap((r) => sourceRectanglesOf(r.geometry, r.bbox)));
-    const lastChangeAt = await this.lastChangeAt(cells, session);
-    const records = recordedAfter(requested, lastChangeAt);
-    await this.writeGuards(cells, lastCreatedAt(records, lastChangeAt), session);
-    return records;
+    const guardsAt = await this.lastChangeAt(cells, session);
+    const records = recordedAfter(requested, guardsAt);
+    const written = lastCreatedAt(records, guardsAt);
+    await this.writeGuards(cells, written, session);
+    const alsoAt = readAlso === undefined ? Number.NEGATIVE_INFINITY : await readAlso();
+    if (alsoAt <= guardsAt) return records;
+    const lifted = recordedAfter(requested, alsoAt);
+    const last = lastCreatedAt(lifted, alsoAt);
+    if (last > written) await this.writeGuards(cells, last, session);
+    return lifted;
   }
 
   /**
