@@ -2,11 +2,11 @@ import { geodesicAreaM2 } from "../geo/area.js";
 import { boundingBox } from "../geo/bbox.js";
 import type { SearchArea } from "../geo/types.js";
 import { checkGeometry } from "../geo/validity.js";
-import type { SourceConflict, SourceEvent } from "../model/history.js";
 import {
   type Environment,
   geometryCharsOf,
   LIST_FILTERS,
+  type ListCursor,
   type ListFilter,
   type ListFilterValues,
   type ListQuery,
@@ -438,6 +438,42 @@ export function createLedger(options: LedgerOptions): Ledger {
     return { records, nextPageToken: more && last ? tokenAfter(last) : null, tokenAfter };
   }
 
+  /**
+   * The start every history and conflicts page shares: the id and limit checked, the page token
+   * read (before the source is looked up, so a bad token is 422 for any id), then `read` from the
+   * store beside the counterpart view; nothing in scope is 404. `mint` makes the next page's token.
+   */
+  async function sourcePage<T>(
+    principal: Principal,
+    command: SourcePageCommand,
+    listing: "history" | "conflicts",
+    read: (scope: string | null, after: ListCursor | undefined, limit: number) => Promise<T | null>,
+  ): Promise<{
+    found: T;
+    view: CounterpartView;
+    after: ListCursor | undefined;
+    limit: number;
+    mint: (cursor: ListCursor) => string;
+  }> {
+    const limit = pagedSourceCommand(command);
+    const scope = accountScope(principal);
+    const binding = JSON.stringify([environment, listing, principal.isAdmin, principal.accountId, command.id]);
+    let found: T | null;
+    let view: CounterpartView;
+    let keys: PageTokens;
+    let after: ListCursor | undefined;
+    try {
+      keys = await tokens();
+      after = readSourcePageToken(keys, command.pageToken, binding);
+      [found, view] = await Promise.all([read(scope, after, limit), counterpartView()]);
+    } catch (error) {
+      if (error instanceof LedgerError) throw error;
+      return storeFailure(error);
+    }
+    if (found === null) throw notFound(`source "${command.id}"`);
+    return { found, view, after, limit, mint: (cursor) => keys.mint(cursor, binding) };
+  }
+
   return {
     environment,
 
@@ -486,51 +522,23 @@ export function createLedger(options: LedgerOptions): Ledger {
     },
 
     async history(principal, command) {
-      const limit = pagedSourceCommand(command);
-      const scope = accountScope(principal);
-      // Events are only ever appended: a page starts after the last seq it was given.
-      const binding = JSON.stringify([environment, "history", principal.isAdmin, principal.accountId, command.id]);
-      let events: SourceEvent[] | null;
-      let view: CounterpartView;
-      let keys: PageTokens;
-      try {
-        keys = await tokens();
-        const after = readSourcePageToken(keys, command.pageToken, binding);
-        // One more than asked for: whether another page follows.
-        const page = { afterSeq: after?.createdAt ?? 0, limit: limit + 1 };
-        [events, view] = await Promise.all([store.history(command.id, scope, page), counterpartView()]);
-      } catch (error) {
-        if (error instanceof LedgerError) throw error;
-        return storeFailure(error);
-      }
-      if (!events) throw notFound(`source "${command.id}"`);
-      const page = events.slice(0, limit);
+      // Events are only ever appended: a page starts after the last seq it was given, and one more
+      // than asked for says whether another page follows.
+      const { found, view, limit, mint } = await sourcePage(principal, command, "history", (scope, after, limit) =>
+        store.history(command.id, scope, { afterSeq: after?.createdAt ?? 0, limit: limit + 1 }),
+      );
+      const page = found.slice(0, limit);
       const last = page.at(-1);
       return {
         items: page.map((event) => view.event(principal, event)),
-        nextPageToken:
-          events.length > limit && last ? keys.mint({ createdAt: last.seq, id: command.id }, binding) : null,
+        nextPageToken: found.length > limit && last ? mint({ createdAt: last.seq, id: command.id }) : null,
       };
     },
 
     async conflicts(principal, command) {
-      const limit = pagedSourceCommand(command);
-      let found: SourceConflict[] | null;
-      let view: CounterpartView;
-      let keys: PageTokens;
-      let after: ReturnType<typeof readSourcePageToken>;
-      const scope = accountScope(principal);
-      const binding = JSON.stringify([environment, "conflicts", principal.isAdmin, principal.accountId, command.id]);
-      try {
-        // The token is checked before the source is looked up, as the history's is.
-        keys = await tokens();
-        after = readSourcePageToken(keys, command.pageToken, binding);
-        [found, view] = await Promise.all([store.conflictsOf(command.id, scope), counterpartView()]);
-      } catch (error) {
-        if (error instanceof LedgerError) throw error;
-        return storeFailure(error);
-      }
-      if (!found) throw notFound(`source "${command.id}"`);
+      const { found, view, after, limit, mint } = await sourcePage(principal, command, "conflicts", (scope) =>
+        store.conflictsOf(command.id, scope),
+      );
       // Keyset on (detected_at, the pair's ref): a token is readable, so it carries the ref, never
       // the counterpart's id (docs/api.md §14).
       const keyed = found
@@ -553,7 +561,7 @@ export function createLedger(options: LedgerOptions): Ledger {
           measure: conflict.measure,
           detectedAt: conflict.detectedAt,
         })),
-        nextPageToken: rest.length > limit && last ? keys.mint(last.key, binding) : null,
+        nextPageToken: rest.length > limit && last ? mint(last.key) : null,
       };
     },
 
