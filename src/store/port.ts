@@ -71,11 +71,20 @@ export function changeAfter(change: Change, lastChangeAt: number): Change {
   return change.at >= lastChangeAt ? change : { by: change.by, at: lastChangeAt };
 }
 
+/** The latest of `since` and the instants of `items` (`instantOf` each). */
+export function latestOf<T>(
+  items: Iterable<T>,
+  instantOf: (item: T) => number,
+  since = Number.NEGATIVE_INFINITY,
+): number {
+  let last = since;
+  for (const item of items) last = Math.max(last, instantOf(item));
+  return last;
+}
+
 /** The latest instant among `records` and `since`: what a store's last change is after recording them. */
 export function lastCreatedAt(records: readonly NewSourceRecord[], since: number): number {
-  let last = since;
-  for (const record of records) last = Math.max(last, record.createdAt);
-  return last;
+  return latestOf(records, (record) => record.createdAt, since);
 }
 
 /** A page of a source's events (SourceStore.history): those with `seq` after `afterSeq`, at most `limit`. */

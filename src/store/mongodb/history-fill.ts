@@ -157,9 +157,7 @@ async function fillPairs(target: HistoryFillTarget, policy: ConflictPolicy): Pro
         }
       }
       if (history.pairs.length === 0) return subjects;
-      const updates = [...paired]
-        .sort()
-        .map((id) => ({ id, eventSeq: history.lastSeqOf(id), lastEventAt: history.lastAtOf(id), conflict: true }));
+      const updates = [...paired].sort().map((id) => history.sourceUpdate(id, true));
       await target.sources.bulkWrite(eventSeqWrites(updates), { ...EVENT_SEQ_WRITE_OPTIONS, session });
       await target.pairs.insertMany(history.pairs, { ...HISTORY_INSERT_OPTIONS, session });
       await target.events.insertMany(history.events, { ...HISTORY_INSERT_OPTIONS, session });

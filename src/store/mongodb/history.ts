@@ -9,6 +9,7 @@ import {
   toCounterpartDocument,
   toMeasureDocument,
 } from "./documents.js";
+import type { EventSeqUpdate } from "./queries.js";
 
 /** A source as an event or a pair names it. */
 export type NamedSource = Pick<EventSubject, "id" | "accountId" | "altId">;
@@ -44,6 +45,15 @@ export class HistoryWrites {
   /** The instant of the last event of `id` (stored or written here); −∞ when none is known. */
   lastAtOf(id: string): number {
     return this.lastAt.get(id) ?? Number.NEGATIVE_INFINITY;
+  }
+
+  /**
+   * The update of a stored source this transaction appends events for: its last seq and instant,
+   * and its new flag when that changes (eventSeqWrites).
+   */
+  sourceUpdate(id: string, conflict?: boolean): EventSeqUpdate {
+    const update = { id, eventSeq: this.lastSeqOf(id), lastEventAt: this.lastAtOf(id) };
+    return conflict === undefined ? update : { ...update, conflict };
   }
 
   /** The seq of the last event of `id` (stored or written here); 0 when it has none. */

@@ -25,6 +25,7 @@ import {
   changeAfter,
   type EventPage,
   lastCreatedAt,
+  latestOf,
   recordedAfter,
   type SourceStore,
   StoreUnavailableError,
@@ -93,7 +94,6 @@ import {
   deleteByIdFilter,
   EVENT_SEQ_WRITE_OPTIONS,
   EVENT_SUBJECT_OPTIONS,
-  type EventSeqUpdate,
   eventSeqWrites,
   GET_OPTIONS,
   GUARD_TIMES_OPTIONS,
@@ -755,9 +755,7 @@ export class MongoSourceStore implements SourceStore {
       }
       candidates = [...stored.values()].sort((x, y) => compareIds(x.id, y.id));
       // No earlier than the last event of any source it may write events for (a candidate).
-      let lastEventAt = Number.NEGATIVE_INFINITY;
-      for (const candidate of candidates) lastEventAt = Math.max(lastEventAt, candidate.lastEventAt);
-      return lastEventAt;
+      return latestOf(candidates, (candidate) => candidate.lastEventAt);
     });
 
     const history = new HistoryWrites();
@@ -795,14 +793,9 @@ export class MongoSourceStore implements SourceStore {
     });
 
     if (paired.size > 0) {
-      const updates: EventSeqUpdate[] = candidates
+      const updates = candidates
         .filter((candidate) => paired.has(candidate.id))
-        .map((candidate) => ({
-          id: candidate.id,
-          eventSeq: history.lastSeqOf(candidate.id),
-          lastEventAt: history.lastAtOf(candidate.id),
-          conflict: true,
-        }));
+        .map((candidate) => history.sourceUpdate(candidate.id, true));
       await this.sources.bulkWrite(eventSeqWrites(updates), { ...EVENT_SEQ_WRITE_OPTIONS, session });
     }
     await this.sources.insertMany(docs, { session, ordered: true });
@@ -840,7 +833,6 @@ export class MongoSourceStore implements SourceStore {
       const cells = guardCellsOf([fromBoxDocument(doc.bbox)]);
       const held = changeAfter(requested, Math.max(await this.lastChangeAt(cells, session), removed.lastEventAt));
       await this.writeGuards(cells, held.at, session);
-      let lastChangeAt = held.at;
       const history = new HistoryWrites();
       history.track(removed);
 
@@ -865,19 +857,17 @@ export class MongoSourceStore implements SourceStore {
         stillPaired = new Set(left.flatMap((pair) => [pair.a, pair.b]));
       }
       // No earlier than the last event of any source it writes events for, so no history goes back.
-      for (const counterpart of counterparts) lastChangeAt = Math.max(lastChangeAt, counterpart.lastEventAt);
-      const change = changeAfter(held, lastChangeAt);
+      const change = changeAfter(
+        held,
+        latestOf(counterparts, (counterpart) => counterpart.lastEventAt, held.at),
+      );
       if (change.at > held.at) await this.writeGuards(cells, change.at, session);
       history.deleted(removed, change);
-      const updates: EventSeqUpdate[] = counterparts.map((counterpart) => {
+      const updates = counterparts.map((counterpart) => {
         history.track(counterpart);
         history.released(counterpart, removed, change);
-        const update = {
-          id: counterpart.id,
-          eventSeq: history.lastSeqOf(counterpart.id),
-          lastEventAt: history.lastAtOf(counterpart.id),
-        };
-        return stillPaired.has(counterpart.id) ? update : { ...update, conflict: false };
+        // The flag clears with the counterpart's last pair.
+        return history.sourceUpdate(counterpart.id, stillPaired.has(counterpart.id) ? undefined : false);
       });
       if (updates.length > 0) {
         await this.sources.bulkWrite(eventSeqWrites(updates), { ...EVENT_SEQ_WRITE_OPTIONS, session });
@@ -937,9 +927,7 @@ export class MongoSourceStore implements SourceStore {
     const guards = await this.guards
       .find<Pick<GuardDocument, "last_change_at">>(guardsFilter(cells), { ...GUARD_TIMES_OPTIONS, session })
       .toArray();
-    let last = Number.NEGATIVE_INFINITY;
-    for (const guard of guards) if (guard.last_change_at) last = Math.max(last, guard.last_change_at.getTime());
-    return last;
+    return latestOf(guards, (guard) => guard.last_change_at?.getTime() ?? Number.NEGATIVE_INFINITY);
   }
 
   private async writeGuards(cells: readonly string[], changedAt: number, session: ClientSession): Promise<void> {

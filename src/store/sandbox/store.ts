@@ -195,22 +195,22 @@ export class SandboxSourceStore implements SourceStore {
 
   async deleteById(id: string, accountId: string | null, change: Change): Promise<boolean> {
     this.assertOpen("delete");
-    return this.changed(this.sessionHolding(id, accountId)?.delete(id, this.recorded(change)) ?? false, change);
+    return this.recordDelete(change, (recorded) => this.sessionHolding(id, accountId)?.delete(id, recorded) ?? false);
   }
 
   async deleteByAltId(altId: string, accountId: string, change: Change): Promise<boolean> {
     this.assertOpen("delete");
-    return this.changed(this.sessionsFor(accountId)[0]?.deleteByAltId(altId, this.recorded(change)) ?? false, change);
+    return this.recordDelete(
+      change,
+      (recorded) => this.sessionsFor(accountId)[0]?.deleteByAltId(altId, recorded) ?? false,
+    );
   }
 
-  /** A delete's change as recorded: no earlier than the last change. */
-  private recorded(change: Change): Change {
-    return changeAfter(change, this.lastChangeAt);
-  }
-
-  /** After a delete: a delete that deleted something is the last change. */
-  private changed(deleted: boolean, change: Change): boolean {
-    if (deleted) this.lastChangeAt = changeAfter(change, this.lastChangeAt).at;
+  /** A delete recorded no earlier than the last change; when it deleted something, it is the last change. */
+  private recordDelete(change: Change, remove: (recorded: Change) => boolean): boolean {
+    const recorded = changeAfter(change, this.lastChangeAt);
+    const deleted = remove(recorded);
+    if (deleted) this.lastChangeAt = recorded.at;
     return deleted;
   }
 
