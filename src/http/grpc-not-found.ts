@@ -1,9 +1,7 @@
 import type { ServerHttp2Stream } from "node:http2";
 import { Code } from "@connectrpc/connect";
 import type { FastifyReply, FastifyRequest } from "fastify";
-
-/** gRPC, gRPC-Web and their codecs: `application/grpc`, `application/grpc+json`, `application/grpc-web-text`, … */
-const GRPC_CONTENT_TYPE = /^application\/grpc(?:-web(?:-text)?)?(?:\+[\w-]+)?$/i;
+import { rpcProtocolOf } from "../rpc/answer-status.js";
 
 /**
  * A gRPC call to a method or service this server does not have. The gRPC protocol answers it as
@@ -17,7 +15,8 @@ export function answerUnknownGrpcMethod(request: FastifyRequest, reply: FastifyR
   const contentType = String(request.headers["content-type"] ?? "")
     .split(";")[0]
     .trim();
-  if (request.method !== "POST" || !GRPC_CONTENT_TYPE.test(contentType)) return null;
+  // gRPC and gRPC-Web with any codec, told apart from everything else as the metrics tell them.
+  if (request.method !== "POST" || rpcProtocolOf(contentType) === "connect") return null;
   const path = request.url.split("?")[0];
   const headers = {
     "content-type": contentType.toLowerCase(),

@@ -4,6 +4,11 @@ export interface ErrorLogger {
   error(details: object, message: string): void;
 }
 
+/** What a client learns of a failure that is not a deliberate ConnectError: nothing but this. */
+export function internalError(): ConnectError {
+  return new ConnectError("internal error", Code.Internal);
+}
+
 /**
  * The outermost interceptor: whatever escapes a handler that is not a deliberate ConnectError
  * (a bug, a driver error) is logged here and leaves as a bare `internal`, so no protocol ever
@@ -26,7 +31,7 @@ export function createErrorShield(logger: ErrorLogger): Interceptor {
         { err: error, procedure: `${req.service.typeName}/${req.method.name}` },
         "unexpected error in handler",
       );
-      throw new ConnectError("internal error", Code.Internal);
+      throw internalError();
     }
   };
 }

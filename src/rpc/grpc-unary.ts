@@ -33,10 +33,10 @@ import { problemInstanceOf, REQUEST_ID_HEADER, requestIdOf } from "../http/reque
 import { codeName } from "./answer-status.js";
 import { RPC_COMPRESSIONS } from "./compression.js";
 import { NOT_PROTOBUF } from "./decode-errors.js";
-import type { ErrorLogger } from "./error-shield.js";
+import { type ErrorLogger, internalError } from "./error-shield.js";
 import { type InProcessCaller, type ResponseMetadata, responseMetadataKey } from "./invoke.js";
 import { TurnGate } from "./turn-gate.js";
-import { type Envelope, extraMessage, missingMessage, type UnaryBody, UnaryEnvelopeReader } from "./unary-envelopes.js";
+import { type Envelope, extraMessage, type UnaryBody, UnaryEnvelopeReader } from "./unary-envelopes.js";
 
 const GRPC_ACCEPT_ENCODING = "grpc-accept-encoding";
 const PROTO_CONTENT_TYPE = "application/grpc+proto";
@@ -68,7 +68,7 @@ export interface LeanGrpcOptions {
    * Where a failure outside the service's interceptors goes (the answer's encoding or
    * compression): logged, and answered as a bare `internal`, as the error shield does inside.
    */
-  logger?: ErrorLogger;
+  logger: ErrorLogger;
 }
 
 interface LeanMethod {
@@ -167,7 +167,8 @@ class LeanCall {
       if (body === undefined || this.#done) return;
       // In Connect's order: the first message decoded, then what follows it.
       const [first, second] = body.envelopes;
-      if (first === undefined) throw body.failure ?? missingMessage();
+      // No message: the reader has named why (a missing or incomplete one).
+      if (first === undefined) throw body.failure;
       const input = await this.#decode(first, compression.request);
       if (this.#done) return;
       if (second !== undefined) {
@@ -206,8 +207,8 @@ class LeanCall {
    */
   #shielded(error: unknown): ConnectError {
     if (error instanceof ConnectError) return error;
-    this.options.logger?.error({ err: error, procedure: this.target.label }, "unexpected error in the lean gRPC path");
-    return new ConnectError("internal error", Code.Internal);
+    this.options.logger.error({ err: error, procedure: this.target.label }, "unexpected error in the lean gRPC path");
+    return internalError();
   }
 
   /**
