@@ -7,28 +7,13 @@
  */
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  GetSourceRequestSchema,
-  GetSourceResponseSchema,
-  SourceLedgerService,
-} from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import type { Principal } from "../../src/model/principal.js";
-import { createLeanGrpc } from "../../src/rpc/grpc-unary.js";
+import { GetSourceResponseSchema, SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { createInProcessCaller } from "../../src/rpc/invoke.js";
-
-const principal: Principal = {
-  subject: "metadata-test",
-  accountId: "acct-metadata",
-  role: null,
-  isAdmin: false,
-  scopes: new Set(["read:sources"]),
-  actor: "metadata-test",
-  expiresAt: Math.floor(Date.now() / 1000) + 3600,
-};
+import { getSourceEnvelope, leanGrpcFor, serveLean, standInCaller } from "../support/lean-grpc.js";
 
 /** GetSource: sets a header and a trailer; id "gone" fails after setting its own trailer. */
 const impl = {
@@ -61,22 +46,11 @@ async function listen(server: http2.Http2Server): Promise<number> {
 }
 
 beforeAll(async () => {
-  const take = createLeanGrpc({
-    services: [{ service: SourceLedgerService, call: createInProcessCaller(SourceLedgerService, impl, [stamping]) }],
-    early: { authenticator: { authenticate: async () => principal, authorize: () => {} }, rateLimiter: null },
-    readMaxBytes: 1 << 20,
-    compressMinBytes: 64 * 1024,
-    bodyDeadlineMs: 0,
-    onBodyTimeout: () => {},
-    observe: () => {},
-    closing: () => false,
-    callsPerTurn: 8,
-  });
-  const lean = http2.createServer();
-  lean.on("stream", (stream, headers) => {
-    if (!take(stream, headers)) stream.respond({ ":status": 404 }, { endStream: true });
-  });
-  ports.lean = await listen(lean);
+  const lean = await serveLean(
+    leanGrpcFor(createInProcessCaller(SourceLedgerService, impl, [stamping]), standInCaller("metadata-test")),
+  );
+  servers.push(lean.server);
+  ports.lean = lean.port;
   ports.connect = await listen(
     http2.createServer(
       connectNodeAdapter({
@@ -123,11 +97,7 @@ async function getSource(port: number, id: string): Promise<Answer> {
       stream.on("data", (chunk: Buffer) => chunks.push(chunk));
       stream.on("error", reject);
       stream.on("close", () => resolve({ ...answer, body: Buffer.concat(chunks).toString("hex") }));
-      const message = toBinary(GetSourceRequestSchema, create(GetSourceRequestSchema, { id }));
-      const frame = Buffer.alloc(5 + message.length);
-      frame.writeUInt32BE(message.length, 1);
-      frame.set(message, 5);
-      stream.end(frame);
+      stream.end(getSourceEnvelope(id));
     });
   } finally {
     session.close();

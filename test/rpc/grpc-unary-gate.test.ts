@@ -5,27 +5,11 @@
  * service, as is a call the client cancels while it waits.
  */
 import http2 from "node:http2";
-import type { AddressInfo } from "node:net";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  GetSourceRequestSchema,
-  GetSourceResponseSchema,
-  SourceLedgerService,
-} from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import type { Principal } from "../../src/model/principal.js";
-import { createLeanGrpc } from "../../src/rpc/grpc-unary.js";
+import { GetSourceResponseSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { InProcessCaller } from "../../src/rpc/invoke.js";
-
-const principal: Principal = {
-  subject: "gate-test",
-  accountId: "acct-gate",
-  role: null,
-  isAdmin: false,
-  scopes: new Set(["read:sources"]),
-  actor: "gate-test",
-  expiresAt: Math.floor(Date.now() / 1000) + 3600,
-};
+import { getSourceEnvelope, leanGrpcFor, serveLean, standInCaller } from "../support/lean-grpc.js";
 
 let server: http2.Http2Server | undefined;
 afterEach(async () => {
@@ -57,32 +41,14 @@ async function serve(
     }
     return create(GetSourceResponseSchema, { source: { id } });
   }) as InProcessCaller;
-  const take = createLeanGrpc({
-    services: [{ service: SourceLedgerService, call }],
-    early: { authenticator: { authenticate: async () => principal, authorize: () => {} }, rateLimiter: null },
-    readMaxBytes: 1 << 20,
-    compressMinBytes: 64 * 1024,
-    bodyDeadlineMs: 0,
-    onBodyTimeout: () => {},
-    observe: () => {},
-    closing: () => false,
-    callsPerTurn,
-    logger: { error: (details) => logged.push(details) },
-  });
-  server = http2.createServer();
-  server.on("stream", (stream, headers) => {
-    if (!take(stream, headers)) stream.respond({ ":status": 404 }, { endStream: true });
-  });
-  await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
-  return (server.address() as AddressInfo).port;
-}
-
-function envelope(id: string): Buffer {
-  const message = toBinary(GetSourceRequestSchema, create(GetSourceRequestSchema, { id }));
-  const frame = Buffer.alloc(5 + message.length);
-  frame.writeUInt32BE(message.length, 1);
-  frame.set(message, 5);
-  return frame;
+  const lean = await serveLean(
+    leanGrpcFor(call, standInCaller("gate-test"), {
+      callsPerTurn,
+      logger: { error: (details) => logged.push(details) },
+    }),
+  );
+  server = lean.server;
+  return lean.port;
 }
 
 /** A GetSource call's stream on `session`, its body still to be sent. */
@@ -124,7 +90,7 @@ async function callAll(
             stream.on("error", reject);
             stream.resume();
             stream.on("close", () => resolve(status));
-            stream.end(envelope(id));
+            stream.end(getSourceEnvelope(id));
           }),
       ),
     );
@@ -187,7 +153,7 @@ describe("the lean path's turn gate", () => {
         stream.on("trailers", resolve);
         stream.on("error", reject);
         stream.resume();
-        stream.end(envelope("unencodable"));
+        stream.end(getSourceEnvelope("unencodable"));
       });
       expect(trailers["grpc-status"]).toBe("13");
       expect(trailers["grpc-message"]).toBe("internal%20error");
