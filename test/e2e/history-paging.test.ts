@@ -94,7 +94,7 @@ describe.each(PROTOCOLS)("%s", (protocol) => {
 });
 
 describe("a page token belongs to its listing", () => {
-  it("REST: a token of one source's history is 422 at /query/page_token for another source's history and for its conflicts", async () => {
+  it("REST: a token of one source's history is 422 at /query/page_token for another source's history, its conflicts, and an unknown id's", async () => {
     const token = await h.server.userToken(unique("acct-token"));
     const { subject, others } = await sourceWithFiveConflicts(h.clients.rest, token, "production");
     const first = await h.server.request("GET", `/sources/${subject.id}/history?limit=2`, { token });
@@ -104,6 +104,9 @@ describe("a page token belongs to its listing", () => {
     for (const path of [
       `/sources/${others[0].id}/history?limit=2&page_token=${pageToken}`,
       `/sources/${subject.id}/conflicts?limit=2&page_token=${pageToken}`,
+      // Checked before the source is looked up: 422, not 404, for an id that names nothing.
+      `/sources/src_00000000000000000000000000/history?limit=2&page_token=${pageToken}`,
+      `/sources/src_00000000000000000000000000/conflicts?limit=2&page_token=${pageToken}`,
     ]) {
       const refused = await h.server.request("GET", path, { token });
       expect(refused.status).toBe(422);
