@@ -48,6 +48,7 @@ import { createLeanGrpc } from "./rpc/grpc-unary.js";
 import { createInProcessCaller } from "./rpc/invoke.js";
 import { registerPublicServices } from "./rpc/public-services.js";
 import { createServiceImpl } from "./rpc/service.js";
+import { withTimerSafeDeadline } from "./rpc/timer-safe-deadline.js";
 import { GRPC_CALLS_PER_TURN } from "./rpc/turn-gate.js";
 import { openProductionStore } from "./store/open.js";
 import type { SourceStore } from "./store/port.js";
@@ -258,13 +259,14 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
         pollMs: overrides.healthWatchPollMs,
         closed: shutdown.signal,
       });
+      // A deadline longer than a timer holds is none (Connect would set it and see it fire at once).
       // Every answer's final status is seen once: a message that is not protobuf (or JSON) is the
       // caller's fault, invalid_argument rather than Connect's internal; the code goes to /metrics.
       router.handlers.splice(
         0,
         router.handlers.length,
         ...router.handlers.map((handler) =>
-          withAnswerStatus(handler, (status, req) => {
+          withAnswerStatus(withTimerSafeDeadline(handler), (status, req) => {
             const fixed = decodeFailureAsInvalid(status);
             recordOutcome(fixed ?? status, req);
             return fixed;

@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { codeFromString, codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
+import { withSameRoute } from "./handler-route.js";
 
 /** The final status of an RPC answer: its code (`0` for success) and message. */
 export interface AnswerStatus {
@@ -147,7 +148,7 @@ async function visitConnect(res: UniversalServerResponse, visit: (s: AnswerStatu
  * whichever protocol's form, and may replace it (the body passes through untouched otherwise).
  */
 export function withAnswerStatus(handler: UniversalHandler, visit: StatusVisitor): UniversalHandler {
-  const wrapped = async (req: UniversalServerRequest) => {
+  return withSameRoute(handler, async (req: UniversalServerRequest) => {
     const res = await handler(req);
     const see = (status: AnswerStatus) => visit(status, req);
     switch (rpcProtocolOf(req.header.get("content-type"))) {
@@ -158,13 +159,5 @@ export function withAnswerStatus(handler: UniversalHandler, visit: StatusVisitor
       default:
         return visitConnect(res, see);
     }
-  };
-  return Object.assign(wrapped, {
-    protocolNames: handler.protocolNames,
-    service: handler.service,
-    method: handler.method,
-    requestPath: handler.requestPath,
-    allowedMethods: handler.allowedMethods,
-    supportedContentType: handler.supportedContentType,
   });
 }

@@ -23,7 +23,7 @@ import {
 } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import { type Compression, compressedFlag, compressionNegotiate, encodeEnvelope } from "@connectrpc/connect/protocol";
-import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { principalKey } from "../auth/principal.js";
 import { type EarlyChecks, runEarlyChecks } from "../http/early-auth.js";
 import type { RequestObserver } from "../http/metrics.js";
@@ -35,6 +35,7 @@ import { RPC_COMPRESSIONS } from "./compression.js";
 import { NOT_PROTOBUF } from "./decode-errors.js";
 import { type ErrorLogger, internalError } from "./error-shield.js";
 import { type InProcessCaller, type ResponseMetadata, responseMetadataKey } from "./invoke.js";
+import { grpcTimeoutOf } from "./timer-safe-deadline.js";
 import { TurnGate } from "./turn-gate.js";
 import { type Envelope, extraMessage, type UnaryBody, UnaryEnvelopeReader } from "./unary-envelopes.js";
 
@@ -103,9 +104,6 @@ export function createLeanGrpc(
   };
 }
 
-/** The longest delay setTimeout takes; a longer one fires after 1 ms (Node's TimeoutOverflowWarning). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 class LeanCall {
   readonly #started = performance.now();
   readonly #requestId: string;
@@ -144,7 +142,7 @@ class LeanCall {
       this.#refuse(early.refusal);
       return;
     }
-    const timeout = parseTimeout(single(headers["grpc-timeout"]), Number.MAX_SAFE_INTEGER);
+    const timeout = grpcTimeoutOf(single(headers["grpc-timeout"]));
     const compression = compressionNegotiate(
       RPC_COMPRESSIONS,
       single(headers["grpc-encoding"]),
@@ -237,9 +235,6 @@ class LeanCall {
    */
   #armDeadline(timeoutMs: number, answerHeaders: OutgoingHttpHeaders): void {
     this.#deadlineAt = this.#started + timeoutMs;
-    // A deadline past what a timer can hold (2^31 − 1 ms, ~24.8 days; grpc-timeout allows
-    // 99,999,999 hours) would fire at once: no timer then, the checks of #pastDeadline remain.
-    if (timeoutMs > MAX_TIMER_MS) return;
     this.#timer = setTimeout(() => {
       if (this.#done) return;
       this.#fail(answerHeaders, timedOut());

@@ -39,7 +39,7 @@ interface HealthAnswer {
 
 type HealthClientCalls = grpc.Client & {
   Check(request: { service: string }, callback: (error: grpc.ServiceError | null, answer?: HealthAnswer) => void): void;
-  Watch(request: { service: string }): grpc.ClientReadableStream<HealthAnswer>;
+  Watch(request: { service: string }, options?: grpc.CallOptions): grpc.ClientReadableStream<HealthAnswer>;
 };
 
 /** The real production store, whose ping fails while `down` is set (the readiness /readyz checks). */
@@ -72,8 +72,8 @@ function check(client: HealthClientCalls, service: string): Promise<string | grp
 }
 
 /** A Watch whose answers are collected; `next()` waits for the answer after those already read. */
-function watch(client: HealthClientCalls, service: string) {
-  const call = client.Watch({ service });
+function watch(client: HealthClientCalls, service: string, options?: grpc.CallOptions) {
+  const call = client.Watch({ service }, options);
   const statuses: string[] = [];
   let ended: grpc.StatusObject | undefined;
   const waiters: (() => void)[] = [];
@@ -163,6 +163,21 @@ describe("gRPC health (grpc-js)", () => {
       // No change, no message.
       expect(await watching.next(5 * POLL_MS)).toBeUndefined();
       expect(watching.ended()).toBeUndefined();
+    } finally {
+      store.down = false;
+      watching.cancel();
+    }
+  });
+
+  it("Watch with a deadline longer than a timer holds (30 days): it keeps streaming, not deadline_exceeded at once", async () => {
+    // grpc-js sends "2592000S" (2.592e9 ms): past setTimeout's 2^31 − 1 ms, which fires after 1 ms.
+    const watching = watch(client, "", { deadline: Date.now() + 30 * 24 * 3_600_000 });
+    try {
+      expect(await watching.next()).toBe("SERVING");
+      expect(await watching.next(5 * POLL_MS)).toBeUndefined();
+      expect(watching.ended()).toBeUndefined();
+      store.down = true;
+      expect(await watching.next(20 * POLL_MS)).toBe("NOT_SERVING");
     } finally {
       store.down = false;
       watching.cancel();
