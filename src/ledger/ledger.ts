@@ -6,7 +6,6 @@ import {
   type Environment,
   geometryCharsOf,
   LIST_FILTERS,
-  type ListCursor,
   type ListFilter,
   type ListFilterValues,
   type ListQuery,
@@ -14,7 +13,13 @@ import {
 } from "../model/list-query.js";
 import type { Principal } from "../model/principal.js";
 import type { NewSourceRecord, SourceRecord } from "../model/records.js";
-import { AltIdTakenError, CapacityExceededError, type SourceStore, StoreUnavailableError } from "../store/port.js";
+import {
+  AltIdTakenError,
+  CapacityExceededError,
+  type EventPage,
+  type SourceStore,
+  StoreUnavailableError,
+} from "../store/port.js";
 import type {
   CreateCommand,
   DeleteCommand,
@@ -295,11 +300,15 @@ function pagedSourceCommand(command: SourcePageCommand): number {
   return limit;
 }
 
-/** Where a history or conflicts page starts; a token made for another page of anything is refused. */
-function readSourcePageToken(keys: PageTokens, token: string | undefined, binding: string) {
-  if (token === undefined || token === "") return undefined;
+/**
+ * The event seq a history or conflicts page starts after (0: the first page). A token made for
+ * another page of anything is refused, as is one of this listing that does not resume at one of
+ * the source's events (a conflicts token of an earlier version, keyed on times and refs).
+ */
+function readSourcePageToken(keys: PageTokens, token: string | undefined, binding: string, id: string): number {
+  if (token === undefined || token === "") return 0;
   const after = keys.read(token, binding);
-  if (after === null) {
+  if (after === null || after.id !== id || !Number.isSafeInteger(after.createdAt) || after.createdAt < 1) {
     throw invalid([
       {
         field: "page_token",
@@ -308,7 +317,7 @@ function readSourcePageToken(keys: PageTokens, token: string | undefined, bindin
       },
     ]);
   }
-  return after;
+  return after.createdAt;
 }
 
 export function createLedger(options: LedgerOptions): Ledger {
@@ -439,39 +448,36 @@ export function createLedger(options: LedgerOptions): Ledger {
   }
 
   /**
-   * The start every history and conflicts page shares: the id and limit checked, the page token
-   * read (before the source is looked up, so a bad token is 422 for any id), then `read` from the
-   * store beside the counterpart view; nothing in scope is 404. `mint` makes the next page's token.
+   * A page of a source's history or conflicts, both in the order of the source's own event seqs:
+   * the id and limit checked, the page token read (before the source is looked up, so a bad token
+   * is 422 for any id), then `read` from the store (one more than the limit, to tell whether another
+   * page follows) beside the counterpart view; nothing in scope is 404.
    */
-  async function sourcePage<T>(
+  async function sourcePage<T extends { seq: number }>(
     principal: Principal,
     command: SourcePageCommand,
     listing: "history" | "conflicts",
-    read: (scope: string | null, after: ListCursor | undefined, limit: number) => Promise<T | null>,
-  ): Promise<{
-    found: T;
-    view: CounterpartView;
-    after: ListCursor | undefined;
-    limit: number;
-    mint: (cursor: ListCursor) => string;
-  }> {
+    read: (scope: string | null, page: EventPage) => Promise<T[] | null>,
+  ): Promise<{ items: T[]; view: CounterpartView; nextPageToken: string | null }> {
     const limit = pagedSourceCommand(command);
     const scope = accountScope(principal);
     const binding = JSON.stringify([environment, listing, principal.isAdmin, principal.accountId, command.id]);
-    let found: T | null;
+    let found: T[] | null;
     let view: CounterpartView;
     let keys: PageTokens;
-    let after: ListCursor | undefined;
     try {
       keys = await tokens();
-      after = readSourcePageToken(keys, command.pageToken, binding);
-      [found, view] = await Promise.all([read(scope, after, limit), counterpartView()]);
+      const afterSeq = readSourcePageToken(keys, command.pageToken, binding, command.id);
+      [found, view] = await Promise.all([read(scope, { afterSeq, limit: limit + 1 }), counterpartView()]);
     } catch (error) {
       if (error instanceof LedgerError) throw error;
       return storeFailure(error);
     }
     if (found === null) throw notFound(`source "${command.id}"`);
-    return { found, view, after, limit, mint: (cursor) => keys.mint(cursor, binding) };
+    const items = found.slice(0, limit);
+    const last = items.at(-1);
+    const more = found.length > limit && last !== undefined;
+    return { items, view, nextPageToken: more ? keys.mint({ createdAt: last.seq, id: command.id }, binding) : null };
   }
 
   return {
@@ -522,46 +528,27 @@ export function createLedger(options: LedgerOptions): Ledger {
     },
 
     async history(principal, command) {
-      // Events are only ever appended: a page starts after the last seq it was given, and one more
-      // than asked for says whether another page follows.
-      const { found, view, limit, mint } = await sourcePage(principal, command, "history", (scope, after, limit) =>
-        store.history(command.id, scope, { afterSeq: after?.createdAt ?? 0, limit: limit + 1 }),
+      // Events are only ever appended: a page starts after the last seq it was given.
+      const { items, view, nextPageToken } = await sourcePage(principal, command, "history", (scope, page) =>
+        store.history(command.id, scope, page),
       );
-      const page = found.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        items: page.map((event) => view.event(principal, event)),
-        nextPageToken: found.length > limit && last ? mint({ createdAt: last.seq, id: command.id }) : null,
-      };
+      return { items: items.map((event) => view.event(principal, event)), nextPageToken };
     },
 
     async conflicts(principal, command) {
-      const { found, view, after, limit, mint } = await sourcePage(principal, command, "conflicts", (scope) =>
-        store.conflictsOf(command.id, scope),
+      // In the order the source's history recorded its pairs (the seq of each one's conflict_set
+      // event): the token names only the source's own history, never a counterpart (docs/api.md
+      // §14), and refs are derived for the page's conflicts only.
+      const { items, view, nextPageToken } = await sourcePage(principal, command, "conflicts", (scope, page) =>
+        store.conflictsOf(command.id, scope, page),
       );
-      // Keyset on (detected_at, the pair's ref): a token is readable, so it carries the ref, never
-      // the counterpart's id (docs/api.md §14).
-      const keyed = found
-        .map((conflict) => ({
-          conflict,
-          key: { createdAt: conflict.detectedAt, id: view.refOf(command.id, conflict.counterpart.id) },
-        }))
-        .sort((a, b) => a.key.createdAt - b.key.createdAt || (a.key.id < b.key.id ? -1 : a.key.id > b.key.id ? 1 : 0));
-      const rest = keyed.filter(
-        ({ key }) =>
-          after === undefined ||
-          key.createdAt > after.createdAt ||
-          (key.createdAt === after.createdAt && key.id > after.id),
-      );
-      const page = rest.slice(0, limit);
-      const last = page.at(-1);
       return {
-        items: page.map(({ conflict, key }) => ({
-          counterpart: view.counterpart(principal, command.id, conflict.counterpart, key.id),
+        items: items.map((conflict) => ({
+          counterpart: view.counterpart(principal, command.id, conflict.counterpart),
           measure: conflict.measure,
           detectedAt: conflict.detectedAt,
         })),
-        nextPageToken: rest.length > limit && last ? mint(last.key) : null,
+        nextPageToken,
       };
     },
 

@@ -59,11 +59,10 @@ export class CounterpartView {
       .toString("base64url");
   }
 
-  /** `ref`: the pair's reference when the caller has it already (refOf of the same two ids). */
-  counterpart(principal: Principal, sourceId: string, other: Counterpart, ref?: string): VisibleCounterpart {
+  counterpart(principal: Principal, sourceId: string, other: Counterpart): VisibleCounterpart {
     if (principal.isAdmin) return { id: other.id, altId: other.altId, accountId: other.accountId };
     if (other.accountId === principal.accountId) return { id: other.id, altId: other.altId };
-    return { ref: ref ?? this.refOf(sourceId, other.id) };
+    return { ref: this.refOf(sourceId, other.id) };
   }
 
   /**

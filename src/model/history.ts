@@ -33,6 +33,12 @@ export interface SourceConflict {
   measure: ConflictMeasure;
   /** When the pair was found (the create that made it). */
   detectedAt: number;
+  /**
+   * The seq of the `conflict_set` event that recorded the pair in this source's history: a
+   * source's conflicts are in this order (detection order, times following commits), and a page
+   * of them resumes after one.
+   */
+  seq: number;
 }
 
 export interface SourceEvent {

@@ -168,8 +168,13 @@ export interface SourceStore {
    * costs its own events, not the source's whole history.
    */
   history(id: string, accountId: string | null, page?: EventPage): Promise<SourceEvent[] | null>;
-  /** The live conflicts of a live source, oldest pair first; null when no such live source is in scope. */
-  conflictsOf(id: string, accountId: string | null): Promise<SourceConflict[] | null>;
+  /**
+   * The live conflicts of a live source in the order its history recorded them (the seq of each
+   * one's `conflict_set` event on its side: oldest pair first); null when no such live source is in
+   * scope. With `page`, only those recorded after event `page.afterSeq`, at most `page.limit`: read
+   * from the store's (source, event) indexes, so a page costs its own pairs, not all of them.
+   */
+  conflictsOf(id: string, accountId: string | null, page?: EventPage): Promise<SourceConflict[] | null>;
   /**
    * The ledger's secret: 32 random bytes made when first asked for and kept in the store, so every
    * process serving the same store derives the same keys (page tokens, docs/api.md §12) and they

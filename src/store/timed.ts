@@ -30,7 +30,7 @@ export function timedStore(store: SourceStore, observe: StoreObserver): SourceSt
     deleteById: (id, accountId, change) => timed("delete", () => store.deleteById(id, accountId, change)),
     deleteByAltId: (altId, accountId, change) => timed("delete", () => store.deleteByAltId(altId, accountId, change)),
     history: (id, accountId, page) => timed("history", () => store.history(id, accountId, page)),
-    conflictsOf: (id, accountId) => timed("conflicts", () => store.conflictsOf(id, accountId)),
+    conflictsOf: (id, accountId, page) => timed("conflicts", () => store.conflictsOf(id, accountId, page)),
     ledgerSecret: () => store.ledgerSecret(),
     ping: () => store.ping(),
     close: () => store.close(),

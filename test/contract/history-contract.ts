@@ -595,6 +595,42 @@ function describeConflictContract(makeConflictStore: NonNullable<HistoryContract
       for (const [i, conflict] of conflicts.entries()) expectMeasure(conflict.measure, expectedMeasure(hub, later[i]));
     });
 
+    it("pages a source's conflicts along its history: after an event seq, at most a limit, each once", async () => {
+      const hub = place(at(0, 0, 6, 1), { accountId: A });
+      const later = Array.from({ length: 6 }, (_, i) => place(at(i, 0, i + 1, 1), { accountId: i % 2 === 0 ? B : A }));
+      await store.insertMany([hub.record]);
+      for (const { record } of later) await store.insertMany([record]);
+      // Deleting two takes their pairs away: the hub's conflicts are no longer its seqs 2, 3, ….
+      expect(await store.deleteById(later[1].record.id, null, change())).toBe(true);
+      expect(await store.deleteById(later[4].record.id, null, change())).toBe(true);
+
+      const all = (await store.conflictsOf(hub.record.id, A)) ?? [];
+      const kept = [0, 2, 3, 5].map((i) => later[i].record.id);
+      expect(all.map((c) => c.counterpart.id)).toEqual(kept);
+      // Each one's seq is that of its conflict_set event in the hub's history.
+      const sets = (await events(hub.record)).filter((e) => e.type === "conflict_set");
+      expect(all.map((c) => c.seq)).toEqual(kept.map((id) => sets.find((e) => e.counterpart?.id === id)?.seq));
+      expect(all.map((c) => c.seq)).toEqual([2, 4, 5, 7]);
+
+      const pages: string[][] = [];
+      for (let afterSeq = 0; ; ) {
+        const page = (await store.conflictsOf(hub.record.id, A, { afterSeq, limit: 3 })) ?? [];
+        pages.push(page.map((c) => c.counterpart.id));
+        if (page.length < 3) break;
+        afterSeq = page[2].seq;
+      }
+      expect(pages).toEqual([kept.slice(0, 3), kept.slice(3)]);
+      expect(await store.conflictsOf(hub.record.id, null, { afterSeq: 4, limit: 1 })).toEqual([all[2]]);
+      expect(await store.conflictsOf(hub.record.id, A, { afterSeq: 7, limit: 5 })).toEqual([]);
+      // From a counterpart's side: its own seq of the pair (its create's conflict_set).
+      expect((await store.conflictsOf(later[5].record.id, A, { afterSeq: 0, limit: 5 }))?.map((c) => c.seq)).toEqual([
+        2,
+      ]);
+      // Out of scope or unknown: null, whatever the page.
+      expect(await store.conflictsOf(hub.record.id, B, { afterSeq: 0, limit: 5 })).toBeNull();
+      expect(await store.conflictsOf("src_never", null, { afterSeq: 3, limit: 5 })).toBeNull();
+    });
+
     it("a delete that deletes nothing writes nothing, on either side", async () => {
       const a = place(at(0, 0, 1, 1), { accountId: A });
       const b = place(at(0.5, 0, 1.5, 1), { accountId: B });

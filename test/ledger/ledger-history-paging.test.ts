@@ -1,13 +1,14 @@
 /**
- * A source's history and conflicts a page at a time (docs/api.md §14): keyset pages (seq for
- * events, detected_at and the pair's ref for conflicts), tokens bound to the source and the caller,
- * and a conflicts token that carries the ref, never another account's source id.
+ * A source's history and conflicts a page at a time (docs/api.md §14): keyset pages on the
+ * source's own event seqs (its events; the conflict_set event of each conflict), tokens bound to
+ * the source and the caller that name nothing but that history, never another account's source.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Position, SourceGeometry } from "../../src/geo/types.js";
 import type { SourceDraft } from "../../src/ledger/commands.js";
 import { conflictPolicy } from "../../src/ledger/conflict.js";
 import { createLedger, type Ledger } from "../../src/ledger/ledger.js";
+import { PageTokens, pageTokenKey } from "../../src/ledger/page-token.js";
 import type { Principal } from "../../src/model/principal.js";
 import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/index.js";
 import { NO_OPTIONAL_DRAFT_FIELDS } from "../support/source-records.js";
@@ -88,23 +89,30 @@ describe("history and conflicts, a page at a time", () => {
     expect(seqs).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
-  it("asks the store for each history page alone: after its seq, one more than the limit", async () => {
-    const asked: unknown[] = [];
-    const history = store.history.bind(store);
-    store.history = (id, accountId, page) => {
-      asked.push(page);
-      return history(id, accountId, page);
-    };
-    const first = await ledger.history(farm, { id: field, limit: 4 });
-    const second = await ledger.history(farm, { id: field, limit: 4, pageToken: first.nextPageToken ?? "" });
-    expect([first.items.length, second.items.length, second.nextPageToken]).toEqual([4, 2, null]);
-    expect(asked).toEqual([
-      { afterSeq: 0, limit: 5 },
-      { afterSeq: 4, limit: 5 },
-    ]);
-  });
+  // The field's history: created (seq 1), then five conflict_set events (seqs 2…6), one per conflict.
+  it.each([
+    { listing: "history", read: "history", limit: 4, sizes: [4, 2], afterSeqs: [0, 4] },
+    { listing: "conflicts", read: "conflictsOf", limit: 3, sizes: [3, 2], afterSeqs: [0, 4] },
+  ] as const)(
+    "asks the store for each $listing page alone: after its last item's event seq, one more than the limit",
+    async ({ listing, read, limit, sizes, afterSeqs }) => {
+      const asked: unknown[] = [];
+      const original = store[read].bind(store) as (...args: unknown[]) => Promise<unknown>;
+      Object.assign(store, {
+        [read]: (...args: unknown[]) => {
+          asked.push(args[2]);
+          return original(...args);
+        },
+      });
+      const first = await ledger[listing](farm, { id: field, limit });
+      const second = await ledger[listing](farm, { id: field, limit, pageToken: first.nextPageToken ?? "" });
+      expect([first.items.length, second.items.length, second.nextPageToken]).toEqual([...sizes, null]);
+      expect(asked).toEqual(afterSeqs.map((afterSeq) => ({ afterSeq, limit: limit + 1 })));
+    },
+  );
 
-  it("walks the conflicts by detection and ref, each once, with tokens that name no counterpart", async () => {
+  it("walks the conflicts in the order the history recorded them, each once, with tokens that name no counterpart", async () => {
+    const all = await ledger.conflicts(farm, { id: field });
     const refs: string[] = [];
     const tokens: string[] = [];
     let pageToken: string | undefined;
@@ -115,12 +123,30 @@ describe("history and conflicts, a page at a time", () => {
       if (pageToken) tokens.push(pageToken);
     } while (pageToken !== undefined);
     expect(new Set(refs).size).toBe(5);
+    expect(refs).toEqual(all.items.map((conflict) => conflict.counterpart.ref));
+    // The field's conflict_set events (seqs 2…6) are the mill's creates, one after another.
+    const history = await ledger.history(farm, { id: field });
+    expect(all.items.map((conflict) => conflict.detectedAt)).toEqual(history.items.slice(1).map((event) => event.at));
     expect(tokens).toHaveLength(2);
     for (const token of tokens) {
       const text = Buffer.from(token, "base64url").toString("latin1");
       for (const id of millIds) expect(text).not.toContain(id);
       expect(text).not.toContain("SECRET");
     }
+  });
+
+  it("refuses a conflicts token made before pages followed event seqs (keyed on detected_at and a ref)", async () => {
+    const keys = new PageTokens(pageTokenKey(new Uint8Array(32).fill(3)));
+    const binding = JSON.stringify(["production", "conflicts", false, farm.accountId, field]);
+    const [firstConflict] = (await ledger.conflicts(farm, { id: field, limit: 1 })).items;
+    const old = keys.mint({ createdAt: firstConflict.detectedAt, id: firstConflict.counterpart.ref ?? "" }, binding);
+    await expect(ledger.conflicts(farm, { id: field, limit: 2, pageToken: old })).rejects.toMatchObject({
+      kind: "invalid",
+      violations: [{ field: "page_token" }],
+    });
+    // The same binding with the source's own id and an event seq is this version's token.
+    const current = keys.mint({ createdAt: 2, id: field }, binding);
+    expect((await ledger.conflicts(farm, { id: field, limit: 2, pageToken: current })).items).toHaveLength(2);
   });
 
   it("refuses a token of another source or another caller", async () => {

@@ -66,18 +66,21 @@ import {
   listFilter,
   listOptions,
   numberLegacyUpdate,
+  PAIR_EVENTS_FILLED,
   PAIR_KEYS_OPTIONS,
-  PAIR_OPTIONS,
+  PAIR_SIDES,
   PROTECTED_AREA_INDEXES,
   pairFillQuery,
   pairsOfAnyFilter,
   pairsOfFilter,
+  pairsPageQuery,
   SOURCE_EVENT_INDEXES,
   SOURCE_INDEXES,
   sourcesByIdFilter,
   TRANSACTION_OPTIONS,
   takenAltIdsFilter,
   unnumberedFilter,
+  unsequencedPairsQuery,
 } from "../../src/store/mongodb/queries.js";
 import { openProductionStore } from "../../src/store/open.js";
 import { AltIdTakenError, StoreUnavailableError } from "../../src/store/port.js";
@@ -191,6 +194,10 @@ describe("what the store sends (fake driver)", () => {
       (c) => c.target !== "client" && !["createIndexes", "createCollection"].includes(c.method),
     );
     expect(steps.map((c) => `${c.target}.${c.method}`)).toEqual([
+      // No pair stored before pairs kept their event seqs.
+      "settings.findOne",
+      "conflict_pairs.find",
+      "settings.updateOne",
       "settings.findOne",
       "sources.find",
       "session.startTransaction",
@@ -230,7 +237,11 @@ describe("what the store sends (fake driver)", () => {
         { ...HISTORY_INSERT_OPTIONS, session },
       ],
     ]);
+    expect(fake.callsTo("conflict_pairs", "find")).toEqual([
+      [unsequencedPairsQuery(undefined).filter, unsequencedPairsQuery(undefined).options],
+    ]);
     expect(fake.callsTo("settings", "updateOne").map(([filter]) => filter)).toEqual([
+      fillMarkerFilter(PAIR_EVENTS_FILLED),
       fillMarkerFilter(CREATED_EVENTS_FILLED),
       fillMarkerFilter(CONFLICT_PAIRS_FILLED),
     ]);
@@ -302,6 +313,9 @@ describe("what the store sends (fake driver)", () => {
             b: stored.id,
             measure: toMeasureDocument(measure as NonNullable<typeof measure>),
             detected_at: at,
+            // The seqs of the two conflict_set events below.
+            a_event: 2,
+            b_event: 5,
           },
         ],
         { ...HISTORY_INSERT_OPTIONS, session },
@@ -796,7 +810,7 @@ describe("what the store sends (fake driver)", () => {
     expect(await store.getAsOf(record.id, "acct_a", asOf)).toBeNull();
   });
 
-  it("reads a source's conflicts in one snapshot transaction: live check, pairs, counterparts; oldest first, each from its side", async () => {
+  it("reads a source's conflicts in one snapshot transaction: live check, a range of each side's pairs, counterparts; in its events' order, each from its side", async () => {
     const measure = (fraction: number) =>
       toMeasureDocument({
         overlapAreaM2: 10,
@@ -805,15 +819,20 @@ describe("what the store sends (fake driver)", () => {
         overlapPeriod: { startAt: 0, endAt: 1 },
         sharedAttributeTypes: [],
       });
+    const [sideA, sideB] = PAIR_SIDES;
     const fake = new FakeDriver()
       .on("sources.findOne", (filter) =>
         JSON.stringify(filter) === JSON.stringify(getFilter("src_1", "acct_a")) ? { _id: "src_1" } : null,
       )
-      .on("conflict_pairs.find", () => [
-        { a: "src_1", b: "src_c", measure: measure(0.1), detected_at: new Date(20) },
-        { a: "src_b", b: "src_1", measure: measure(0.2), detected_at: new Date(10) },
-        { a: "src_1", b: "src_a", measure: measure(0.3), detected_at: new Date(20) },
-      ])
+      // Each side's range in its own order, as its index gives it.
+      .on("conflict_pairs.find", (filter) =>
+        (filter as { a?: string }).a === "src_1"
+          ? [
+              { a: "src_1", b: "src_a", measure: measure(0.3), detected_at: new Date(20), a_event: 3, b_event: 2 },
+              { a: "src_1", b: "src_c", measure: measure(0.1), detected_at: new Date(20), a_event: 4, b_event: 5 },
+            ]
+          : [{ a: "src_b", b: "src_1", measure: measure(0.2), detected_at: new Date(10), a_event: 7, b_event: 2 }],
+      )
       .on("sources.find", () => [
         { _id: "src_a", alt_id: "ay", account_id: "acct_a" },
         { _id: "src_b", alt_id: "bee", account_id: "acct_b" },
@@ -823,10 +842,10 @@ describe("what the store sends (fake driver)", () => {
 
     const conflicts = await store.conflictsOf("src_1", "acct_a");
 
-    expect(conflicts?.map((c) => [c.counterpart.id, c.detectedAt, c.measure.overlapFraction])).toEqual([
-      ["src_b", 10, 0.9], // stored from src_b's side: turned round
-      ["src_a", 20, 0.3],
-      ["src_c", 20, 0.1],
+    expect(conflicts?.map((c) => [c.counterpart.id, c.detectedAt, c.measure.overlapFraction, c.seq])).toEqual([
+      ["src_b", 10, 0.9, 2], // stored from src_b's side: turned round, src_1's event seq is its b_event
+      ["src_a", 20, 0.3, 3],
+      ["src_c", 20, 0.1, 4],
     ]);
     expect(conflicts?.[0].counterpart).toEqual({ id: "src_b", altId: "bee", accountId: "acct_b" });
     const session = fake.session;
@@ -834,13 +853,24 @@ describe("what the store sends (fake driver)", () => {
     expect(fake.callsTo("sources", "findOne")).toEqual([
       [getFilter("src_1", "acct_a"), { ...LIVE_SOURCE_OPTIONS, session }],
     ]);
-    expect(fake.callsTo("conflict_pairs", "find")).toEqual([[pairsOfFilter("src_1"), { ...PAIR_OPTIONS, session }]]);
+    const whole = [sideA, sideB].map((side) => pairsPageQuery("src_1", side, { afterSeq: 0 }));
+    expect(fake.callsTo("conflict_pairs", "find")).toEqual(
+      whole.map(({ filter, options }) => [filter, { ...options, session }]),
+    );
     expect(fake.callsTo("sources", "find")).toEqual([
-      [sourcesByIdFilter(["src_c", "src_b", "src_a"]), { ...COUNTERPART_OPTIONS, session }],
+      [sourcesByIdFilter(["src_b", "src_a", "src_c"]), { ...COUNTERPART_OPTIONS, session }],
     ]);
 
+    // A page: each side's range from after the seq, at most the limit, merged and cut to the limit.
+    const page = await store.conflictsOf("src_1", "acct_a", { afterSeq: 2, limit: 2 });
+    expect(page?.map((c) => c.counterpart.id)).toEqual(["src_b", "src_a"]);
+    const paged = [sideA, sideB].map((side) => pairsPageQuery("src_1", side, { afterSeq: 2, limit: 2 }));
+    expect(fake.callsTo("conflict_pairs", "find").slice(2)).toEqual(
+      paged.map(({ filter, options }) => [filter, { ...options, session }]),
+    );
+
     expect(await store.conflictsOf("src_1", "acct_b")).toBeNull();
-    expect(fake.callsTo("conflict_pairs", "find")).toHaveLength(1);
+    expect(fake.callsTo("conflict_pairs", "find")).toHaveLength(4);
   });
 
   it("creates without a policy in a transaction too (all or nothing), keeping the flags given", async () => {

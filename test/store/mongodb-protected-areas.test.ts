@@ -57,6 +57,7 @@ import {
   CONFLICT_PAIRS_FILLED,
   CREATED_EVENTS_FILLED,
   LAYER_STATE_FILTER,
+  PAIR_EVENTS_FILLED,
   PROTECTED_AREA_CANDIDATE_OPTIONS,
   protectedAreaCandidatesFilter,
   TRANSACTION_OPTIONS,
@@ -359,7 +360,18 @@ function project(doc: Doc, projection: Doc | undefined): Doc {
   }
   const out: Doc = {};
   if (projection._id !== 0) out._id = doc._id;
-  for (const [key] of included) if (key in doc) out[key] = structuredClone(doc[key]);
+  for (const [key] of included) {
+    // A dotted path keeps that field of the embedded document, as MongoDB does.
+    const [head, ...rest] = key.split(".");
+    if (!(head in doc)) continue;
+    if (rest.length === 0) out[head] = structuredClone(doc[head]);
+    else {
+      const inner = doc[head] as Doc | undefined;
+      if (inner !== undefined && inner !== null && rest[0] in inner) {
+        out[head] = { ...((out[head] as Doc | undefined) ?? {}), ...project(inner, { _id: 0, [rest.join(".")]: 1 }) };
+      }
+    }
+  }
   return out;
 }
 
@@ -1171,6 +1183,12 @@ describe("source history, conflict pairs and as_of (in-memory fake, docs/api.md 
     }
 
     async function checkConflictsOf(record: NewSourceRecord): Promise<void> {
+      // Each pair's place: the seq of the conflict_set event naming the counterpart in the source's history.
+      const setSeq = new Map(
+        ((await store.history(record.id, null)) ?? [])
+          .filter((e) => e.type === "conflict_set")
+          .map((e) => [e.counterpart?.id, e.seq]),
+      );
       const expected = [...pairs.values()]
         .filter((p) => p.a.id === record.id || p.b.id === record.id)
         .map((p) => {
@@ -1180,10 +1198,22 @@ describe("source history, conflict pairs and as_of (in-memory fake, docs/api.md 
             counterpart: { id: other.id, altId: other.altId, accountId: other.accountId },
             measure: mine ? p.measure : fromOtherSide(p.measure),
             detectedAt: p.a.createdAt,
+            seq: setSeq.get(other.id),
           };
         })
-        .sort((x, y) => x.detectedAt - y.detectedAt || (x.counterpart.id < y.counterpart.id ? -1 : 1));
+        .sort((x, y) => (x.seq ?? 0) - (y.seq ?? 0));
+      // Detection order: the events' order never goes back in time.
+      expect(expected.map((c) => c.detectedAt)).toEqual(expected.map((c) => c.detectedAt).sort((x, y) => x - y));
       expect(await store.conflictsOf(record.id, record.accountId)).toEqual(expected);
+      // Paged two at a time from each event seq, the same conflicts.
+      const paged: unknown[] = [];
+      for (let afterSeq = 0; ; ) {
+        const page = (await store.conflictsOf(record.id, null, { afterSeq, limit: 2 })) ?? [];
+        paged.push(...page);
+        if (page.length < 2) break;
+        afterSeq = page[1].seq;
+      }
+      expect(paged).toEqual(expected);
       expect(await store.conflictsOf(record.id, null)).toEqual(expected);
       const stranger = ACCOUNTS.find((account) => account !== record.accountId) as string;
       expect(await store.conflictsOf(record.id, stranger)).toBeNull();
@@ -1318,6 +1348,54 @@ describe("source history, conflict pairs and as_of (in-memory fake, docs/api.md 
 
 // --- a ledger stored before the event log ---
 
+describe("pairs stored before they kept their event seqs get them once (in-memory fake, docs/api.md §14)", () => {
+  it("takes each side's seq from its conflict_set event naming the other; conflicts then page as any", async () => {
+    const mongo = new MemoryMongo();
+    const store = new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy });
+    await store.ready();
+    // A hub and six sources over it, created one by one, then two of them deleted (a hub's
+    // conflicts are then not its seqs 2, 3, …).
+    const hub = makeRecord({ geometry: rect(0, 0, 6, 1), createdAt: Date.UTC(2024, 0, 1) });
+    const spokes = Array.from({ length: 6 }, (_, i) =>
+      makeRecord({ geometry: rect(i, 0, i + 1, 1), createdAt: Date.UTC(2024, 0, 2 + i) }),
+    );
+    await store.insertMany([hub]);
+    for (const spoke of spokes) await store.insertMany([spoke]);
+    for (const gone of [spokes[1], spokes[4]]) {
+      expect(await store.deleteById(gone.id, null, { at: Date.UTC(2024, 1, 1), by: "tidy" })).toBe(true);
+    }
+    const before = (await store.conflictsOf(hub.id, null)) ?? [];
+    expect(before.map((c) => [c.counterpart.id, c.seq])).toEqual([
+      [spokes[0].id, 2],
+      [spokes[2].id, 4],
+      [spokes[3].id, 5],
+      [spokes[5].id, 7],
+    ]);
+    const seqs = mongo.all("conflict_pairs").map((p) => [p._id, p.a_event, p.b_event]);
+
+    // As an earlier version stored them: no event seqs, and no marker.
+    for (const pair of mongo.all("conflict_pairs")) {
+      delete pair.a_event;
+      delete pair.b_event;
+    }
+    mongo.collections.get("settings")?.delete(PAIR_EVENTS_FILLED);
+    const reopened = new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy });
+    await reopened.ready();
+
+    expect(mongo.all("conflict_pairs").map((p) => [p._id, p.a_event, p.b_event])).toEqual(seqs);
+    expect(mongo.all("settings").map((d) => d._id)).toContain(PAIR_EVENTS_FILLED);
+    expect(await reopened.conflictsOf(hub.id, null)).toEqual(before);
+    const [first, second] = [
+      await reopened.conflictsOf(hub.id, null, { afterSeq: 0, limit: 3 }),
+      await reopened.conflictsOf(hub.id, null, { afterSeq: 5, limit: 3 }),
+    ];
+    expect([...(first ?? []), ...(second ?? [])]).toEqual(before);
+    expect(second?.map((c) => c.counterpart.id)).toEqual([spokes[5].id]);
+    // From a spoke's side: its one conflict, recorded by its own create (seq 2).
+    expect((await reopened.conflictsOf(spokes[3].id, null))?.map((c) => c.seq)).toEqual([2]);
+  });
+});
+
 describe("a ledger stored before the event log gains its history once (in-memory fake, docs/api.md §14)", () => {
   /** Sources as the store wrote them before the event log: no `event_seq`, flags as given. */
   function legacyLedger(count: number, seed: number): NewSourceRecord[] {
@@ -1415,7 +1493,7 @@ describe("a ledger stored before the event log gains its history once (in-memory
         .all("settings")
         .map((d) => d._id)
         .sort(),
-    ).toEqual([CONFLICT_PAIRS_FILLED, CREATED_EVENTS_FILLED]);
+    ).toEqual([CONFLICT_PAIRS_FILLED, PAIR_EVENTS_FILLED, CREATED_EVENTS_FILLED].sort());
   }
 
   it("created events for every source, then every conflicting pair from its later side with conflict_set on both, flags from the pairs", async () => {
@@ -1439,6 +1517,7 @@ describe("a ledger stored before the event log gains its history once (in-memory
     await new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy }).ready();
     expect(mongo.all("source_events")).toHaveLength(events);
     expect(mongo.calls.filter((c) => c.method !== "createIndexes" && c.method !== "createCollection")).toEqual([
+      { target: "settings", method: "findOne", args: [{ _id: PAIR_EVENTS_FILLED }, undefined] },
       { target: "settings", method: "findOne", args: [{ _id: CREATED_EVENTS_FILLED }, undefined] },
       { target: "settings", method: "findOne", args: [{ _id: CONFLICT_PAIRS_FILLED }, undefined] },
     ]);
@@ -1458,7 +1537,7 @@ describe("a ledger stored before the event log gains its history once (in-memory
     await new MongoSourceStore(mongo.client(), "ledger").ready();
     expect(mongo.all("source_events")).toHaveLength(30);
     expect(mongo.all("conflict_pairs")).toEqual([]);
-    expect(mongo.all("settings").map((d) => d._id)).toEqual([CREATED_EVENTS_FILLED]);
+    expect(mongo.all("settings").map((d) => d._id)).toEqual([PAIR_EVENTS_FILLED, CREATED_EVENTS_FILLED]);
 
     await new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy }).ready();
     checkFilled(mongo, records);
@@ -1475,7 +1554,7 @@ describe("a ledger stored before the event log gains its history once (in-memory
     });
     const store = new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy });
     await expect(store.ready()).rejects.toBeInstanceOf(StoreUnavailableError);
-    expect(mongo.all("settings").map((d) => d._id)).toEqual([CREATED_EVENTS_FILLED]);
+    expect(mongo.all("settings").map((d) => d._id)).toEqual([PAIR_EVENTS_FILLED, CREATED_EVENTS_FILLED]);
     expect(mongo.all("conflict_pairs").length).toBeGreaterThan(0);
 
     await store.ready();

@@ -60,6 +60,7 @@ import {
   clientOptions,
   collectExact,
   conflictCandidatesFilter,
+  conflictSetEventsQuery,
   coverCandidatesFilter,
   DB_OPTIONS,
   DELETE_OPTIONS,
@@ -110,15 +111,20 @@ import {
   listOptions,
   listPlan,
   numberLegacyUpdate,
+  PAIR_EVENTS_CHUNK,
+  PAIR_EVENTS_FILLED,
   PAIR_FILL_CHUNK,
   PAIR_KEYS_OPTIONS,
   PAIR_OPTIONS,
+  PAIR_SIDES,
   PROTECTED_AREA_CANDIDATE_OPTIONS,
   PROTECTED_AREA_INDEXES,
   PROTECTED_AREAS,
+  pairEventsWrite,
   pairFillQuery,
   pairsOfAnyFilter,
   pairsOfFilter,
+  pairsPageQuery,
   protectedAreaCandidatesFilter,
   READ_CONCERN,
   RECORD_PROJECTION,
@@ -134,6 +140,7 @@ import {
   TRANSACTION_OPTIONS,
   takenAltIdsFilter,
   unnumberedFilter,
+  unsequencedPairsQuery,
   uriOptionNames,
   WRITE_CONCERN,
 } from "../../src/store/mongodb/queries.js";
@@ -743,7 +750,7 @@ describe("the ledger's secret", () => {
 
 type Handler = (...args: unknown[]) => unknown;
 
-const FILL_MARKERS = [CREATED_EVENTS_FILLED, CONFLICT_PAIRS_FILLED];
+const FILL_MARKERS = [CREATED_EVENTS_FILLED, CONFLICT_PAIRS_FILLED, PAIR_EVENTS_FILLED];
 
 /**
  * A MongoClient stand-in: records `collection.method(args)` calls and answers from `handlers`.
@@ -1149,7 +1156,16 @@ describe("history and conflict pairs (docs/api.md §14)", () => {
       },
     ]);
     expect(history.pairs).toStrictEqual([
-      { _id: "src_new|src_old", a: "src_new", b: "src_old", measure: measureDoc, detected_at: at },
+      {
+        _id: "src_new|src_old",
+        a: "src_new",
+        b: "src_old",
+        measure: measureDoc,
+        detected_at: at,
+        // The seqs of the two conflict_set events above: the pair's place in each side's conflicts.
+        a_event: 2,
+        b_event: 6,
+      },
     ]);
     expect(history.lastSeqOf("src_new")).toBe(2);
     expect(history.lastSeqOf("src_old")).toBe(6);
@@ -1278,7 +1294,9 @@ describe("history and conflict pairs (docs/api.md §14)", () => {
       $or: [{ a: { $in: ["src_1", "src_2"] } }, { b: { $in: ["src_1", "src_2"] } }],
     });
     expect(PAIR_KEYS_OPTIONS).toStrictEqual({ projection: { _id: 0, a: 1, b: 1 } });
-    expect(PAIR_OPTIONS).toStrictEqual({ projection: { _id: 0, a: 1, b: 1, measure: 1, detected_at: 1 } });
+    expect(PAIR_OPTIONS).toStrictEqual({
+      projection: { _id: 0, a: 1, b: 1, measure: 1, detected_at: 1, a_event: 1, b_event: 1 },
+    });
     // Each clause's field leads one index, and a key read needs nothing beyond the index.
     for (const [clause, index] of [
       ["a", CONFLICT_PAIR_INDEXES[0]],
@@ -1286,8 +1304,54 @@ describe("history and conflict pairs (docs/api.md §14)", () => {
     ] as const) {
       const keys = Object.keys(index.key as object);
       expect(keys[0]).toBe(clause);
-      expect(new Set(keys)).toEqual(new Set(["a", "b"]));
+      expect(keys).toContain(clause === "a" ? "b" : "a");
     }
+  });
+
+  it("pins a page of a source's conflicts: one range of each side's (side, event seq) index", () => {
+    const [a, b] = PAIR_SIDES;
+    expect(pairsPageQuery("src_1", a, { afterSeq: 7, limit: 11 })).toStrictEqual({
+      filter: { a: "src_1", a_event: { $gt: 7 } },
+      options: { ...PAIR_OPTIONS, sort: { a_event: 1 }, limit: 11 },
+    });
+    expect(pairsPageQuery("src_1", b, { afterSeq: 7, limit: 11 })).toStrictEqual({
+      filter: { b: "src_1", b_event: { $gt: 7 } },
+      options: { ...PAIR_OPTIONS, sort: { b_event: 1 }, limit: 11 },
+    });
+    // The first page: from the first (a pair without seqs, which never happens, would come first).
+    expect(pairsPageQuery("src_1", b, { afterSeq: 0 })).toStrictEqual({
+      filter: { b: "src_1" },
+      options: { ...PAIR_OPTIONS, sort: { b_event: 1 } },
+    });
+    // The sort and the range are the index's second key, after equality on its first.
+    for (const [side, index] of [
+      [a, CONFLICT_PAIR_INDEXES[0]],
+      [b, CONFLICT_PAIR_INDEXES[1]],
+    ] as const) {
+      expect(Object.keys(index.key as object).slice(0, 2)).toEqual([side.source, side.event]);
+    }
+  });
+
+  it("pins the fill of pairs stored before they kept their event seqs: by _id, keys only; one write per pair, once", () => {
+    expect(PAIR_EVENTS_FILLED).toBe("history_conflict_pair_events_filled");
+    expect(unsequencedPairsQuery(undefined)).toStrictEqual({
+      filter: { a_event: { $exists: false } },
+      options: { sort: { _id: 1 }, limit: PAIR_EVENTS_CHUNK, projection: { _id: 1, a: 1, b: 1 } },
+    });
+    expect(unsequencedPairsQuery("src_a|src_b").filter).toStrictEqual({
+      a_event: { $exists: false },
+      _id: { $gt: "src_a|src_b" },
+    });
+    expect(conflictSetEventsQuery(["src_a", "src_b"])).toStrictEqual({
+      filter: { source_id: { $in: ["src_a", "src_b"] }, type: "conflict_set" },
+      options: { projection: { _id: 0, source_id: 1, seq: 1, "counterpart.id": 1 } },
+    });
+    expect(pairEventsWrite("src_a|src_b", 3, 8)).toStrictEqual({
+      updateOne: {
+        filter: { _id: "src_a|src_b", a_event: { $exists: false } },
+        update: { $set: { a_event: 3, b_event: 8 } },
+      },
+    });
   });
 
   it("pins the counterpart reads and the live check of a source's conflicts", () => {
@@ -1307,16 +1371,20 @@ describe("history and conflict pairs (docs/api.md §14)", () => {
       b: "src_b",
       measure: measureDoc,
       detected_at: new Date(change.at),
+      a_event: 4,
+      b_event: 9,
     };
     expect(fromPairDocument("src_a", pair, { _id: "src_b", alt_id: "bee", account_id: "acct_b" })).toStrictEqual({
       counterpart: { id: "src_b", altId: "bee", accountId: "acct_b" },
       measure,
       detectedAt: change.at,
+      seq: 4,
     });
     expect(fromPairDocument("src_b", pair, { _id: "src_a", alt_id: "ay", account_id: "acct_a" })).toStrictEqual({
       counterpart: { id: "src_a", altId: "ay", accountId: "acct_a" },
       measure: { ...measure, overlapFraction: 0.5, counterpartOverlapFraction: 0.25 },
       detectedAt: change.at,
+      seq: 9,
     });
   });
 });
@@ -1652,10 +1720,12 @@ describe("index specifications", () => {
 
   it("pins the conflict pairs' indexes: a source's pairs are found from either side", () => {
     expect(CONFLICT_PAIR_INDEXES).toStrictEqual([
-      { key: { a: 1, b: 1 }, name: "a_b" },
-      { key: { b: 1, a: 1 }, name: "b_a" },
+      { key: { a: 1, a_event: 1, b: 1 }, name: "a_event_b" },
+      { key: { b: 1, b_event: 1, a: 1 }, name: "b_event_a" },
     ]);
-    expect(Object.keys(CONFLICT_PAIR_INDEXES[1].key as object)).toEqual(["b", "a"]);
+    // Key order is the index: equality on the side, the range of its event seqs, the other side.
+    expect(Object.keys(CONFLICT_PAIR_INDEXES[0].key as object)).toEqual(["a", "a_event", "b"]);
+    expect(Object.keys(CONFLICT_PAIR_INDEXES[1].key as object)).toEqual(["b", "b_event", "a"]);
   });
 
   it("pins the protected-area collections' indexes: the active layer first, then its covers", () => {

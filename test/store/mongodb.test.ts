@@ -60,11 +60,14 @@ import {
   LAYERS,
   listFilter,
   listOptions,
+  PAIR_EVENTS_FILLED,
   PAIR_OPTIONS,
+  PAIR_SIDES,
   PROTECTED_AREA_CANDIDATE_OPTIONS,
   PROTECTED_AREA_INDEXES,
   PROTECTED_AREAS,
   pairsOfFilter,
+  pairsPageQuery,
   protectedAreaCandidatesFilter,
   SETTINGS,
   SOURCE_EVENT_INDEXES,
@@ -597,9 +600,23 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
         .collection<ConflictPairDocument>(CONFLICT_PAIRS)
         .find(pairsOfFilter(records[5].id), PAIR_OPTIONS)
         .explain("executionStats");
-      expect(new Set(indexNames(pairs.queryPlanner.winningPlan))).toEqual(new Set(["a_b", "b_a"]));
+      expect(new Set(indexNames(pairs.queryPlanner.winningPlan))).toEqual(new Set(["a_event_b", "b_event_a"]));
       // Five at the same place, six on each side overlapping by a sixth.
       expect(pairs.executionStats.nReturned).toBe(17);
+      // A page of a source's conflicts: one range of each side's index, no more keys than it returns.
+      for (const [side, index] of [
+        [PAIR_SIDES[0], "a_event_b"],
+        [PAIR_SIDES[1], "b_event_a"],
+      ] as const) {
+        const { filter, options } = pairsPageQuery(records[5].id, side, { afterSeq: 3, limit: 4 });
+        const page = await db
+          .collection<ConflictPairDocument>(CONFLICT_PAIRS)
+          .find(filter, options)
+          .explain("executionStats");
+        expect(indexNames(page.queryPlanner.winningPlan)).toEqual([index]);
+        expect(page.executionStats.totalKeysExamined).toBeLessThanOrEqual(page.executionStats.nReturned + 1);
+        expect(JSON.stringify(page.queryPlanner.winningPlan)).not.toContain('"SORT"');
+      }
       for (const [accountId, index] of [
         ["acct_1", "account_type_at"],
         [null, "type_at"],
@@ -652,7 +669,9 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
             .collection(SETTINGS)
             .find({}, { projection: { _id: 1 } })
             .toArray();
-          expect(markers.map((m) => m._id).sort()).toEqual([CONFLICT_PAIRS_FILLED, CREATED_EVENTS_FILLED]);
+          expect(markers.map((m) => m._id).sort()).toEqual(
+            [CONFLICT_PAIRS_FILLED, CREATED_EVENTS_FILLED, PAIR_EVENTS_FILLED].sort(),
+          );
           // A second open finds the markers and writes nothing.
           const events = await db.collection(SOURCE_EVENTS).countDocuments();
           await (await openTestStore(legacyDatabase, true)).close();

@@ -113,3 +113,86 @@ describe("filling in the history of a ledger stored before it", () => {
     }
   });
 });
+
+describe("migration 6: pairs stored before they kept their event seqs", () => {
+  it("takes each side's seq from its conflict_set event naming the other; conflicts then page as any", async () => {
+    const hub = makeRecord({
+      geometry: {
+        type: "Polygon",
+        coordinates: [
+          [
+            [0, 0],
+            [6, 0],
+            [6, 1],
+            [0, 1],
+            [0, 0],
+          ],
+        ],
+      },
+    });
+    const spokes = Array.from({ length: 5 }, (_, i) =>
+      makeRecord({
+        geometry: {
+          type: "Polygon",
+          coordinates: [
+            [
+              [i, 0],
+              [i + 1, 0],
+              [i + 1, 1],
+              [i, 1],
+              [i, 0],
+            ],
+          ],
+        },
+        createdAt: hub.createdAt + 1 + i,
+      }),
+    );
+    const store = openSqliteStore({ path, conflictPolicy });
+    await store.insertMany([hub]);
+    for (const spoke of spokes) await store.insertMany([spoke]);
+    await store.deleteById(spokes[1].id, null, { at: hub.createdAt + 100, by: "tidy" });
+    const before = (await store.conflictsOf(hub.id, null)) ?? [];
+    expect(before.map((c) => [c.counterpart.id, c.seq])).toEqual([
+      [spokes[0].id, 2],
+      [spokes[2].id, 4],
+      [spokes[3].id, 5],
+      [spokes[4].id, 6],
+    ]);
+    await store.close();
+
+    // The table as version 5 made it, and the ledger at version 5.
+    const db = openConnection({ path, busyTimeoutMs: 1_000 });
+    const seqs = db.prepare("SELECT a_seq, b_seq, a_event, b_event FROM conflict_pairs ORDER BY a_seq, b_seq").all();
+    db.exec(`
+      CREATE TABLE pairs_v5 (
+        a_seq INTEGER NOT NULL REFERENCES sources (seq) ON DELETE CASCADE,
+        b_seq INTEGER NOT NULL REFERENCES sources (seq) ON DELETE CASCADE,
+        measure TEXT NOT NULL, detected_at INTEGER NOT NULL, PRIMARY KEY (a_seq, b_seq)
+      ) STRICT, WITHOUT ROWID;
+      INSERT INTO pairs_v5 SELECT a_seq, b_seq, measure, detected_at FROM conflict_pairs;
+      DROP TABLE conflict_pairs;
+      ALTER TABLE pairs_v5 RENAME TO conflict_pairs;
+      CREATE INDEX conflict_pairs_by_b ON conflict_pairs (b_seq, a_seq);
+      DELETE FROM schema_migrations WHERE version = 6;
+    `);
+    db.close();
+
+    const reopened = openSqliteStore({ path, conflictPolicy });
+    try {
+      const migrated = openConnection({ path, busyTimeoutMs: 1_000 });
+      expect(
+        migrated.prepare("SELECT a_seq, b_seq, a_event, b_event FROM conflict_pairs ORDER BY a_seq, b_seq").all(),
+      ).toEqual(seqs);
+      migrated.close();
+      expect(await reopened.conflictsOf(hub.id, null)).toEqual(before);
+      const first = (await reopened.conflictsOf(hub.id, null, { afterSeq: 0, limit: 3 })) ?? [];
+      const second = (await reopened.conflictsOf(hub.id, null, { afterSeq: first[2].seq, limit: 3 })) ?? [];
+      expect([...first, ...second]).toEqual(before);
+      // A delete still takes the pairs with it (the foreign keys survived the rebuild).
+      expect(await reopened.deleteById(spokes[0].id, null, { at: hub.createdAt + 200, by: "tidy" })).toBe(true);
+      expect((await reopened.conflictsOf(hub.id, null))?.map((c) => c.seq)).toEqual([4, 5, 6]);
+    } finally {
+      await reopened.close();
+    }
+  });
+});

@@ -8,7 +8,7 @@ import type Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ListQuery } from "../../src/model/list-query.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
-import { EVENTS_OF_SQL, GET_AS_OF_SQL, listAsOfSql } from "../../src/store/sqlite/history.js";
+import { EVENTS_OF_SQL, GET_AS_OF_SQL, listAsOfSql, PAIRS_OF_SQL } from "../../src/store/sqlite/history.js";
 import { buildListStatement, type SpatialPlan } from "../../src/store/sqlite/list-query.js";
 import { runMigrations } from "../../src/store/sqlite/migrations.js";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.js";
@@ -128,6 +128,22 @@ describe("history reads (docs/api.md §14) seek by key, whatever the ledger's ag
         .slice(1)
         .sort(),
     ).toEqual([...perCandidate].sort());
+  });
+
+  it("a page of conflicts reads one range of each side's (side, event) index, merged in order without a sort", () => {
+    const plan = db
+      .prepare(`EXPLAIN QUERY PLAN ${PAIRS_OF_SQL}`)
+      .all({ seq: 7, after: 40 })
+      .map((row) => (row as { detail: string }).detail);
+    expect(plan).toEqual([
+      "MERGE (UNION ALL)",
+      "LEFT",
+      "SEARCH p USING INDEX conflict_pairs_a_event (a_seq=? AND a_event>?)",
+      "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)",
+      "RIGHT",
+      "SEARCH p USING INDEX conflict_pairs_b_event (b_seq=? AND b_event>?)",
+      "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)",
+    ]);
   });
 
   it("a history page reads the source's events by key from its seq on, the live row by id", () => {

@@ -289,6 +289,8 @@ export interface SourceEventDocument {
 /**
  * A live conflict of collection `conflict_pairs`: stored once, `a` the source whose create found
  * it and `measure` from a's side; `_id` is `<a>|<b>` (conflictPairId). Removed with either source.
+ * `a_event` / `b_event`: the seq of the `conflict_set` event that recorded it in each side's
+ * history, the order (and the page keys) of a source's conflicts.
  */
 export interface ConflictPairDocument {
   _id: string;
@@ -296,6 +298,8 @@ export interface ConflictPairDocument {
   b: string;
   measure: ConflictMeasureDocument;
   detected_at: Date;
+  a_event: number;
+  b_event: number;
 }
 
 /** Width of the zero-padded seq in an event's `_id`. */
@@ -374,6 +378,7 @@ export function fromPairDocument(
     counterpart: { id: counterpart._id, altId: counterpart.alt_id, accountId: counterpart.account_id },
     measure: pair.a === id ? measure : fromOtherSide(measure),
     detectedAt: pair.detected_at.getTime(),
+    seq: pair.a === id ? pair.a_event : pair.b_event,
   };
 }
 

@@ -15,6 +15,7 @@ import {
   CONFLICT_PAIRS_FILLED,
   CREATED_EVENTS_FILLED,
   conflictCandidatesFilter,
+  conflictSetEventsQuery,
   EVENT_SEQ_WRITE_OPTIONS,
   eventSeqWrites,
   FILL_CANDIDATE_OPTIONS,
@@ -27,12 +28,16 @@ import {
   LEGACY_RECORD_OPTIONS,
   legacySourcesQuery,
   numberLegacyUpdate,
+  PAIR_EVENTS_CHUNK,
+  PAIR_EVENTS_FILLED,
   PAIR_FILL_CHUNK,
   PAIR_KEYS_OPTIONS,
+  pairEventsWrite,
   pairFillQuery,
   pairsOfAnyFilter,
   setFlagsUpdate,
   unnumberedFilter,
+  unsequencedPairsQuery,
 } from "./queries.js";
 
 /** What the fill reads and writes. */
@@ -62,6 +67,8 @@ const pairKey = (x: string, y: string) => (x < y ? `${x}|${y}` : `${y}|${x}`);
  * Fills in, once, what a ledger stored before the event log lacks (docs/api.md §14), as the
  * embedded store does at open:
  *
+ * 0. Each pair stored before pairs kept their event seqs gets them (fillPairEvents; the embedded
+ *    store's migration 6).
  * 1. A `created` event (seq 1, at its `created_at`, by its `created_by`, its record as stored) for
  *    every source without `event_seq`, whose `event_seq` becomes 1: a chunk of sources per
  *    transaction, each re-read inside it, so processes filling at once (or a fill started again
@@ -71,13 +78,17 @@ const pairKey = (x: string, y: string) => (x < y ? `${x}|${y}` : `${y}|${x}`);
  *    by its creator (when its create would have found the pair); sources in list order, a chunk
  *    per transaction, pairs already stored skipped. Then every flag set to "has a pair".
  *
- * Each step ends by marking itself done in `settings` (`history_created_events_filled`,
- * `history_conflict_pairs_filled`), so later opens skip it; a store opened without a policy
+ * Each step ends by marking itself done in `settings` (`history_conflict_pair_events_filled`,
+ * `history_created_events_filled`, `history_conflict_pairs_filled`), so later opens skip it; a store opened without a policy
  * leaves the pairs for the first open with one. Runs at setup, before the store serves: a process
  * of this version answers nothing until the ledger is filled. Processes of an earlier version must
  * be stopped first (what they write after the fill would lack events).
  */
 export async function fillHistory(target: HistoryFillTarget, policy: ConflictPolicy | null): Promise<void> {
+  if ((await target.settings.findOne(fillMarkerFilter(PAIR_EVENTS_FILLED))) === null) {
+    await fillPairEvents(target);
+    await markFilled(target, PAIR_EVENTS_FILLED);
+  }
   if ((await target.settings.findOne(fillMarkerFilter(CREATED_EVENTS_FILLED))) === null) {
     await fillCreatedEvents(target);
     await markFilled(target, CREATED_EVENTS_FILLED);
@@ -97,6 +108,44 @@ async function markFilled(target: HistoryFillTarget, name: string): Promise<void
     if (!isDuplicateKey(error)) throw error;
   }
 }
+
+/**
+ * Step 0: each pair stored before pairs kept their event seqs gets them (docs/api.md §14: a
+ * source's conflicts page along its history), read from the `conflict_set` event on each side
+ * naming the other (its last, should there be more). Every live pair has one on each side; one
+ * that had none would get 0 and come first. Idempotent: a pair that has its seqs is not written.
+ */
+async function fillPairEvents(target: HistoryFillTarget): Promise<void> {
+  for (let after: string | undefined; ; ) {
+    const { filter, options } = unsequencedPairsQuery(after);
+    const pairs = await target.pairs.find<Pick<ConflictPairDocument, "_id" | "a" | "b">>(filter, options).toArray();
+    if (pairs.length === 0) return;
+    after = pairs[pairs.length - 1]._id;
+    const events = conflictSetEventsQuery([...new Set(pairs.flatMap((pair) => [pair.a, pair.b]))]);
+    const recorded = new Map<string, number>();
+    const named = await target.events
+      .find<Pick<SourceEventDocument, "source_id" | "seq" | "counterpart">>(events.filter, events.options)
+      .toArray();
+    for (const event of named) {
+      const key = sideKey(event.source_id, event.counterpart?.id ?? "");
+      recorded.set(key, Math.max(recorded.get(key) ?? 0, event.seq));
+    }
+    await target.pairs.bulkWrite(
+      pairs.map((pair) =>
+        pairEventsWrite(
+          pair._id,
+          recorded.get(sideKey(pair.a, pair.b)) ?? 0,
+          recorded.get(sideKey(pair.b, pair.a)) ?? 0,
+        ),
+      ),
+      { ordered: false },
+    );
+    if (pairs.length < PAIR_EVENTS_CHUNK) return;
+  }
+}
+
+/** One side of a pair: a source, and the counterpart its event names. */
+const sideKey = (source: string, counterpart: string) => `${source}|${counterpart}`;
 
 /** Step 1: a `created` event for every source written before the event log. */
 async function fillCreatedEvents(target: HistoryFillTarget): Promise<void> {

@@ -72,20 +72,22 @@ export class HistoryWrites {
    * naming the other, with the measure from that side.
    */
   conflictFound(subject: NamedSource, other: NamedSource, measure: ConflictMeasure, change: Change): void {
+    const aEvent = this.append(subject, "conflict_set", change, {
+      counterpart: toCounterpartDocument(other),
+      measure: toMeasureDocument(measure),
+    });
+    const bEvent = this.append(other, "conflict_set", change, {
+      counterpart: toCounterpartDocument(subject),
+      measure: toMeasureDocument(fromOtherSide(measure)),
+    });
     this.pairs.push({
       _id: conflictPairId(subject.id, other.id),
       a: subject.id,
       b: other.id,
       measure: toMeasureDocument(measure),
       detected_at: new Date(change.at),
-    });
-    this.append(subject, "conflict_set", change, {
-      counterpart: toCounterpartDocument(other),
-      measure: toMeasureDocument(measure),
-    });
-    this.append(other, "conflict_set", change, {
-      counterpart: toCounterpartDocument(subject),
-      measure: toMeasureDocument(fromOtherSide(measure)),
+      a_event: aEvent,
+      b_event: bEvent,
     });
   }
 
@@ -104,7 +106,7 @@ export class HistoryWrites {
     type: SourceEventType,
     change: Change,
     data: Pick<SourceEventDocument, "record" | "counterpart" | "measure">,
-  ): void {
+  ): number {
     const seq = this.lastSeqOf(subject.id) + 1;
     this.lastSeq.set(subject.id, seq);
     this.lastAt.set(subject.id, Math.max(this.lastAtOf(subject.id), change.at));
@@ -118,5 +120,6 @@ export class HistoryWrites {
       by: change.by,
       ...data,
     });
+    return seq;
   }
 }

@@ -191,13 +191,15 @@ export const SOURCE_EVENT_INDEXES: IndexDescription[] = [
 
 /**
  * Indexes of `conflict_pairs`: a pair is stored once, so a source's pairs are found from either
- * side, `{$or: [{a: id}, {b: id}]}`, each clause an equality on the prefix of one index. The
- * other side as second key lets the delete's reads of pair keys be covered by the indexes.
- * `_id` (`<a>|<b>`) keeps one document per pair.
+ * side, `{$or: [{a: id}, {b: id}]}`, each clause an equality on the prefix of one index. Then
+ * that side's event seq: a page of a source's conflicts is one range of each (pairsPageQuery).
+ * The other side last lets the delete's reads of pair keys be covered by the indexes. `_id`
+ * (`<a>|<b>`) keeps one document per pair. (Earlier versions made `a_b` and `b_a`, which nothing
+ * reads any more: docs/mongodb.md says how to drop them.)
  */
 export const CONFLICT_PAIR_INDEXES: IndexDescription[] = [
-  { key: { a: 1, b: 1 }, name: "a_b" },
-  { key: { b: 1, a: 1 }, name: "b_a" },
+  { key: { a: 1, a_event: 1, b: 1 }, name: "a_event_b" },
+  { key: { b: 1, b_event: 1, a: 1 }, name: "b_event_a" },
 ];
 
 /**
@@ -598,7 +600,32 @@ export function pairsOfAnyFilter(ids: readonly string[]): Filter<ConflictPairDoc
 export const PAIR_KEYS_OPTIONS: FindOptions = { projection: { _id: 0, a: 1, b: 1 } };
 
 /** What a source's conflicts show of its pairs. */
-export const PAIR_OPTIONS: FindOptions = { projection: { _id: 0, a: 1, b: 1, measure: 1, detected_at: 1 } };
+export const PAIR_OPTIONS: FindOptions = {
+  projection: { _id: 0, a: 1, b: 1, measure: 1, detected_at: 1, a_event: 1, b_event: 1 },
+};
+
+/** The sides of a pair: the field naming the source, and the field of its event seq. */
+export const PAIR_SIDES = [
+  { source: "a", event: "a_event" },
+  { source: "b", event: "b_event" },
+] as const;
+
+/**
+ * The pairs where `id` is one side, in the order of that side's event seqs, from after `afterSeq`
+ * (0: from the first), at most `limit`: one range of the side's index. A source's page of
+ * conflicts is the first `limit` of both sides' pages merged by their event seqs.
+ */
+export function pairsPageQuery(
+  id: string,
+  side: (typeof PAIR_SIDES)[number],
+  page: { afterSeq: number; limit?: number },
+): { filter: Filter<ConflictPairDocument>; options: FindOptions } {
+  const filter: Filter<ConflictPairDocument> =
+    page.afterSeq > 0 ? { [side.source]: id, [side.event]: { $gt: page.afterSeq } } : { [side.source]: id };
+  const options: FindOptions = { ...PAIR_OPTIONS, sort: { [side.event]: 1 } };
+  if (page.limit !== undefined) options.limit = page.limit;
+  return { filter, options };
+}
 
 // --- filling in the history of a ledger stored before the event log (history-fill.ts) ---
 
@@ -619,6 +646,49 @@ export function fillMarkerWrite(
     filter: { _id: name },
     update: { $setOnInsert: { value: new Binary(Uint8Array.of(1)), created_at: new Date(now) } },
     options: { upsert: true },
+  };
+}
+
+/** The marker of the fill of each stored pair's event seqs (fillPairEvents). */
+export const PAIR_EVENTS_FILLED = "history_conflict_pair_events_filled";
+/** Pairs given their event seqs at a time. */
+export const PAIR_EVENTS_CHUNK = 500;
+
+/**
+ * The next pairs stored before pairs kept their event seqs (no `a_event`), by `_id` from a keyset
+ * cursor: one pass along the `_id` index, whatever the number of pairs. Keys only.
+ */
+export function unsequencedPairsQuery(after: string | undefined): {
+  filter: Filter<ConflictPairDocument>;
+  options: FindOptions;
+} {
+  const filter: Filter<ConflictPairDocument> = { a_event: { $exists: false } };
+  if (after !== undefined) filter._id = { $gt: after };
+  return { filter, options: { sort: { _id: 1 }, limit: PAIR_EVENTS_CHUNK, projection: { _id: 1, a: 1, b: 1 } } };
+}
+
+/** The `conflict_set` events of the sources `ids` (along source_seq), naming their counterparts. */
+export function conflictSetEventsQuery(ids: readonly string[]): {
+  filter: Filter<SourceEventDocument>;
+  options: FindOptions;
+} {
+  return {
+    filter: { source_id: { $in: [...ids] }, type: "conflict_set" },
+    options: { projection: { _id: 0, source_id: 1, seq: 1, "counterpart.id": 1 } },
+  };
+}
+
+/** A pair's event seqs on either side, set only while it has none (a second filler writes nothing). */
+export function pairEventsWrite(
+  id: string,
+  aEvent: number,
+  bEvent: number,
+): AnyBulkWriteOperation<ConflictPairDocument> {
+  return {
+    updateOne: {
+      filter: { _id: id, a_event: { $exists: false } },
+      update: { $set: { a_event: aEvent, b_event: bEvent } },
+    },
   };
 }
 

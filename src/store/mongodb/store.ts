@@ -117,9 +117,10 @@ import {
   ledgerSecretWrite,
   listPlan,
   PAIR_KEYS_OPTIONS,
-  PAIR_OPTIONS,
+  PAIR_SIDES,
   pairsOfAnyFilter,
   pairsOfFilter,
+  pairsPageQuery,
   SETTINGS,
   SOURCE_EVENTS,
   SOURCES,
@@ -408,16 +409,26 @@ export class MongoSourceStore implements SourceStore {
    * counterparts) run in one read-only snapshot transaction, so a delete committing meanwhile is
    * seen whole or not at all: never a pair without its counterpart.
    */
-  async conflictsOf(id: string, accountId: string | null): Promise<SourceConflict[] | null> {
+  async conflictsOf(id: string, accountId: string | null, page?: EventPage): Promise<SourceConflict[] | null> {
     return this.run("conflicts", () =>
       this.transaction(
         "conflicts",
         async (session) => {
           const live = await this.sources.findOne(getFilter(id, accountId), { ...LIVE_SOURCE_OPTIONS, session });
           if (live === null) return null;
-          const pairs = await this.pairs
-            .find<PairViewDocument>(pairsOfFilter(id), { ...PAIR_OPTIONS, session })
-            .toArray();
+          // One range of each side's index, merged in the order of the source's event seqs.
+          const sides = await Promise.all(
+            PAIR_SIDES.map(async (side) => {
+              const { filter, options } = pairsPageQuery(id, side, page ?? { afterSeq: 0 });
+              const found = await this.pairs.find<PairViewDocument>(filter, { ...options, session }).toArray();
+              return found.map((pair) => ({ pair, seq: pair[side.event] }));
+            }),
+          );
+          const pairs = sides
+            .flat()
+            .sort((x, y) => x.seq - y.seq)
+            .slice(0, page?.limit)
+            .map(({ pair }) => pair);
           if (pairs.length === 0) return [];
           const counterpartIds = [...new Set(pairs.map((pair) => (pair.a === id ? pair.b : pair.a)))];
           const counterparts = new Map(
@@ -436,9 +447,7 @@ export class MongoSourceStore implements SourceStore {
             const counterpart = counterparts.get(pair.a === id ? pair.b : pair.a);
             if (counterpart !== undefined) conflicts.push(fromPairDocument(id, pair, counterpart));
           }
-          return conflicts.sort(
-            (x, y) => x.detectedAt - y.detectedAt || compareIds(x.counterpart.id, y.counterpart.id),
-          );
+          return conflicts;
         },
         keepWhatWasRead,
       ),

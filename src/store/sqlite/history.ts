@@ -94,6 +94,8 @@ interface PairRow {
   account_id: string;
   measure: string;
   detected_at: number;
+  /** The seq of the conflict_set event that recorded the pair in the asked-for source's history. */
+  event: number;
   /** 1 when the asked-for source is the pair's `a` side (the measure is from its side). */
   mine: number;
 }
@@ -120,17 +122,11 @@ export class SqliteHistory {
       insertEvent: db.prepare<[string, number, string, string, number, string, string | null]>(
         "INSERT INTO source_events (source_id, seq, account_id, type, at, by, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
       ),
-      insertPair: db.prepare<[number, number, string, number]>(
-        "INSERT INTO conflict_pairs (a_seq, b_seq, measure, detected_at) VALUES (?, ?, ?, ?)",
+      insertPair: db.prepare<[number, number, string, number, number, number]>(
+        `INSERT INTO conflict_pairs (a_seq, b_seq, measure, detected_at, a_event, b_event)
+         VALUES (?, ?, ?, ?, ?, ?)`,
       ),
-      pairsOf: db.prepare<[number, number], PairRow>(
-        `SELECT s.id, s.alt_id, s.account_id, p.measure, p.detected_at, 1 AS mine
-           FROM conflict_pairs p JOIN sources s ON s.seq = p.b_seq WHERE p.a_seq = ?
-         UNION ALL
-         SELECT s.id, s.alt_id, s.account_id, p.measure, p.detected_at, 0 AS mine
-           FROM conflict_pairs p JOIN sources s ON s.seq = p.a_seq WHERE p.b_seq = ?
-         ORDER BY detected_at, id`,
-      ),
+      pairsOf: db.prepare<{ seq: number; after: number }, PairRow>(PAIRS_OF_SQL),
       counterpartSeqs: db.prepare<[number, number], { seq: number; id: string; alt_id: string; account_id: string }>(
         `SELECT s.seq, s.id, s.alt_id, s.account_id FROM conflict_pairs p JOIN sources s ON s.seq = p.b_seq
            WHERE p.a_seq = ?
@@ -178,16 +174,17 @@ export class SqliteHistory {
     this.statements.advanceClock.run(at);
   }
 
-  /** Appends an event; `seq` when the caller knows it (its own events within its transaction). */
+  /** Appends an event and answers its seq; `seq` when the caller knows it (its own events within its transaction). */
   private append(
     subject: Pick<EventSubject, "id" | "accountId">,
     type: SourceEventType,
     change: Change,
     data: EventData | null,
     seq = this.statements.nextSeq.get(subject.id)?.next ?? 1,
-  ): void {
+  ): number {
     const json = data === null ? null : JSON.stringify(data);
     this.statements.insertEvent.run(subject.id, seq, subject.accountId, type, change.at, change.by, json);
+    return seq;
   }
 
   /** The `created` event of a source just inserted: its flag as created (the row holds the rest). */
@@ -207,12 +204,25 @@ export class SqliteHistory {
     change: Change,
     subjectSeq?: number,
   ): void {
-    this.statements.insertPair.run(subject.seq, other.seq, JSON.stringify(measure), change.at);
-    this.append(subject, "conflict_set", change, { counterpart: counterpartOf(other), measure }, subjectSeq);
-    this.append(other, "conflict_set", change, {
+    const subjectEvent = this.append(
+      subject,
+      "conflict_set",
+      change,
+      { counterpart: counterpartOf(other), measure },
+      subjectSeq,
+    );
+    const otherEvent = this.append(other, "conflict_set", change, {
       counterpart: counterpartOf(subject),
       measure: fromOtherSide(measure),
     });
+    this.statements.insertPair.run(
+      subject.seq,
+      other.seq,
+      JSON.stringify(measure),
+      change.at,
+      subjectEvent,
+      otherEvent,
+    );
   }
 
   /** The sources `seq` is in a pair with, read before it is deleted (its pairs go with it). */
@@ -373,16 +383,22 @@ export class SqliteHistory {
     });
   }
 
-  /** A live source's conflicts, oldest pair first; null when it is not live in `accountId`'s scope. */
-  conflictsOf(id: string, accountId: string | null): SourceConflict[] | null {
+  /**
+   * A live source's conflicts in the order its history recorded them (a page of them: after an
+   * event seq, at most a limit, one range of each side's index); null when it is not live in
+   * `accountId`'s scope.
+   */
+  conflictsOf(id: string, accountId: string | null, page?: EventPage): SourceConflict[] | null {
     const live = this.statements.liveSeq.get(id);
     if (live === undefined || (accountId !== null && live.account_id !== accountId)) return null;
-    return this.statements.pairsOf.all(live.seq, live.seq).map((row) => {
+    const rows = this.statements.pairsOf.iterate({ seq: live.seq, after: page?.afterSeq ?? 0 });
+    return firstOf(rows, page?.limit ?? Number.POSITIVE_INFINITY).map((row) => {
       const measure = JSON.parse(row.measure) as ConflictMeasure;
       return {
         counterpart: { id: row.id, altId: row.alt_id, accountId: row.account_id },
         measure: row.mine === 1 ? measure : fromOtherSide(measure),
         detectedAt: row.detected_at,
+        seq: row.event,
       };
     });
   }
@@ -396,6 +412,18 @@ export class SqliteHistory {
 export const EVENTS_OF_SQL = `SELECT e.source_id, e.seq, e.account_id, e.type, e.at, e.by, e.data, ${LIVE_COLUMNS}
   FROM source_events e LEFT JOIN sources s ON e.type = 'created' AND s.id = e.source_id
  WHERE e.source_id = ? AND e.seq > ? ORDER BY e.seq`;
+
+/**
+ * A source's conflicts from after one of its event seqs, in that order: the pairs where it is `a`
+ * and those where it is `b`, each one range of its (side, event) index, merged. Placeholders:
+ * seq (the source's row), after (an event seq).
+ */
+export const PAIRS_OF_SQL = `SELECT s.id, s.alt_id, s.account_id, p.measure, p.detected_at, p.a_event AS event, 1 AS mine
+  FROM conflict_pairs p JOIN sources s ON s.seq = p.b_seq WHERE p.a_seq = @seq AND p.a_event > @after
+UNION ALL
+SELECT s.id, s.alt_id, s.account_id, p.measure, p.detected_at, p.b_event AS event, 0 AS mine
+  FROM conflict_pairs p JOIN sources s ON s.seq = p.a_seq WHERE p.b_seq = @seq AND p.b_event > @after
+ORDER BY event`;
 
 /** The first `limit` rows of a statement's iterator; leaving it early resets the statement. */
 function firstOf<T>(rows: Iterable<T>, limit: number): T[] {

@@ -201,4 +201,36 @@ export const MIGRATIONS: readonly Migration[] = [
                      coalesce((SELECT max(created_at) FROM sources), 0)));
     `,
   },
+  {
+    version: 6,
+    name: "conflict pairs paged along each side's history",
+    sql: `
+      -- Each pair keeps the seq of the conflict_set event that recorded it on either side: a
+      -- source's conflicts are listed in that order (detection order: times follow commits) and a
+      -- page is one range of each side's index, whatever the source's number of pairs (docs/api.md
+      -- §14). Existing pairs take theirs from the events (every live pair has one on each side).
+      CREATE TABLE conflict_pairs_paged (
+        a_seq       INTEGER NOT NULL REFERENCES sources (seq) ON DELETE CASCADE,
+        b_seq       INTEGER NOT NULL REFERENCES sources (seq) ON DELETE CASCADE,
+        measure     TEXT    NOT NULL,
+        detected_at INTEGER NOT NULL,
+        a_event     INTEGER NOT NULL,
+        b_event     INTEGER NOT NULL,
+        PRIMARY KEY (a_seq, b_seq)
+      ) STRICT, WITHOUT ROWID;
+      INSERT INTO conflict_pairs_paged (a_seq, b_seq, measure, detected_at, a_event, b_event)
+      SELECT p.a_seq, p.b_seq, p.measure, p.detected_at,
+             (SELECT max(e.seq) FROM source_events e
+               WHERE e.source_id = a.id AND e.type = 'conflict_set'
+                 AND json_extract(e.data, '$.counterpart.id') = b.id),
+             (SELECT max(e.seq) FROM source_events e
+               WHERE e.source_id = b.id AND e.type = 'conflict_set'
+                 AND json_extract(e.data, '$.counterpart.id') = a.id)
+        FROM conflict_pairs p JOIN sources a ON a.seq = p.a_seq JOIN sources b ON b.seq = p.b_seq;
+      DROP TABLE conflict_pairs;
+      ALTER TABLE conflict_pairs_paged RENAME TO conflict_pairs;
+      CREATE UNIQUE INDEX conflict_pairs_a_event ON conflict_pairs (a_seq, a_event);
+      CREATE UNIQUE INDEX conflict_pairs_b_event ON conflict_pairs (b_seq, b_event);
+    `,
+  },
 ];

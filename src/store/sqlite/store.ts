@@ -235,8 +235,8 @@ export class SqliteSourceStore implements SourceStore {
     return this.runSync("history", () => this.events.eventsOf(id, accountId, page));
   }
 
-  async conflictsOf(id: string, accountId: string | null): Promise<SourceConflict[] | null> {
-    return this.runSync("conflicts", () => this.events.conflictsOf(id, accountId));
+  async conflictsOf(id: string, accountId: string | null, page?: EventPage): Promise<SourceConflict[] | null> {
+    return this.runSync("conflicts", () => this.events.conflictsOf(id, accountId, page));
   }
 
   async ledgerSecret(): Promise<Uint8Array> {
