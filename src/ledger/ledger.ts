@@ -313,7 +313,7 @@ function readSourcePageToken(keys: PageTokens, token: string | undefined, bindin
       {
         field: "page_token",
         detail:
-          "page_token does not belong to this listing: it was made for another source, caller or environment, or was altered",
+          "page_token does not belong to this listing: it was made for another source, caller or environment, by an earlier version, or was altered; start again without page_token",
       },
     ]);
   }

@@ -48,7 +48,7 @@ export class CounterpartView {
     this.key = deriveKey(secret, "conflict refs v1");
   }
 
-  refOf(a: string, b: string): string {
+  private refOf(a: string, b: string): string {
     const [first, second] = a < b ? [a, b] : [b, a];
     return createHmac("sha256", this.key)
       .update(first)
@@ -59,6 +59,7 @@ export class CounterpartView {
       .toString("base64url");
   }
 
+  /** `other`, a counterpart of source `sourceId`, as `principal` may see it. */
   counterpart(principal: Principal, sourceId: string, other: Counterpart): VisibleCounterpart {
     if (principal.isAdmin) return { id: other.id, altId: other.altId, accountId: other.accountId };
     if (other.accountId === principal.accountId) return { id: other.id, altId: other.altId };

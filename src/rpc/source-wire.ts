@@ -37,15 +37,15 @@ function intSize(value: number | bigint): number {
 
 const lenFieldSize = (no: number, payload: number) => varintSize(tagOf(no, LEN)) + varintSize(payload) + payload;
 
-/** Sizes computed once per source (sourceSize) and read again while writing (writeSource). */
+/**
+ * What sizing a source found that writing it reads again (sourceSize, then writeSource): each
+ * string's UTF-8 length, and the stored geometry's scanned wire form. Nested messages' sizes are
+ * counted again where they are written: counting is cheap, scanning and UTF-8 lengths are not.
+ */
 interface Plan {
   strings: Map<string, number>;
   /** The geometry's wire form straight from its stored GeoJSON text, when the source has one. */
   geometry?: GeoJsonWire;
-  /** The Geometry message's size when the source carries the message instead. */
-  geometryMessageSize?: number;
-  /** The UnepOverlap message's size, when set. */
-  unepSize?: number;
 }
 
 /**
@@ -122,10 +122,7 @@ function sourceSize(plan: Plan, s: Source): number {
   if (s.geometrySource !== 0) size += 1 + intSize(s.geometrySource);
   plan.geometry = storedGeometry(s);
   if (plan.geometry !== undefined) size += lenFieldSize(F.geometry.number, plan.geometry.size);
-  else if (s.geometry !== undefined) {
-    plan.geometryMessageSize = geometrySize(s.geometry);
-    size += lenFieldSize(F.geometry.number, plan.geometryMessageSize);
-  }
+  else if (s.geometry !== undefined) size += lenFieldSize(F.geometry.number, geometrySize(s.geometry));
   if (s.startAt !== undefined) size += lenFieldSize(F.startAt.number, timestampSize(s.startAt));
   if (s.endAt !== undefined) size += lenFieldSize(F.endAt.number, timestampSize(s.endAt));
   if (s.accountId !== "") size += stringFieldSize(plan, F.accountId.number, s.accountId);
@@ -134,10 +131,7 @@ function sourceSize(plan: Plan, s: Source): number {
   if (s.createdAt !== undefined) size += lenFieldSize(F.createdAt.number, timestampSize(s.createdAt));
   if (s.updatedAt !== undefined) size += lenFieldSize(F.updatedAt.number, timestampSize(s.updatedAt));
   if (s.conflict) size += 3;
-  if (s.unepOverlap !== undefined) {
-    plan.unepSize = unepSize(plan, s.unepOverlap);
-    size += lenFieldSize(F.unepOverlap.number, plan.unepSize);
-  }
+  if (s.unepOverlap !== undefined) size += lenFieldSize(F.unepOverlap.number, unepSize(plan, s.unepOverlap));
   return size;
 }
 
@@ -248,9 +242,9 @@ function writeSource(out: Writer, plan: Plan, s: Source): void {
     out.tag(F.geometry.number, LEN);
     out.varint(plan.geometry.size);
     out.offset = plan.geometry.write(out.bytes, out.offset);
-  } else if (s.geometry !== undefined && plan.geometryMessageSize !== undefined) {
+  } else if (s.geometry !== undefined) {
     out.tag(F.geometry.number, LEN);
-    out.varint(plan.geometryMessageSize);
+    out.varint(geometrySize(s.geometry));
     writeGeometry(out, s.geometry);
   }
   if (s.startAt !== undefined) out.timestamp(F.startAt.number, s.startAt);
@@ -264,9 +258,9 @@ function writeSource(out: Writer, plan: Plan, s: Source): void {
     out.tag(F.conflict.number, VARINT);
     out.varint(1);
   }
-  if (s.unepOverlap !== undefined && plan.unepSize !== undefined) {
+  if (s.unepOverlap !== undefined) {
     out.tag(F.unepOverlap.number, LEN);
-    out.varint(plan.unepSize);
+    out.varint(unepSize(plan, s.unepOverlap));
     writeUnep(out, plan, s.unepOverlap);
   }
 }

@@ -87,7 +87,11 @@ export function lastCreatedAt(records: readonly NewSourceRecord[], since: number
   return latestOf(records, (record) => record.createdAt, since);
 }
 
-/** A page of a source's events (SourceStore.history): those with `seq` after `afterSeq`, at most `limit`. */
+/**
+ * A page along a source's own event seqs: its events (SourceStore.history) or its conflicts
+ * (SourceStore.conflictsOf, by the seq of each one's conflict_set event), those after `afterSeq`,
+ * at most `limit`.
+ */
 export interface EventPage {
   /** 0 for the first page: seqs start at 1. */
   afterSeq: number;

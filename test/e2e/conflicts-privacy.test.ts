@@ -190,8 +190,11 @@ describe("the scenario as each party sees it", () => {
       const c1 = await api.conflictList(A.token, "production", a1.id);
       const c2 = await api.conflictList(A.token, "production", a2.id);
       expect(refOf(c1[0].counterpart)).toBe(fromA.a1b1);
-      // Both found by one create (the same detected_at): their order is the pairs' refs' (docs/api.md §14).
-      expect(c2.map((c) => c.counterpart)).toHaveLength(2);
+      // Both found by one create (the same detected_at): in the order a2's history recorded them
+      // (docs/api.md §14).
+      const recorded = conflictEvents(h2).map((e) => e.counterpart);
+      expect(recorded).toHaveLength(2);
+      expect(c2.map((c) => c.counterpart)).toEqual(recorded);
       expect(c2.map((c) => c.counterpart)).toEqual(
         expect.arrayContaining([{ id: a1.id, alt_id: a1.altId }, { ref: fromA.a2b1 }]),
       );

@@ -7,6 +7,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { nextLink } from "./paging-support.js";
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -126,6 +127,8 @@ export interface LivePair {
   area: number;
   fraction: number;
   otherFraction: number;
+  /** The seq of this side's conflict_set event as the pair stores it (the file's view only). */
+  event?: number;
 }
 
 export interface LedgerView {
@@ -194,11 +197,15 @@ export function readDatabase(path: string): { view: LedgerView; extras: Database
       const conflicts = new Map<string, Map<string, LivePair>>();
       for (const id of live.keys()) conflicts.set(id, new Map());
       const subjects = new Set<string>();
-      for (const row of db.prepare("SELECT a_seq, b_seq, measure, detected_at FROM conflict_pairs").all() as {
+      for (const row of db
+        .prepare("SELECT a_seq, b_seq, measure, detected_at, a_event, b_event FROM conflict_pairs")
+        .all() as {
         a_seq: number;
         b_seq: number;
         measure: string;
         detected_at: number;
+        a_event: number;
+        b_event: number;
       }[]) {
         const a = seqToId.get(row.a_seq);
         const b = seqToId.get(row.b_seq);
@@ -216,12 +223,14 @@ export function readDatabase(path: string): { view: LedgerView; extras: Database
           area: m.overlapAreaM2,
           fraction: m.overlapFraction,
           otherFraction: m.counterpartOverlapFraction,
+          event: row.a_event,
         });
         conflicts.get(b)?.set(a, {
           detectedAt: row.detected_at,
           area: m.overlapAreaM2,
           fraction: m.counterpartOverlapFraction,
           otherFraction: m.overlapFraction,
+          event: row.b_event,
         });
       }
       const events = new Map<string, LedgerEvent[]>();
@@ -342,10 +351,7 @@ export async function readApi(
       });
       altIdOf.set(r.id, r.alt_id);
     }
-    const link: string | null = res.headers.get("link");
-    const next: RegExpExecArray | null = link === null ? null : /^<([^>]+)>;\s*rel="next"$/.exec(link);
-    if (link !== null && next === null) throw new Error(`GET ${path}: unreadable Link ${link}`);
-    path = next === null ? null : next[1];
+    path = nextLink(res);
   }
 
   const conflicts = new Map<string, Map<string, LivePair>>();
@@ -402,6 +408,13 @@ export async function readApi(
         if (c.counterpart.alt_id !== undefined && altIdOf.has(other) && altIdOf.get(other) !== c.counterpart.alt_id) {
           violations.push(`${id}'s conflict names ${other} with alt_id ${c.counterpart.alt_id}`);
         }
+      }
+      // Listed in the order the source's history recorded them (docs/api.md §14).
+      const recorded = (events.get(id) ?? [])
+        .filter((e) => e.type === "conflict_set" && e.counterpart !== undefined && pairs.has(e.counterpart))
+        .map((e) => e.counterpart);
+      if (JSON.stringify(recorded) !== JSON.stringify([...pairs.keys()])) {
+        violations.push(`${id}'s conflicts are not in its conflict_set events' order`);
       }
       conflicts.set(id, pairs);
     } else if (events.has(id)) {
@@ -482,6 +495,7 @@ export function invariantViolations(view: LedgerView): string[] {
       } else {
         const set = sets[0];
         if (
+          (pair.event !== undefined && pair.event !== set.seq) ||
           set.at !== pair.detectedAt ||
           !same(set.area, pair.area) ||
           !same(set.fraction, pair.fraction) ||
@@ -590,8 +604,13 @@ export function viewDifferences(api: LedgerView, file: LedgerView): string[] {
     if (JSON.stringify(api.live.get(id)) !== JSON.stringify(source)) {
       out.push(`${id}: listed ${JSON.stringify(api.live.get(id))}, stored ${JSON.stringify(source)}`);
     }
+    // The stored event seq is the file's alone (the API shows it as the order, checked on reading).
     const pairs = (m: Map<string, LivePair> | undefined) =>
-      JSON.stringify([...(m ?? new Map()).entries()].sort(([x], [y]) => (x < y ? -1 : 1)));
+      JSON.stringify(
+        [...(m ?? new Map<string, LivePair>()).entries()]
+          .map(([other, { event: _event, ...pair }]) => [other, pair])
+          .sort(([x], [y]) => ((x as string) < (y as string) ? -1 : 1)),
+      );
     if (pairs(api.conflicts.get(id)) !== pairs(file.conflicts.get(id))) {
       out.push(`${id}: /conflicts ${pairs(api.conflicts.get(id))}, conflict_pairs ${pairs(file.conflicts.get(id))}`);
     }

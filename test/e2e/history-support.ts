@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, expect } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { grpc, LedgerGrpc, type ServiceName, ts, type UnaryOutcome } from "./grpc-support.js";
+import { nextLink, tokenOf } from "./paging-support.js";
 
 export type Json = Record<string, any>;
 export type Protocol = "rest" | "grpc" | "connect";
@@ -206,14 +207,14 @@ export class HistoryClient {
     path: string,
     token: string,
     json?: unknown,
-  ): Promise<{ status: number; body: any; text: string }> {
+  ): Promise<{ status: number; body: any; text: string; next: string | null }> {
     const res = await this.server.request(method, path, { token, json });
     const text = await res.text();
     this.transcript.push({
       label: `REST ${method} ${path} (${label})`,
       text: `${res.status}\n${[...res.headers].map(([k, v]) => `${k}: ${v}`).join("\n")}\n\n${text}`,
     });
-    return { status: res.status, body: text === "" ? null : JSON.parse(text), text };
+    return { status: res.status, body: text === "" ? null : JSON.parse(text), text, next: nextLink(res) };
   }
 
   private async grpcCall(label: string, env: Env, method: string, request: object, token: string) {
@@ -460,20 +461,8 @@ export class HistoryClient {
 
   /** `GET /sources/{id}/history` or ListSourceEvents, normalised to the REST form. */
   async history(token: string, env: Env, id: string, label = "history"): Promise<Outcome<HistoryEvent[]>> {
-    if (this.protocol === "rest") {
-      const answer = await this.rest(label, "GET", this.restPath(env, `/${encodeURIComponent(id)}/history`), token);
-      if (answer.status !== 200) return this.restFailure(answer);
-      expect(Array.isArray(answer.body)).toBe(true);
-      return { ok: true, value: (answer.body as Json[]).map(restEvent) };
-    }
-    if (this.protocol === "grpc") {
-      const outcome = await this.grpcCall(label, env, "ListSourceEvents", { id }, token);
-      if (outcome.code !== grpc.status.OK) return this.grpcFailure(outcome);
-      return { ok: true, value: (outcome.response.events as Json[]).map(grpcEvent) };
-    }
-    const answer = await this.connectCall(label, env, "ListSourceEvents", { id }, token);
-    if (answer.status !== 200) return this.connectFailure(answer);
-    return { ok: true, value: ((answer.body.events ?? []) as Json[]).map(connectEvent) };
+    const page = await this.sourcePage("history", token, env, id, label);
+    return page.ok ? { ok: true, value: page.value.items } : page;
   }
 
   /** The history, expected found. */
@@ -485,77 +474,68 @@ export class HistoryClient {
 
   /** `GET /sources/{id}/conflicts` or ListConflicts, normalised to the REST form. */
   async conflicts(token: string, env: Env, id: string, label = "conflicts"): Promise<Outcome<ExplainedConflict[]>> {
-    if (this.protocol === "rest") {
-      const answer = await this.rest(label, "GET", this.restPath(env, `/${encodeURIComponent(id)}/conflicts`), token);
-      if (answer.status !== 200) return this.restFailure(answer);
-      expect(Array.isArray(answer.body)).toBe(true);
-      return { ok: true, value: (answer.body as Json[]).map(restConflict) };
-    }
-    if (this.protocol === "grpc") {
-      const outcome = await this.grpcCall(label, env, "ListConflicts", { id }, token);
-      if (outcome.code !== grpc.status.OK) return this.grpcFailure(outcome);
-      return { ok: true, value: (outcome.response.conflicts as Json[]).map(grpcConflict) };
-    }
-    const answer = await this.connectCall(label, env, "ListConflicts", { id }, token);
-    if (answer.status !== 200) return this.connectFailure(answer);
-    return { ok: true, value: ((answer.body.conflicts ?? []) as Json[]).map(connectConflict) };
+    const page = await this.sourcePage("conflicts", token, env, id, label);
+    return page.ok ? { ok: true, value: page.value.items } : page;
   }
 
   /**
-   * Every page of a source's history (`what` "history") or conflicts, `limit` a page, as each
-   * protocol pages: REST follows each answer's `Link: rel="next"`, gRPC and Connect send the
-   * answer's `next_page_token` back. Each page normalised to the REST form.
+   * One page of a source's history or conflicts (the first, or the one `page` names), normalised
+   * to the REST form, with the next page's token ("" after the last): REST's from the answer's
+   * `Link: rel="next"`, gRPC's and Connect's from `next_page_token`. Every answer is in the transcript.
    */
+  private async sourcePage<T extends "history" | "conflicts">(
+    what: T,
+    token: string,
+    env: Env,
+    id: string,
+    label: string,
+    page?: { limit: number; pageToken: string },
+  ): Promise<Outcome<{ items: PageItem<T>[]; next: string }>> {
+    const field = what === "history" ? "events" : "conflicts";
+    const method = what === "history" ? "ListSourceEvents" : "ListConflicts";
+    const convert = PAGE_ITEMS[what][this.protocol] as (json: Json) => PageItem<T>;
+    if (this.protocol === "rest") {
+      const query = page === undefined ? "" : `?limit=${page.limit}&page_token=${encodeURIComponent(page.pageToken)}`;
+      const answer = await this.rest(
+        label,
+        "GET",
+        this.restPath(env, `/${encodeURIComponent(id)}/${what}${query}`),
+        token,
+      );
+      if (answer.status !== 200) return this.restFailure(answer);
+      expect(Array.isArray(answer.body)).toBe(true);
+      const next = answer.next === null ? "" : tokenOf(answer.next);
+      return { ok: true, value: { items: (answer.body as Json[]).map(convert), next } };
+    }
+    if (this.protocol === "grpc") {
+      const request = page === undefined ? { id } : { id, limit: page.limit, page_token: page.pageToken };
+      const outcome = await this.grpcCall(label, env, method, request, token);
+      if (outcome.code !== grpc.status.OK) return this.grpcFailure(outcome);
+      const items = (outcome.response[field] as Json[]).map(convert);
+      return { ok: true, value: { items, next: outcome.response.next_page_token as string } };
+    }
+    const request = page === undefined ? { id } : { id, limit: page.limit, pageToken: page.pageToken };
+    const answer = await this.connectCall(label, env, method, request, token);
+    if (answer.status !== 200) return this.connectFailure(answer);
+    const items = ((answer.body[field] ?? []) as Json[]).map(convert);
+    return { ok: true, value: { items, next: (answer.body.nextPageToken ?? "") as string } };
+  }
+
+  /** Every page of a source's history (`what` "history") or conflicts, `limit` a page, expected found. */
   async walk<T extends "history" | "conflicts">(
     token: string,
     env: Env,
     id: string,
     what: T,
     limit: number,
-  ): Promise<(T extends "history" ? HistoryEvent : ExplainedConflict)[][]> {
-    type Item = T extends "history" ? HistoryEvent : ExplainedConflict;
-    const pages: Item[][] = [];
-    const field = what === "history" ? "events" : "conflicts";
-    const method = what === "history" ? "ListSourceEvents" : "ListConflicts";
-    if (this.protocol === "rest") {
-      const toItem = (what === "history" ? restEvent : restConflict) as (json: Json) => Item;
-      let path: string | null = `${this.restPath(env, `/${encodeURIComponent(id)}/${what}`)}?limit=${limit}`;
-      while (path !== null) {
-        const res = await this.server.request("GET", path, { token });
-        const body = await res.json();
-        if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(body)}`);
-        pages.push((body as Json[]).map(toItem));
-        const link = res.headers.get("link");
-        path = link === null ? null : (/^<([^>]+)>; rel="next"$/.exec(link)?.[1] ?? "no next href in the Link");
-        if (pages.length > 1_000) throw new Error("the walk does not end");
-      }
-      return pages;
-    }
+  ): Promise<PageItem<T>[][]> {
+    const pages: PageItem<T>[][] = [];
     let pageToken = "";
     do {
-      let items: Json[];
-      if (this.protocol === "grpc") {
-        const outcome = await this.grpcCall(what, env, method, { id, limit, page_token: pageToken }, token);
-        if (outcome.code !== grpc.status.OK)
-          throw new Error(`${method}: ${grpc.status[outcome.code]} ${outcome.details}`);
-        items = outcome.response[field] as Json[];
-        pageToken = outcome.response.next_page_token as string;
-      } else {
-        const answer = await this.connectCall(what, env, method, { id, limit, pageToken }, token);
-        if (answer.status !== 200) throw new Error(`${method}: ${answer.status} ${JSON.stringify(answer.body)}`);
-        items = (answer.body[field] ?? []) as Json[];
-        pageToken = (answer.body.nextPageToken ?? "") as string;
-      }
-      const toItem = (
-        what === "history"
-          ? this.protocol === "grpc"
-            ? grpcEvent
-            : connectEvent
-          : this.protocol === "grpc"
-            ? grpcConflict
-            : connectConflict
-      ) as (json: Json) => Item;
-      pages.push(items.map(toItem));
+      const page = await this.sourcePage(what, token, env, id, what, { limit, pageToken });
+      if (!page.ok) throw new Error(`${what} of ${id}: ${page.status} ${page.signature}`);
+      pages.push(page.value.items);
+      pageToken = page.value.next;
       if (pages.length > 1_000) throw new Error("the walk does not end");
     } while (pageToken !== "");
     return pages;
@@ -717,6 +697,15 @@ export function expectClose(actual: number | undefined, expected: number, relati
     Math.abs(expected) * relative,
   );
 }
+
+/** An item of a source's history or conflicts, normalised to the REST form. */
+type PageItem<T extends "history" | "conflicts"> = T extends "history" ? HistoryEvent : ExplainedConflict;
+
+/** Each protocol's answer items, normalised to the REST form. */
+const PAGE_ITEMS = {
+  history: { rest: restEvent, grpc: grpcEvent, connect: connectEvent },
+  conflicts: { rest: restConflict, grpc: grpcConflict, connect: connectConflict },
+} as const;
 
 /** The `created_at` of a record in the protocol's form, as toISOString(). */
 export function createdAtOf(protocol: Protocol, record: Json): string {

@@ -81,7 +81,7 @@ function switchableStore(inner: SourceStore): { store: SourceStore; setMode(mode
     deleteById: (id, accountId, change) => gate(() => inner.deleteById(id, accountId, change)),
     deleteByAltId: (altId, accountId, change) => gate(() => inner.deleteByAltId(altId, accountId, change)),
     history: (id, accountId, page) => gate(() => inner.history(id, accountId, page)),
-    conflictsOf: (id, accountId) => gate(() => inner.conflictsOf(id, accountId)),
+    conflictsOf: (id, accountId, page) => gate(() => inner.conflictsOf(id, accountId, page)),
     ledgerSecret: () => inner.ledgerSecret(),
     ping: () => gate(() => inner.ping()),
     close: () => inner.close(),

@@ -38,6 +38,7 @@ import {
   COUNTERPART_OPTIONS,
   CREATED_EVENTS_FILLED,
   conflictCandidatesFilter,
+  conflictSetEventsQuery,
   DB_OPTIONS,
   DELETE_OPTIONS,
   deleteByAltIdFilter,
@@ -79,8 +80,8 @@ import {
   sourcesByIdFilter,
   TRANSACTION_OPTIONS,
   takenAltIdsFilter,
+  UNSEQUENCED_PAIR_QUERY,
   unnumberedFilter,
-  unsequencedPairsQuery,
 } from "../../src/store/mongodb/queries.js";
 import { openProductionStore } from "../../src/store/open.js";
 import { AltIdTakenError, StoreUnavailableError } from "../../src/store/port.js";
@@ -194,9 +195,10 @@ describe("what the store sends (fake driver)", () => {
       (c) => c.target !== "client" && !["createIndexes", "createCollection"].includes(c.method),
     );
     expect(steps.map((c) => `${c.target}.${c.method}`)).toEqual([
-      // No pair stored before pairs kept their event seqs.
+      // No conflict_set event to read, and no pair without its seqs.
       "settings.findOne",
-      "conflict_pairs.find",
+      "source_events.find",
+      "conflict_pairs.findOne",
       "settings.updateOne",
       "settings.findOne",
       "sources.find",
@@ -237,8 +239,12 @@ describe("what the store sends (fake driver)", () => {
         { ...HISTORY_INSERT_OPTIONS, session },
       ],
     ]);
-    expect(fake.callsTo("conflict_pairs", "find")).toEqual([
-      [unsequencedPairsQuery(undefined).filter, unsequencedPairsQuery(undefined).options],
+    expect(fake.callsTo("source_events", "find")[0]).toEqual([
+      conflictSetEventsQuery(undefined).filter,
+      conflictSetEventsQuery(undefined).options,
+    ]);
+    expect(fake.callsTo("conflict_pairs", "findOne")).toEqual([
+      [UNSEQUENCED_PAIR_QUERY.filter, UNSEQUENCED_PAIR_QUERY.options],
     ]);
     expect(fake.callsTo("settings", "updateOne").map(([filter]) => filter)).toEqual([
       fillMarkerFilter(PAIR_EVENTS_FILLED),

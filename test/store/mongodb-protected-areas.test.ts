@@ -1393,6 +1393,21 @@ describe("pairs stored before they kept their event seqs get them once (in-memor
     expect(second?.map((c) => c.counterpart.id)).toEqual([spokes[5].id]);
     // From a spoke's side: its one conflict, recorded by its own create (seq 2).
     expect((await reopened.conflictsOf(spokes[3].id, null))?.map((c) => c.seq)).toEqual([2]);
+
+    // A pair whose event is missing on a side (no version writes one): the open stops, saying which.
+    for (const pair of mongo.all("conflict_pairs")) {
+      delete pair.a_event;
+      delete pair.b_event;
+    }
+    mongo.collections.get("settings")?.delete(PAIR_EVENTS_FILLED);
+    const [lost] = mongo.all("source_events").filter((e) => e.source_id === spokes[5].id && e.type === "conflict_set");
+    mongo.collections.get("source_events")?.delete(lost._id);
+    await expect(new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy }).ready()).rejects.toThrow(
+      new StoreUnavailableError(
+        `mongodb conflict pair ${spokes[5].id}|${hub.id} has no conflict_set event on one side: the ledger is inconsistent (docs/mongodb.md, "A ledger stored before the event log")`,
+      ),
+    );
+    expect(mongo.all("settings").map((d) => d._id)).not.toContain(PAIR_EVENTS_FILLED);
   });
 });
 

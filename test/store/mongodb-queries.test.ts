@@ -120,7 +120,7 @@ import {
   PROTECTED_AREA_CANDIDATE_OPTIONS,
   PROTECTED_AREA_INDEXES,
   PROTECTED_AREAS,
-  pairEventsWrite,
+  pairEventWrites,
   pairFillQuery,
   pairsOfAnyFilter,
   pairsOfFilter,
@@ -139,8 +139,8 @@ import {
   TAKEN_ALT_IDS_OPTIONS,
   TRANSACTION_OPTIONS,
   takenAltIdsFilter,
+  UNSEQUENCED_PAIR_QUERY,
   unnumberedFilter,
-  unsequencedPairsQuery,
   uriOptionNames,
   WRITE_CONCERN,
 } from "../../src/store/mongodb/queries.js";
@@ -1332,25 +1332,26 @@ describe("history and conflict pairs (docs/api.md §14)", () => {
     }
   });
 
-  it("pins the fill of pairs stored before they kept their event seqs: by _id, keys only; one write per pair, once", () => {
+  it("pins the fill of pairs stored before they kept their event seqs: one walk of conflict_set events by _id; $max on the side named", () => {
     expect(PAIR_EVENTS_FILLED).toBe("history_conflict_pair_events_filled");
-    expect(unsequencedPairsQuery(undefined)).toStrictEqual({
-      filter: { a_event: { $exists: false } },
-      options: { sort: { _id: 1 }, limit: PAIR_EVENTS_CHUNK, projection: { _id: 1, a: 1, b: 1 } },
+    const options = {
+      sort: { _id: 1 },
+      limit: PAIR_EVENTS_CHUNK,
+      projection: { _id: 1, source_id: 1, seq: 1, "counterpart.id": 1 },
+    };
+    expect(conflictSetEventsQuery(undefined)).toStrictEqual({ filter: { type: "conflict_set" }, options });
+    expect(conflictSetEventsQuery("src_a:0000000003")).toStrictEqual({
+      filter: { type: "conflict_set", _id: { $gt: "src_a:0000000003" } },
+      options,
     });
-    expect(unsequencedPairsQuery("src_a|src_b").filter).toStrictEqual({
-      a_event: { $exists: false },
-      _id: { $gt: "src_a|src_b" },
-    });
-    expect(conflictSetEventsQuery(["src_a", "src_b"])).toStrictEqual({
-      filter: { source_id: { $in: ["src_a", "src_b"] }, type: "conflict_set" },
-      options: { projection: { _id: 0, source_id: 1, seq: 1, "counterpart.id": 1 } },
-    });
-    expect(pairEventsWrite("src_a|src_b", 3, 8)).toStrictEqual({
-      updateOne: {
-        filter: { _id: "src_a|src_b", a_event: { $exists: false } },
-        update: { $set: { a_event: 3, b_event: 8 } },
-      },
+    // src_a's event seq 3 naming src_b: a_event of the pair src_a|src_b, or b_event of src_b|src_a.
+    expect(pairEventWrites("src_a", "src_b", 3)).toStrictEqual([
+      { updateOne: { filter: { _id: "src_a|src_b" }, update: { $max: { a_event: 3 } } } },
+      { updateOne: { filter: { _id: "src_b|src_a" }, update: { $max: { b_event: 3 } } } },
+    ]);
+    expect(UNSEQUENCED_PAIR_QUERY).toStrictEqual({
+      filter: { $or: [{ a_event: { $exists: false } }, { b_event: { $exists: false } }] },
+      options: { projection: { _id: 1 } },
     });
   });
 

@@ -195,4 +195,28 @@ describe("migration 6: pairs stored before they kept their event seqs", () => {
       await reopened.close();
     }
   });
+
+  it("stops, naming the column, when a pair has no conflict_set event on a side (which no version writes)", async () => {
+    const a = makeRecord({ geometry: square(0, 0, 2) });
+    const b = makeRecord({ geometry: square(1, 1, 2), createdAt: a.createdAt + 1 });
+    const store = openSqliteStore({ path, conflictPolicy });
+    await store.insertMany([a]);
+    await store.insertMany([b]);
+    await store.close();
+    const db = openConnection({ path, busyTimeoutMs: 1_000 });
+    db.exec(`
+      CREATE TABLE pairs_v5 (a_seq INTEGER NOT NULL, b_seq INTEGER NOT NULL, measure TEXT NOT NULL,
+        detected_at INTEGER NOT NULL, PRIMARY KEY (a_seq, b_seq)) STRICT, WITHOUT ROWID;
+      INSERT INTO pairs_v5 SELECT a_seq, b_seq, measure, detected_at FROM conflict_pairs;
+      DROP TABLE conflict_pairs;
+      ALTER TABLE pairs_v5 RENAME TO conflict_pairs;
+      DELETE FROM schema_migrations WHERE version = 6;
+      DROP TRIGGER source_events_no_delete;
+    `);
+    db.prepare("DELETE FROM source_events WHERE source_id = ? AND type = 'conflict_set'").run(a.id);
+    db.close();
+    expect(() => openSqliteStore({ path, conflictPolicy })).toThrow(
+      /NOT NULL constraint failed: conflict_pairs_paged\.b_event/,
+    );
+  });
 });

@@ -1,5 +1,6 @@
 import type { ClientSession, Collection } from "mongodb";
 import type { ConflictPolicy } from "../../model/spatial.js";
+import { StoreUnavailableError } from "../port.js";
 import {
   type ConflictPairDocument,
   type FillSubjectDocument,
@@ -32,12 +33,12 @@ import {
   PAIR_EVENTS_FILLED,
   PAIR_FILL_CHUNK,
   PAIR_KEYS_OPTIONS,
-  pairEventsWrite,
+  pairEventWrites,
   pairFillQuery,
   pairsOfAnyFilter,
   setFlagsUpdate,
+  UNSEQUENCED_PAIR_QUERY,
   unnumberedFilter,
-  unsequencedPairsQuery,
 } from "./queries.js";
 
 /** What the fill reads and writes. */
@@ -111,41 +112,33 @@ async function markFilled(target: HistoryFillTarget, name: string): Promise<void
 
 /**
  * Step 0: each pair stored before pairs kept their event seqs gets them (docs/api.md §14: a
- * source's conflicts page along its history), read from the `conflict_set` event on each side
- * naming the other (its last, should there be more). Every live pair has one on each side; one
- * that had none would get 0 and come first. Idempotent: a pair that has its seqs is not written.
+ * source's conflicts page along its history): one walk of the `conflict_set` events, a chunk at a
+ * time, each setting its seq on its side of the pair it names, if that pair is still stored.
+ * Every live pair has such an event on both sides (a create writes the pair and both events in one
+ * transaction); a pair left without a seq stops the open, as the embedded store's migration 6
+ * does, rather than list a conflict no page could reach.
  */
 async function fillPairEvents(target: HistoryFillTarget): Promise<void> {
   for (let after: string | undefined; ; ) {
-    const { filter, options } = unsequencedPairsQuery(after);
-    const pairs = await target.pairs.find<Pick<ConflictPairDocument, "_id" | "a" | "b">>(filter, options).toArray();
-    if (pairs.length === 0) return;
-    after = pairs[pairs.length - 1]._id;
-    const events = conflictSetEventsQuery([...new Set(pairs.flatMap((pair) => [pair.a, pair.b]))]);
-    const recorded = new Map<string, number>();
-    const named = await target.events
-      .find<Pick<SourceEventDocument, "source_id" | "seq" | "counterpart">>(events.filter, events.options)
+    const { filter, options } = conflictSetEventsQuery(after);
+    const events = await target.events
+      .find<Pick<SourceEventDocument, "_id" | "source_id" | "seq" | "counterpart">>(filter, options)
       .toArray();
-    for (const event of named) {
-      const key = sideKey(event.source_id, event.counterpart?.id ?? "");
-      recorded.set(key, Math.max(recorded.get(key) ?? 0, event.seq));
-    }
-    await target.pairs.bulkWrite(
-      pairs.map((pair) =>
-        pairEventsWrite(
-          pair._id,
-          recorded.get(sideKey(pair.a, pair.b)) ?? 0,
-          recorded.get(sideKey(pair.b, pair.a)) ?? 0,
-        ),
-      ),
-      { ordered: false },
+    if (events.length === 0) break;
+    after = events[events.length - 1]._id;
+    const writes = events.flatMap((event) =>
+      event.counterpart === undefined ? [] : pairEventWrites(event.source_id, event.counterpart.id, event.seq),
     );
-    if (pairs.length < PAIR_EVENTS_CHUNK) return;
+    if (writes.length > 0) await target.pairs.bulkWrite(writes, { ordered: false });
+    if (events.length < PAIR_EVENTS_CHUNK) break;
+  }
+  const unsequenced = await target.pairs.findOne(UNSEQUENCED_PAIR_QUERY.filter, UNSEQUENCED_PAIR_QUERY.options);
+  if (unsequenced !== null) {
+    throw new StoreUnavailableError(
+      `mongodb conflict pair ${unsequenced._id} has no conflict_set event on one side: the ledger is inconsistent (docs/mongodb.md, "A ledger stored before the event log")`,
+    );
   }
 }
-
-/** One side of a pair: a source, and the counterpart its event names. */
-const sideKey = (source: string, counterpart: string) => `${source}|${counterpart}`;
 
 /** Step 1: a `created` event for every source written before the event log. */
 async function fillCreatedEvents(target: HistoryFillTarget): Promise<void> {

@@ -38,6 +38,7 @@ import type {
   SourceDocument,
   SourceEventDocument,
 } from "./documents.js";
+import { conflictPairId } from "./documents.js";
 import { LAYER_STATE_ID, type LayerStateDocument } from "./layer-state.js";
 
 export const SOURCES = "sources";
@@ -651,46 +652,50 @@ export function fillMarkerWrite(
 
 /** The marker of the fill of each stored pair's event seqs (fillPairEvents). */
 export const PAIR_EVENTS_FILLED = "history_conflict_pair_events_filled";
-/** Pairs given their event seqs at a time. */
-export const PAIR_EVENTS_CHUNK = 500;
+/** `conflict_set` events read at a time by that fill. */
+export const PAIR_EVENTS_CHUNK = 1_000;
 
 /**
- * The next pairs stored before pairs kept their event seqs (no `a_event`), by `_id` from a keyset
- * cursor: one pass along the `_id` index, whatever the number of pairs. Keys only.
+ * The next `conflict_set` events by `_id` from a keyset cursor: one pass along the `_id` index
+ * over the event log, whatever its size. What names the pair and the seq only.
  */
-export function unsequencedPairsQuery(after: string | undefined): {
-  filter: Filter<ConflictPairDocument>;
-  options: FindOptions;
-} {
-  const filter: Filter<ConflictPairDocument> = { a_event: { $exists: false } };
-  if (after !== undefined) filter._id = { $gt: after };
-  return { filter, options: { sort: { _id: 1 }, limit: PAIR_EVENTS_CHUNK, projection: { _id: 1, a: 1, b: 1 } } };
-}
-
-/** The `conflict_set` events of the sources `ids` (along source_seq), naming their counterparts. */
-export function conflictSetEventsQuery(ids: readonly string[]): {
+export function conflictSetEventsQuery(after: string | undefined): {
   filter: Filter<SourceEventDocument>;
   options: FindOptions;
 } {
+  const filter: Filter<SourceEventDocument> = { type: "conflict_set" };
+  if (after !== undefined) filter._id = { $gt: after };
   return {
-    filter: { source_id: { $in: [...ids] }, type: "conflict_set" },
-    options: { projection: { _id: 0, source_id: 1, seq: 1, "counterpart.id": 1 } },
-  };
-}
-
-/** A pair's event seqs on either side, set only while it has none (a second filler writes nothing). */
-export function pairEventsWrite(
-  id: string,
-  aEvent: number,
-  bEvent: number,
-): AnyBulkWriteOperation<ConflictPairDocument> {
-  return {
-    updateOne: {
-      filter: { _id: id, a_event: { $exists: false } },
-      update: { $set: { a_event: aEvent, b_event: bEvent } },
+    filter,
+    options: {
+      sort: { _id: 1 },
+      limit: PAIR_EVENTS_CHUNK,
+      projection: { _id: 1, source_id: 1, seq: 1, "counterpart.id": 1 },
     },
   };
 }
+
+/**
+ * The seq of `source`'s `conflict_set` event naming `counterpart`, set on its side of their pair,
+ * whichever side it is (the pair's `_id` names its `a` first; the write for the other order matches
+ * nothing). `$max`: the same value again changes nothing, so fillers running at once agree.
+ */
+export function pairEventWrites(
+  source: string,
+  counterpart: string,
+  seq: number,
+): AnyBulkWriteOperation<ConflictPairDocument>[] {
+  return [
+    { updateOne: { filter: { _id: conflictPairId(source, counterpart) }, update: { $max: { a_event: seq } } } },
+    { updateOne: { filter: { _id: conflictPairId(counterpart, source) }, update: { $max: { b_event: seq } } } },
+  ];
+}
+
+/** A pair still without a seq on a side once every event was read: one, its key only. */
+export const UNSEQUENCED_PAIR_QUERY: { filter: Filter<ConflictPairDocument>; options: FindOptions } = {
+  filter: { $or: [{ a_event: { $exists: false } }, { b_event: { $exists: false } }] },
+  options: { projection: { _id: 1 } },
+};
 
 /** Sources a `created` event is filled in for at a time, and flags checked at a time. */
 export const LEGACY_CHUNK = 500;

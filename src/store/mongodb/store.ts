@@ -404,10 +404,11 @@ export class MongoSourceStore implements SourceStore {
   }
 
   /**
-   * A live source's pairs, each from its side, with the counterpart as its document names it now,
-   * oldest pair first (then by counterpart id). The three reads (the source, its pairs, their
-   * counterparts) run in one read-only snapshot transaction, so a delete committing meanwhile is
-   * seen whole or not at all: never a pair without its counterpart.
+   * A live source's pairs (a page of them), each from its side, with the counterpart as its
+   * document names it now, in the order the source's history recorded them (its event seq on the
+   * pair). The reads (the source, a range of its pairs from each side, their counterparts) run in
+   * one read-only snapshot transaction, so a delete committing meanwhile is seen whole or not at
+   * all: never a pair without its counterpart.
    */
   async conflictsOf(id: string, accountId: string | null, page?: EventPage): Promise<SourceConflict[] | null> {
     return this.run("conflicts", () =>
@@ -416,16 +417,15 @@ export class MongoSourceStore implements SourceStore {
         async (session) => {
           const live = await this.sources.findOne(getFilter(id, accountId), { ...LIVE_SOURCE_OPTIONS, session });
           if (live === null) return null;
-          // One range of each side's index, merged in the order of the source's event seqs.
-          const sides = await Promise.all(
-            PAIR_SIDES.map(async (side) => {
-              const { filter, options } = pairsPageQuery(id, side, page ?? { afterSeq: 0 });
-              const found = await this.pairs.find<PairViewDocument>(filter, { ...options, session }).toArray();
-              return found.map((pair) => ({ pair, seq: pair[side.event] }));
-            }),
-          );
+          // One range of each side's index, merged in the order of the source's event seqs. One
+          // after the other: operations of one transaction must not run in parallel (the driver).
+          const sides: { pair: PairViewDocument; seq: number }[] = [];
+          for (const side of PAIR_SIDES) {
+            const { filter, options } = pairsPageQuery(id, side, page ?? { afterSeq: 0 });
+            const found = await this.pairs.find<PairViewDocument>(filter, { ...options, session }).toArray();
+            for (const pair of found) sides.push({ pair, seq: pair[side.event] });
+          }
           const pairs = sides
-            .flat()
             .sort((x, y) => x.seq - y.seq)
             .slice(0, page?.limit)
             .map(({ pair }) => pair);
@@ -490,7 +490,7 @@ export class MongoSourceStore implements SourceStore {
     // outages on its own.
     await this.client.connect();
     await prepareLedgerCollections(this.db);
-    // A ledger stored before the event log gains it once (history-fill.ts); later opens read two
+    // A ledger stored before the event log gains it once (history-fill.ts); later opens read the
     // markers and go on.
     await fillHistory(
       {

@@ -209,6 +209,7 @@ export const MIGRATIONS: readonly Migration[] = [
       -- source's conflicts are listed in that order (detection order: times follow commits) and a
       -- page is one range of each side's index, whatever the source's number of pairs (docs/api.md
       -- §14). Existing pairs take theirs from the events (every live pair has one on each side).
+      -- Processes of an earlier version must be stopped first: their pair inserts lack the seqs.
       CREATE TABLE conflict_pairs_paged (
         a_seq       INTEGER NOT NULL REFERENCES sources (seq) ON DELETE CASCADE,
         b_seq       INTEGER NOT NULL REFERENCES sources (seq) ON DELETE CASCADE,
@@ -218,15 +219,20 @@ export const MIGRATIONS: readonly Migration[] = [
         b_event     INTEGER NOT NULL,
         PRIMARY KEY (a_seq, b_seq)
       ) STRICT, WITHOUT ROWID;
+      -- One pass over the conflict_set events (each names its counterpart), not a search of a
+      -- source's events per pair. A pair without its event on a side (which no version writes)
+      -- fails the NOT NULL: the migration stops rather than list a conflict out of order.
+      WITH recorded AS MATERIALIZED (
+        SELECT source_id, json_extract(data, '$.counterpart.id') AS counterpart, max(seq) AS seq
+          FROM source_events WHERE type = 'conflict_set' GROUP BY source_id, counterpart
+      )
       INSERT INTO conflict_pairs_paged (a_seq, b_seq, measure, detected_at, a_event, b_event)
-      SELECT p.a_seq, p.b_seq, p.measure, p.detected_at,
-             (SELECT max(e.seq) FROM source_events e
-               WHERE e.source_id = a.id AND e.type = 'conflict_set'
-                 AND json_extract(e.data, '$.counterpart.id') = b.id),
-             (SELECT max(e.seq) FROM source_events e
-               WHERE e.source_id = b.id AND e.type = 'conflict_set'
-                 AND json_extract(e.data, '$.counterpart.id') = a.id)
-        FROM conflict_pairs p JOIN sources a ON a.seq = p.a_seq JOIN sources b ON b.seq = p.b_seq;
+      SELECT p.a_seq, p.b_seq, p.measure, p.detected_at, ra.seq, rb.seq
+        FROM conflict_pairs p
+        JOIN sources a ON a.seq = p.a_seq
+        JOIN sources b ON b.seq = p.b_seq
+        LEFT JOIN recorded ra ON ra.source_id = a.id AND ra.counterpart = b.id
+        LEFT JOIN recorded rb ON rb.source_id = b.id AND rb.counterpart = a.id;
       DROP TABLE conflict_pairs;
       ALTER TABLE conflict_pairs_paged RENAME TO conflict_pairs;
       CREATE UNIQUE INDEX conflict_pairs_a_event ON conflict_pairs (a_seq, a_event);
