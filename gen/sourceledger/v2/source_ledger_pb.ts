@@ -1444,7 +1444,8 @@ export const SourceLedgerService: GenService<{
     output: typeof ListSourceEventsResponseSchema;
   },
   /**
-   * ListConflicts lists a live source's current conflicts, each explained.
+   * ListConflicts lists a live source's current conflicts, each explained,
+   * oldest first: in the order the source's history recorded them.
    *
    * @generated from rpc sourceledger.v2.SourceLedgerService.ListConflicts
    */
