@@ -136,6 +136,18 @@ export class StoreUnavailableError extends Error {
 }
 
 /**
+ * What a store found at setup needs an operator before anything can be served (its message says
+ * what and where): calls stay unavailable, and trying again cannot help, so setup is not retried
+ * and the service does not start on it.
+ */
+export class StoreNeedsRepairError extends StoreUnavailableError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StoreNeedsRepairError";
+  }
+}
+
+/**
  * The storage port. Every store (embedded SQLite, MongoDB, the sandbox's memory) implements it
  * and passes the same contract suite (test/contract/).
  *

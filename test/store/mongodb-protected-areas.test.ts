@@ -64,7 +64,7 @@ import {
 } from "../../src/store/mongodb/queries.js";
 import { MongoSourceStore } from "../../src/store/mongodb/store.js";
 import { openProtectedAreaLayers } from "../../src/store/open.js";
-import { StoreUnavailableError } from "../../src/store/port.js";
+import { StoreNeedsRepairError, StoreUnavailableError } from "../../src/store/port.js";
 import {
   type BeginImport,
   type LayerImport,
@@ -1402,12 +1402,21 @@ describe("pairs stored before they kept their event seqs get them once (in-memor
     mongo.collections.get("settings")?.delete(PAIR_EVENTS_FILLED);
     const [lost] = mongo.all("source_events").filter((e) => e.source_id === spokes[5].id && e.type === "conflict_set");
     mongo.collections.get("source_events")?.delete(lost._id);
-    await expect(new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy }).ready()).rejects.toThrow(
-      new StoreUnavailableError(
-        `mongodb conflict pair ${spokes[5].id}|${hub.id} has no conflict_set event on one side: the ledger is inconsistent (docs/mongodb.md, "A ledger stored before the event log")`,
-      ),
+    const broken = new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy });
+    const refusal = await broken.ready().then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(StoreNeedsRepairError);
+    expect((refusal as Error).message).toBe(
+      `mongodb conflict pair ${spokes[5].id}|${hub.id} has no conflict_set event on one side: the ledger is inconsistent (docs/mongodb.md, "A ledger stored before the event log")`,
     );
     expect(mongo.all("settings").map((d) => d._id)).not.toContain(PAIR_EVENTS_FILLED);
+    // Not walked again on the next call: it fails at once, with the same reason, until an operator repairs it.
+    const walks = mongo.callsTo("source_events", "find").length;
+    await expect(broken.get(hub.id, null)).rejects.toBe(refusal);
+    await expect(broken.ready()).rejects.toBe(refusal);
+    expect(mongo.callsTo("source_events", "find")).toHaveLength(walks);
   });
 });
 

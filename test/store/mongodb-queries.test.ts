@@ -1336,6 +1336,7 @@ describe("history and conflict pairs (docs/api.md §14)", () => {
     expect(PAIR_EVENTS_FILLED).toBe("history_conflict_pair_events_filled");
     const options = {
       sort: { _id: 1 },
+      hint: { _id: 1 },
       limit: PAIR_EVENTS_CHUNK,
       projection: { _id: 1, source_id: 1, seq: 1, "counterpart.id": 1 },
     };

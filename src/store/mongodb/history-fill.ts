@@ -1,6 +1,6 @@
 import type { ClientSession, Collection } from "mongodb";
 import type { ConflictPolicy } from "../../model/spatial.js";
-import { StoreUnavailableError } from "../port.js";
+import { StoreNeedsRepairError } from "../port.js";
 import {
   type ConflictPairDocument,
   type FillSubjectDocument,
@@ -134,7 +134,7 @@ async function fillPairEvents(target: HistoryFillTarget): Promise<void> {
   }
   const unsequenced = await target.pairs.findOne(UNSEQUENCED_PAIR_QUERY.filter, UNSEQUENCED_PAIR_QUERY.options);
   if (unsequenced !== null) {
-    throw new StoreUnavailableError(
+    throw new StoreNeedsRepairError(
       `mongodb conflict pair ${unsequenced._id} has no conflict_set event on one side: the ledger is inconsistent (docs/mongodb.md, "A ledger stored before the event log")`,
     );
   }

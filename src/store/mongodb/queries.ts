@@ -667,8 +667,11 @@ export function conflictSetEventsQuery(after: string | undefined): {
   if (after !== undefined) filter._id = { $gt: after };
   return {
     filter,
+    // Along `_id` even where `type_at` looks cheaper: its order would need a sort of every
+    // conflict_set event left, once a chunk.
     options: {
       sort: { _id: 1 },
+      hint: { _id: 1 },
       limit: PAIR_EVENTS_CHUNK,
       projection: { _id: 1, source_id: 1, seq: 1, "counterpart.id": 1 },
     },

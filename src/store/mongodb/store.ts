@@ -28,6 +28,7 @@ import {
   latestOf,
   recordedAfter,
   type SourceStore,
+  StoreNeedsRepairError,
   StoreUnavailableError,
 } from "../port.js";
 import { matcher } from "../record-filter.js";
@@ -227,7 +228,10 @@ export class MongoSourceStore implements SourceStore {
     this.setupWaitMs = options.setupWaitMs ?? DEFAULT_SETUP_WAIT_MS;
   }
 
-  /** Connects and creates the indexes (idempotent); resolves once done, and is retried on each call until then. */
+  /**
+   * Connects, creates the indexes and fills in what an older ledger lacks (idempotent); resolves
+   * once done, and is retried on each call until then, unless it found what needs repair.
+   */
   ready(): Promise<void> {
     if (this.closed) return Promise.reject(new StoreUnavailableError("mongodb setup failed: store is closed"));
     this.setup ??= this.prepare().then(
@@ -236,8 +240,9 @@ export class MongoSourceStore implements SourceStore {
         this.lastSetupFailure = null;
       },
       (error: unknown) => {
-        this.setup = null;
         const failure = toSetupError(error);
+        // Kept when only an operator can help: every call then fails at once with its reason.
+        if (!(failure instanceof StoreNeedsRepairError)) this.setup = null;
         this.lastSetupFailure = failure instanceof Error ? failure : new Error(String(failure));
         throw failure;
       },
@@ -1037,7 +1042,8 @@ function compareIds(x: string, y: string): number {
 /**
  * Connects to MongoDB and prepares the collections. An unreachable server does not stop the start:
  * the store is returned, `/readyz` answers 503 with the reason in the log, and setup is retried
- * until MongoDB answers. A URI that does not parse is an InvalidMongoUriError.
+ * until MongoDB answers. A URI that does not parse is an InvalidMongoUriError; a ledger that needs
+ * repair (StoreNeedsRepairError) stops the start too.
  */
 export async function openMongoStore(options: OpenMongoStoreOptions): Promise<MongoSourceStore> {
   const client = newMongoClient(options.uri, options.clientOptions);
@@ -1045,7 +1051,7 @@ export async function openMongoStore(options: OpenMongoStoreOptions): Promise<Mo
   try {
     await store.readyWithin();
   } catch (error) {
-    if (!(error instanceof StoreUnavailableError)) {
+    if (!(error instanceof StoreUnavailableError) || error instanceof StoreNeedsRepairError) {
       await client.close();
       throw error;
     }
