@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, expect } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { grpc, LedgerGrpc, type ServiceName, ts, type UnaryOutcome } from "./grpc-support.js";
-import { nextLink, tokenOf } from "./paging-support.js";
+import { nextLink } from "./paging-support.js";
 
 export type Json = Record<string, any>;
 export type Protocol = "rest" | "grpc" | "connect";
@@ -479,9 +479,10 @@ export class HistoryClient {
   }
 
   /**
-   * One page of a source's history or conflicts (the first, or the one `page` names), normalised
-   * to the REST form, with the next page's token ("" after the last): REST's from the answer's
-   * `Link: rel="next"`, gRPC's and Connect's from `next_page_token`. Every answer is in the transcript.
+   * One page of a source's history or conflicts (the first, or the one `page.next` names),
+   * normalised to the REST form, with what names the next page ("" after the last): over REST the
+   * target of the answer's `Link: rel="next"`, over gRPC and Connect its `next_page_token`. Every
+   * answer is in the transcript.
    */
   private async sourcePage<T extends "history" | "conflicts">(
     what: T,
@@ -489,32 +490,30 @@ export class HistoryClient {
     env: Env,
     id: string,
     label: string,
-    page?: { limit: number; pageToken: string },
+    page?: { limit: number; next: string },
   ): Promise<Outcome<{ items: PageItem<T>[]; next: string }>> {
     const field = what === "history" ? "events" : "conflicts";
     const method = what === "history" ? "ListSourceEvents" : "ListConflicts";
     const convert = PAGE_ITEMS[what][this.protocol] as (json: Json) => PageItem<T>;
     if (this.protocol === "rest") {
-      const query = page === undefined ? "" : `?limit=${page.limit}&page_token=${encodeURIComponent(page.pageToken)}`;
-      const answer = await this.rest(
-        label,
-        "GET",
-        this.restPath(env, `/${encodeURIComponent(id)}/${what}${query}`),
-        token,
+      // Later pages follow the server's own Link target as given.
+      const first = this.restPath(
+        env,
+        `/${encodeURIComponent(id)}/${what}${page === undefined ? "" : `?limit=${page.limit}`}`,
       );
+      const answer = await this.rest(label, "GET", page?.next ? page.next : first, token);
       if (answer.status !== 200) return this.restFailure(answer);
       expect(Array.isArray(answer.body)).toBe(true);
-      const next = answer.next === null ? "" : tokenOf(answer.next);
-      return { ok: true, value: { items: (answer.body as Json[]).map(convert), next } };
+      return { ok: true, value: { items: (answer.body as Json[]).map(convert), next: answer.next ?? "" } };
     }
     if (this.protocol === "grpc") {
-      const request = page === undefined ? { id } : { id, limit: page.limit, page_token: page.pageToken };
+      const request = page === undefined ? { id } : { id, limit: page.limit, page_token: page.next };
       const outcome = await this.grpcCall(label, env, method, request, token);
       if (outcome.code !== grpc.status.OK) return this.grpcFailure(outcome);
       const items = (outcome.response[field] as Json[]).map(convert);
       return { ok: true, value: { items, next: outcome.response.next_page_token as string } };
     }
-    const request = page === undefined ? { id } : { id, limit: page.limit, pageToken: page.pageToken };
+    const request = page === undefined ? { id } : { id, limit: page.limit, pageToken: page.next };
     const answer = await this.connectCall(label, env, method, request, token);
     if (answer.status !== 200) return this.connectFailure(answer);
     const items = ((answer.body[field] ?? []) as Json[]).map(convert);
@@ -530,14 +529,14 @@ export class HistoryClient {
     limit: number,
   ): Promise<PageItem<T>[][]> {
     const pages: PageItem<T>[][] = [];
-    let pageToken = "";
+    let next = "";
     do {
-      const page = await this.sourcePage(what, token, env, id, what, { limit, pageToken });
+      const page = await this.sourcePage(what, token, env, id, what, { limit, next });
       if (!page.ok) throw new Error(`${what} of ${id}: ${page.status} ${page.signature}`);
       pages.push(page.value.items);
-      pageToken = page.value.next;
+      next = page.value.next;
       if (pages.length > 1_000) throw new Error("the walk does not end");
-    } while (pageToken !== "");
+    } while (next !== "");
     return pages;
   }
 
