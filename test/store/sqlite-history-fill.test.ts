@@ -87,6 +87,29 @@ describe("filling in the history of a ledger stored before it", () => {
     }
   });
 
+  it("finds each pair from its later side in list order, whatever the rows' order: a history never goes back in time", async () => {
+    const hub = makeRecord({ geometry: square(0, 0, 4), createdAt: Date.UTC(2023, 0, 1) });
+    // Stored in this order, created in the other (a ledger of before the change clock could hold this).
+    const late = makeRecord({ geometry: square(0, 0, 1), createdAt: Date.UTC(2023, 0, 3) });
+    const early = makeRecord({ geometry: square(2, 2, 1), createdAt: Date.UTC(2023, 0, 2) });
+    storeAtVersion3([hub, late, early]);
+    const store = openSqliteStore({ path, conflictPolicy });
+    try {
+      const history = (await store.history(hub.id, null)) ?? [];
+      expect(history.map((e) => [e.seq, e.type, e.counterpart?.id, e.at])).toEqual([
+        [1, "created", undefined, hub.createdAt],
+        [2, "conflict_set", early.id, early.createdAt],
+        [3, "conflict_set", late.id, late.createdAt],
+      ]);
+      expect((await store.conflictsOf(hub.id, null))?.map((c) => [c.counterpart.id, c.detectedAt])).toEqual([
+        [early.id, early.createdAt],
+        [late.id, late.createdAt],
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("runs once: reopening writes nothing more", async () => {
     storeAtVersion3([a, b]);
     await openSqliteStore({ path, conflictPolicy }).close();

@@ -463,8 +463,9 @@ const PAIRS_FILLED = "history_conflict_pairs_filled";
  * Fills in, once, what a ledger stored before the event log lacks (docs/api.md §14): a `created`
  * event for every source (its record as stored, at its created_at, by its created_by) and, when a
  * conflict policy is given, every pair of stored sources that conflict, with their measures and a
- * `conflict_set` event on each side (at the later source's created_at, by its creator: when its
- * create would have found the pair), and every flag set to "has a pair". Each step runs in one
+ * `conflict_set` event on each side (at the created_at of the later source in list order, by its
+ * creator: when its create would have found the pair), and every flag set to "has a pair". Each
+ * step runs in one
  * transaction and records that it ran; a store opened without a policy leaves the pairs for the
  * first open with one.
  */

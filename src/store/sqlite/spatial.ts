@@ -8,6 +8,7 @@ import type { ConflictPolicy, SpatialSubject } from "../../model/spatial.js";
 export interface StoredSubject extends SpatialSubject {
   seq: number;
   id: string;
+  createdAt: number;
   accountId: string;
   altId: string;
   conflict: boolean;
@@ -16,6 +17,7 @@ export interface StoredSubject extends SpatialSubject {
 interface SubjectRow {
   seq: number;
   id: string;
+  created_at: number;
   account_id: string;
   alt_id: string;
   geometry: string;
@@ -33,7 +35,7 @@ interface SubjectRow {
 /** Sources read at a time while every stored pair is found. */
 const PAIR_CHUNK = 1_000;
 
-const SUBJECT_COLUMNS = `s.seq, s.id, s.account_id, s.alt_id, s.geometry, s.area_m2, s.start_at, s.end_at, s.attribute_type, s.conflict,
+const SUBJECT_COLUMNS = `s.seq, s.id, s.created_at, s.account_id, s.alt_id, s.geometry, s.area_m2, s.start_at, s.end_at, s.attribute_type, s.conflict,
   b.min_x, b.max_x, b.min_y, b.max_y`;
 
 function fromSubjectRow(row: SubjectRow): StoredSubject {
@@ -41,6 +43,7 @@ function fromSubjectRow(row: SubjectRow): StoredSubject {
   return {
     seq: row.seq,
     id: row.id,
+    createdAt: row.created_at,
     accountId: row.account_id,
     altId: row.alt_id,
     // Parsed only when the policy gets past its cheap tests: most candidates never need it.
@@ -58,6 +61,11 @@ function fromSubjectRow(row: SubjectRow): StoredSubject {
   };
 }
 
+/** Whether `x` comes before `y` in list order: (created_at, id). */
+function listsBefore(x: StoredSubject, y: StoredSubject): boolean {
+  return x.createdAt < y.createdAt || (x.createdAt === y.createdAt && x.id < y.id);
+}
+
 /**
  * Conflict bookkeeping of docs/api.md §8 on the embedded store. Candidates come from the R*Tree of
  * bounding boxes across all accounts; the policy decides on the exact geometry. Every method runs
@@ -68,7 +76,7 @@ export class ConflictScanner {
   private readonly candidates: Database.Statement<[number, number, number, number], SubjectRow>;
   private readonly setConflict: Database.Statement<[number, number]>;
 
-  private readonly after: Database.Statement<[number, number], SubjectRow>;
+  private readonly after: Database.Statement<[number, string, number], SubjectRow>;
 
   constructor(
     db: Database.Database,
@@ -76,7 +84,7 @@ export class ConflictScanner {
   ) {
     this.after = db.prepare(
       `SELECT ${SUBJECT_COLUMNS} FROM sources s JOIN source_bbox b ON b.seq = s.seq
-       WHERE s.seq > ? ORDER BY s.seq LIMIT ?`,
+       WHERE (s.created_at, s.id) > (?, ?) ORDER BY s.created_at, s.id LIMIT ?`,
     );
     this.candidates = db.prepare(
       `SELECT ${SUBJECT_COLUMNS} FROM source_bbox b JOIN sources s ON s.seq = b.seq
@@ -115,21 +123,28 @@ export class ConflictScanner {
   }
 
   /**
-   * Every pair of stored sources that conflict, each once, the later-stored side first with the
-   * measure from its side: what the pairs would hold had every source been created with pairs
-   * kept (the migration that introduced them fills them in once, history.ts).
+   * Every pair of stored sources that conflict, each once, the later side in list order
+   * (created_at, id) first with the measure from its side: what the pairs would hold had every
+   * source been created with pairs kept (the migration that introduced them fills them in once,
+   * history.ts). Subjects come in list order, so each source's conflict_set events are appended in
+   * the order of their times, as MongoDB's fill does.
    */
   *storedPairs(): Generator<{ subject: StoredSubject; other: StoredSubject; measure: ConflictMeasure }> {
     // A chunk at a time, read whole: the caller writes between pairs, which an open iterator forbids.
-    for (let last = 0, rows = this.after.all(0, PAIR_CHUNK); rows.length > 0; rows = this.after.all(last, PAIR_CHUNK)) {
+    let after: [number, string] = [Number.MIN_SAFE_INTEGER, ""];
+    for (
+      let rows = this.after.all(...after, PAIR_CHUNK);
+      rows.length > 0;
+      rows = this.after.all(...after, PAIR_CHUNK)
+    ) {
       for (const row of rows) {
         const subject = fromSubjectRow(row);
         for (const other of this.neighbours(subject)) {
-          if (other.seq >= subject.seq) continue;
+          if (!listsBefore(other, subject)) continue;
           const measure = this.policy.measure(subject, other);
           if (measure !== null) yield { subject, other, measure };
         }
-        last = row.seq;
+        after = [row.created_at, row.id];
       }
     }
   }
