@@ -365,6 +365,8 @@ export async function readApi(
       if (live.has(id)) violations.push(`${id} is listed, yet its history is 404`);
     } else if (history.status !== 200 || history.body === null) {
       violations.push(`GET /sources/${id}/history: ${history.status}`);
+    } else if (nextLink(history.res) !== null) {
+      violations.push(`GET /sources/${id}/history: more than one page of 1,000 (this check reads one)`);
     } else {
       events.set(
         id,
@@ -396,6 +398,7 @@ export async function readApi(
         violations.push(`GET /sources/${id}/conflicts of a listed source: ${found.status}`);
         return;
       }
+      if (nextLink(found.res) !== null) violations.push(`GET /sources/${id}/conflicts: more than one page of 1,000`);
       const pairs = new Map<string, LivePair>();
       for (const c of found.body) {
         const other = c.counterpart.id ?? `(no id: ${JSON.stringify(c.counterpart)})`;

@@ -1394,6 +1394,17 @@ describe("pairs stored before they kept their event seqs get them once (in-memor
     // From a spoke's side: its one conflict, recorded by its own create (seq 2).
     expect((await reopened.conflictsOf(spokes[3].id, null))?.map((c) => c.seq)).toEqual([2]);
 
+    // A pair an earlier version wrote after the fill (a rolling deploy, which the docs forbid):
+    // its source's conflicts are unavailable, naming the pair for the log, not a page out of order.
+    const [stray] = mongo.all("conflict_pairs").filter((p) => p.a === spokes[3].id);
+    delete stray.b_event;
+    await expect(reopened.conflictsOf(hub.id, null)).rejects.toThrow(
+      new StoreUnavailableError(
+        `mongodb conflict pair ${spokes[3].id}|${hub.id} has no b_event: written by a process of an earlier version (docs/mongodb.md, "A ledger stored before the event log")`,
+      ),
+    );
+    stray.b_event = 5;
+
     // A pair whose event is missing on a side (no version writes one): the open stops, saying which.
     for (const pair of mongo.all("conflict_pairs")) {
       delete pair.a_event;

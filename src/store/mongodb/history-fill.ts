@@ -65,23 +65,23 @@ function listOrder(
 const pairKey = (x: string, y: string) => (x < y ? `${x}|${y}` : `${y}|${x}`);
 
 /**
- * Fills in, once, what a ledger stored before the event log lacks (docs/api.md §14), as the
+ * Fills in, once, what a ledger stored by an earlier version lacks (docs/api.md §14), as the
  * embedded store does at open:
  *
- * 0. Each pair stored before pairs kept their event seqs gets them (fillPairEvents; the embedded
- *    store's migration 6).
- * 1. A `created` event (seq 1, at its `created_at`, by its `created_by`, its record as stored) for
+ * 1. Each pair stored before pairs kept their event seqs gets them (fillPairEvents; the embedded
+ *    store's migration 6). Then, for a ledger stored before the event log:
+ * 2. A `created` event (seq 1, at its `created_at`, by its `created_by`, its record as stored) for
  *    every source without `event_seq`, whose `event_seq` becomes 1: a chunk of sources per
  *    transaction, each re-read inside it, so processes filling at once (or a fill started again
  *    after a crash) write every event once.
- * 2. With a conflict policy: every pair of stored sources that conflict, each measured from the
+ * 3. With a conflict policy: every pair of stored sources that conflict, each measured from the
  *    later one's side (list order), with `conflict_set` on both sides at the later one's creation
  *    by its creator (when its create would have found the pair); sources in list order, a chunk
  *    per transaction, pairs already stored skipped. Then every flag set to "has a pair".
  *
  * Each step ends by marking itself done in `settings` (`history_conflict_pair_events_filled`,
- * `history_created_events_filled`, `history_conflict_pairs_filled`), so later opens skip it; a store opened without a policy
- * leaves the pairs for the first open with one. Runs at setup, before the store serves: a process
+ * `history_created_events_filled`, `history_conflict_pairs_filled`), so later opens skip it; a
+ * store opened without a policy leaves the pairs for the first open with one. Runs at setup, before the store serves: a process
  * of this version answers nothing until the ledger is filled. Processes of an earlier version must
  * be stopped first (what they write after the fill would lack events).
  */
@@ -111,7 +111,7 @@ async function markFilled(target: HistoryFillTarget, name: string): Promise<void
 }
 
 /**
- * Step 0: each pair stored before pairs kept their event seqs gets them (docs/api.md §14: a
+ * Step 1: each pair stored before pairs kept their event seqs gets them (docs/api.md §14: a
  * source's conflicts page along its history): one walk of the `conflict_set` events, a chunk at a
  * time, each setting its seq on its side of the pair it names, if that pair is still stored.
  * Every live pair has such an event on both sides (a create writes the pair and both events in one
@@ -140,7 +140,7 @@ async function fillPairEvents(target: HistoryFillTarget): Promise<void> {
   }
 }
 
-/** Step 1: a `created` event for every source written before the event log. */
+/** Step 2: a `created` event for every source written before the event log. */
 async function fillCreatedEvents(target: HistoryFillTarget): Promise<void> {
   for (let after: string | undefined; ; ) {
     const { filter, options } = legacySourcesQuery(after);
@@ -162,7 +162,7 @@ async function fillCreatedEvents(target: HistoryFillTarget): Promise<void> {
   }
 }
 
-/** Step 2: every stored conflicting pair, found from its later side, with its events. */
+/** Step 3: every stored conflicting pair, found from its later side, with its events. */
 async function fillPairs(target: HistoryFillTarget, policy: ConflictPolicy): Promise<void> {
   for (let after: { createdAt: number; id: string } | undefined; ; ) {
     const chunk = await target.transaction("history fill", async (session) => {

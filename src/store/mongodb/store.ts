@@ -428,7 +428,16 @@ export class MongoSourceStore implements SourceStore {
           for (const side of PAIR_SIDES) {
             const { filter, options } = pairsPageQuery(id, side, page ?? { afterSeq: 0 });
             const found = await this.pairs.find<PairViewDocument>(filter, { ...options, session }).toArray();
-            for (const pair of found) sides.push({ pair, seq: pair[side.event] });
+            for (const pair of found) {
+              const seq = pair[side.event];
+              // Only a process of an earlier version, still writing after the fill, leaves it out.
+              if (typeof seq !== "number") {
+                throw new StoreUnavailableError(
+                  `mongodb conflict pair ${pair.a}|${pair.b} has no ${side.event}: written by a process of an earlier version (docs/mongodb.md, "A ledger stored before the event log")`,
+                );
+              }
+              sides.push({ pair, seq });
+            }
           }
           const pairs = sides
             .sort((x, y) => x.seq - y.seq)
