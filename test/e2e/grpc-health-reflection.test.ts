@@ -184,6 +184,40 @@ describe("gRPC health (grpc-js)", () => {
     }
   });
 
+  it("Watch over the Connect protocol with connect-timeout-ms past a timer's reach (30 days): it keeps streaming", async () => {
+    const request = Buffer.from(JSON.stringify({ service: "" }));
+    const envelope = Buffer.concat([Buffer.from([0, 0, 0, 0, 0]), request]);
+    envelope.writeUInt32BE(request.length, 1);
+    const abort = new AbortController();
+    const res = await fetch(`${server.baseUrl}/grpc.health.v1.Health/Watch`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/connect+json",
+        "connect-protocol-version": "1",
+        "connect-timeout-ms": String(30 * 24 * 3_600_000),
+      },
+      body: envelope,
+      signal: abort.signal,
+    });
+    try {
+      expect(res.status).toBe(200);
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      const first = await reader.read();
+      const chunk = Buffer.from(first.value ?? []);
+      // One message (flags 0), then nothing: a deadline that fired would end the stream at once.
+      expect(chunk[0]).toBe(0);
+      expect(JSON.parse(chunk.subarray(5, 5 + chunk.readUInt32BE(1)).toString())).toEqual({ status: "SERVING" });
+      expect(chunk.length).toBe(5 + chunk.readUInt32BE(1));
+      const next = await Promise.race([
+        reader.read().then((r) => (r.done ? "ended" : `more: ${Buffer.from(r.value).toString("latin1")}`)),
+        new Promise((resolve) => setTimeout(() => resolve("open"), 5 * POLL_MS)),
+      ]);
+      expect(next).toBe("open");
+    } finally {
+      abort.abort();
+    }
+  });
+
   it("Watch of an unknown service: SERVICE_UNKNOWN, and the call stays open", async () => {
     const watching = watch(client, "sourceledger.v1.Nope");
     try {

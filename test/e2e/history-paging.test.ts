@@ -4,9 +4,11 @@
  * (`next_page_token`): in production a source with five conflicts walked two at a time gives
  * every event and every conflict once, in the order of the unpaged answer; in the sandbox (no
  * conflicts) a deleted source's history one event a page; a page token of one source's history is
- * refused for another's, and for its conflicts.
+ * refused for another's and for its conflicts, and a conflicts token of the version before (keyed
+ * on detected_at and a ref) is refused, on every protocol.
  */
 import { describe, expect, it } from "vitest";
+import { PageTokens, pageTokenKey } from "../../src/ledger/page-token.js";
 import {
   type Env,
   freshArea,
@@ -18,7 +20,16 @@ import {
 } from "./history-support.js";
 import { nextLink, tokenOf } from "./paging-support.js";
 
-const h = useHistoryServer();
+/** The ledger's secret, known here so that a test can make a page token as an earlier version did. */
+const SECRET = Buffer.alloc(32, 5);
+const h = useHistoryServer({ LEDGER_SECRET: SECRET.toString("base64") });
+
+/** What each protocol answers for a page token that does not belong to the listing. */
+const REFUSED: Record<(typeof PROTOCOLS)[number], string> = {
+  rest: "422",
+  grpc: "INVALID_ARGUMENT",
+  connect: "400 invalid_argument",
+};
 
 /** A source and five later ones, each overlapping it (and not each other): its history has 6 events, 5 conflicts. */
 async function sourceWithFiveConflicts(api: HistoryClient, token: string, env: Env) {
@@ -91,6 +102,50 @@ describe.each(PROTOCOLS)("%s", (protocol) => {
       geometry: freshArea()(0, 0, 10, 10),
     });
     expect(await api().walk(token, "sandbox", live.id, "conflicts", 1)).toEqual([[]]);
+  });
+
+  it("refuses a page token of another listing: another source's history, the history's on the conflicts, one of an earlier version", async () => {
+    const account = unique("acct-refused");
+    const token = await h.server.userToken(account);
+    const { subject, others } = await sourceWithFiveConflicts(api(), token, "production");
+    const first = await api().pageAt(token, "production", subject.id, "history", 2, "");
+    if (!first.ok) throw new Error(`first history page: ${first.status}`);
+    const historyToken = first.value.nextToken;
+    expect(historyToken).not.toBe("");
+    // The conflicts token this version makes resumes where it says.
+    const conflictsFirst = await api().pageAt(token, "production", subject.id, "conflicts", 2, "");
+    if (!conflictsFirst.ok) throw new Error(`first conflicts page: ${conflictsFirst.status}`);
+    const rest = await api().pageAt(token, "production", subject.id, "conflicts", 3, conflictsFirst.value.nextToken);
+    expect(rest.ok && rest.value.items.map((c) => c.counterpart.id)).toEqual(others.slice(2).map((o) => o.id));
+    // A conflicts token as the version before made it: keyed on the last conflict's detected_at and ref.
+    const [, second] = conflictsFirst.value.items;
+    const binding = JSON.stringify(["production", "conflicts", false, account, subject.id]);
+    const keys = new PageTokens(pageTokenKey(SECRET));
+    const older = keys.mint(
+      { createdAt: Date.parse(second.detected_at), id: second.counterpart.ref ?? second.counterpart.id ?? "" },
+      binding,
+    );
+    // Made the same way in this version's form (after the subject's event 3), it is taken: only the form differs.
+    const current = await api().pageAt(
+      token,
+      "production",
+      subject.id,
+      "conflicts",
+      5,
+      keys.mint({ createdAt: 3, id: subject.id }, binding),
+    );
+    expect(current.ok && current.value.items.map((c) => c.counterpart.id)).toEqual(others.slice(2).map((o) => o.id));
+    for (const [id, what, pageToken] of [
+      [others[0].id, "history", historyToken],
+      [subject.id, "conflicts", historyToken],
+      [subject.id, "conflicts", older],
+    ] as const) {
+      const refused = await api().pageAt(token, "production", id, what, 2, pageToken);
+      expect(refused.ok, `${what} of ${id}`).toBe(false);
+      if (refused.ok) continue;
+      expect(refused.status).toBe(REFUSED[protocol]);
+      expect(refused.signature).toContain("page_token");
+    }
   });
 });
 

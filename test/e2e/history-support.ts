@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, expect } from "vitest";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { grpc, LedgerGrpc, type ServiceName, ts, type UnaryOutcome } from "./grpc-support.js";
-import { nextLink } from "./paging-support.js";
+import { nextLink, tokenOf } from "./paging-support.js";
 
 export type Json = Record<string, any>;
 export type Protocol = "rest" | "grpc" | "connect";
@@ -520,6 +520,28 @@ export class HistoryClient {
     return { ok: true, value: { items, next: (answer.body.nextPageToken ?? "") as string } };
   }
 
+  /**
+   * The page of a source's history or conflicts that `pageToken` names, as a caller holding that
+   * token asks for it (REST: `?limit=…&page_token=…`), with the next page's token ("" after the last).
+   */
+  async pageAt<T extends "history" | "conflicts">(
+    token: string,
+    env: Env,
+    id: string,
+    what: T,
+    limit: number,
+    pageToken: string,
+  ): Promise<Outcome<{ items: PageItem<T>[]; nextToken: string }>> {
+    const rest = this.restPath(env, `/${encodeURIComponent(id)}/${what}?limit=${limit}&page_token=${pageToken}`);
+    const page = await this.sourcePage(what, token, env, id, `${what} at a token`, {
+      limit,
+      next: this.protocol === "rest" ? rest : pageToken,
+    });
+    if (!page.ok) return page;
+    const { items, next } = page.value;
+    return { ok: true, value: { items, nextToken: this.protocol === "rest" && next !== "" ? tokenOf(next) : next } };
+  }
+
   /** Every page of a source's history (`what` "history") or conflicts, `limit` a page, expected found. */
   async walk<T extends "history" | "conflicts">(
     token: string,
@@ -738,17 +760,20 @@ export function coordinateNeedles(geometry: PolygonGeometry): string[] {
   return [...needles];
 }
 
-/** One server for a test file, with a HistoryClient per protocol: started before its tests, closed after them. */
+/**
+ * One server for a test file (with `env` added to its configuration), with a HistoryClient per
+ * protocol: started before its tests, closed after them.
+ */
 export interface HistoryServer {
   server: TestServer;
   rpc: LedgerGrpc;
   clients: Record<Protocol, HistoryClient>;
 }
 
-export function useHistoryServer(): HistoryServer {
+export function useHistoryServer(env: Record<string, string> = {}): HistoryServer {
   const shared = { clients: {} } as HistoryServer;
   beforeAll(async () => {
-    shared.server = await startTestServer();
+    shared.server = await startTestServer(env);
     shared.rpc = new LedgerGrpc(shared.server.port);
     for (const protocol of PROTOCOLS) shared.clients[protocol] = new HistoryClient(shared.server, shared.rpc, protocol);
   });
