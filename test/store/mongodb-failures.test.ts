@@ -83,8 +83,9 @@ import {
   UNSEQUENCED_PAIR_QUERY,
   unnumberedFilter,
 } from "../../src/store/mongodb/queries.js";
+import { stopsTheStart } from "../../src/store/mongodb/store.js";
 import { openProductionStore } from "../../src/store/open.js";
-import { AltIdTakenError, StoreUnavailableError } from "../../src/store/port.js";
+import { AltIdTakenError, StoreNeedsRepairError, StoreUnavailableError } from "../../src/store/port.js";
 import { change, listQuery, makeRecord, square, stored } from "../contract/fixtures.js";
 import { deadPort, FakeMongo, failure, serverError } from "../support/mongo-fake.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -1164,6 +1165,13 @@ describe("the real driver with no server (unreachable MongoDB)", () => {
     });
     expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
     expect(stderr).toMatch(/^error: the store is unavailable: mongodb /);
+  });
+
+  it("starts on an unreachable server (503 until setup succeeds), not on a ledger that needs repair or any other failure", () => {
+    expect(stopsTheStart(new StoreUnavailableError("mongodb setup failed: connect ECONNREFUSED"))).toBe(false);
+    expect(stopsTheStart(new StoreNeedsRepairError("mongodb conflict pair a|b has no conflict_set event"))).toBe(true);
+    expect(stopsTheStart(new InvalidMongoUriError("MONGODB_URI is not a valid MongoDB connection string"))).toBe(true);
+    expect(stopsTheStart(new Error("a bug"))).toBe(true);
   });
 
   it("refuses a URI that does not parse, without repeating its credentials", async () => {

@@ -1049,6 +1049,14 @@ function compareIds(x: string, y: string): number {
 }
 
 /**
+ * Whether a failure of setup at start stops the start: anything but unavailability (which setup
+ * outlives, answering 503 meanwhile), and a ledger that needs repair (which it cannot).
+ */
+export function stopsTheStart(error: unknown): boolean {
+  return !(error instanceof StoreUnavailableError) || error instanceof StoreNeedsRepairError;
+}
+
+/**
  * Connects to MongoDB and prepares the collections. An unreachable server does not stop the start:
  * the store is returned, `/readyz` answers 503 with the reason in the log, and setup is retried
  * until MongoDB answers. A URI that does not parse is an InvalidMongoUriError; a ledger that needs
@@ -1060,7 +1068,7 @@ export async function openMongoStore(options: OpenMongoStoreOptions): Promise<Mo
   try {
     await store.readyWithin();
   } catch (error) {
-    if (!(error instanceof StoreUnavailableError) || error instanceof StoreNeedsRepairError) {
+    if (stopsTheStart(error)) {
       await client.close();
       throw error;
     }
