@@ -169,9 +169,12 @@ export class SqliteHistory {
     return last;
   }
 
-  /** Records, in the change's write transaction, that it was recorded at `at` (after lastChangeAt). */
-  changedAt(at: number): void {
-    this.statements.advanceClock.run(at);
+  /**
+   * Records, in the change's write transaction, that it was recorded at `at`, read `since` (its
+   * lastChangeAt): the clock is written only when the change moved it.
+   */
+  changedAt(at: number, since: number): void {
+    if (at > since) this.statements.advanceClock.run(at);
   }
 
   /** Appends an event and answers its seq; `seq` when the caller knows it (its own events within its transaction). */
@@ -355,10 +358,10 @@ export class SqliteHistory {
    * (source_id, seq) index); null when it has none in `accountId`'s scope (never existed there).
    */
   eventsOf(id: string, accountId: string | null, page?: EventPage): SourceEvent[] | null {
-    const rows =
-      page === undefined
-        ? this.statements.eventsOf.all(id, 0)
-        : firstOf(this.statements.eventsOf.iterate(id, page.afterSeq), page.limit);
+    const rows = firstOf(
+      this.statements.eventsOf.iterate(id, page?.afterSeq ?? 0),
+      page?.limit ?? Number.POSITIVE_INFINITY,
+    );
     // Every event names the source's account; past the last page, the first event says whether it existed.
     const owner = rows[0]?.account_id ?? this.statements.firstEvent.get(id)?.account_id;
     if (owner === undefined || (accountId !== null && owner !== accountId)) return null;
@@ -465,9 +468,8 @@ const PAIRS_FILLED = "history_conflict_pairs_filled";
  * conflict policy is given, every pair of stored sources that conflict, with their measures and a
  * `conflict_set` event on each side (at the created_at of the later source in list order, by its
  * creator: when its create would have found the pair), and every flag set to "has a pair". Each
- * step runs in one
- * transaction and records that it ran; a store opened without a policy leaves the pairs for the
- * first open with one.
+ * step runs in one transaction and records that it ran; a store opened without a policy leaves
+ * the pairs for the first open with one.
  */
 export function fillHistory(
   db: Database.Database,

@@ -154,7 +154,7 @@ export class SqliteSourceStore implements SourceStore {
       // Recorded no earlier than the last change committed (SqliteHistory.lastChangeAt).
       const lastChangeAt = this.events.lastChangeAt();
       const change = changeAfter(requested, lastChangeAt);
-      if (change.at > lastChangeAt) this.events.changedAt(change.at);
+      this.events.changedAt(change.at, lastChangeAt);
       const removed = { seq: key.seq, id: key.id, accountId: key.account_id, altId: key.alt_id };
       const counterparts = this.events.counterpartsOf(removed.seq);
       // Before the row goes: the deleted event keeps its geometry (history.ts).
@@ -343,8 +343,7 @@ export class SqliteSourceStore implements SourceStore {
       // Read back through the same mapping as get(), so the response equals what a later read returns.
       inserted.push(fromRow(row));
     }
-    const last = lastCreatedAt(recorded, lastChangeAt);
-    if (last > lastChangeAt) this.events.changedAt(last);
+    this.events.changedAt(lastCreatedAt(recorded, lastChangeAt), lastChangeAt);
     return inserted;
   }
 
