@@ -24,7 +24,6 @@ import {
   altIdsByAccount,
   changeAfter,
   type EventPage,
-  lastCreatedAt,
   latestOf,
   recordedAfter,
   type SourceStore,
@@ -850,41 +849,43 @@ export class MongoSourceStore implements SourceStore {
       if (doc === null) return false;
       const removed = fromEventSubjectDocument(doc);
       deletedId = removed.id;
-      // The guards of its place: a create there that did not see it after this commit is recorded
-      // no earlier than this delete (guardBatch). Held at once; written again if the counterparts
-      // move the instant later.
-      const cells = guardCellsOf([fromBoxDocument(doc.bbox)]);
-      const held = changeAfter(requested, Math.max(await this.lastChangeAt(cells, session), removed.lastEventAt));
-      await this.writeGuards(cells, held.at, session);
       const history = new HistoryWrites();
       history.track(removed);
-
-      const pairs = await this.pairs
-        .find<Pick<ConflictPairDocument, "a" | "b">>(pairsOfFilter(removed.id), { ...PAIR_KEYS_OPTIONS, session })
-        .toArray();
       let counterparts: EventSubject[] = [];
       let stillPaired = new Set<string>();
-      if (pairs.length > 0) {
-        const ids = [...new Set(pairs.map((pair) => (pair.a === removed.id ? pair.b : pair.a)))];
-        await this.pairs.deleteMany(pairsOfFilter(removed.id), { session });
-        counterparts = (
-          await this.sources
-            .find<EventSubjectDocument>(sourcesByIdFilter(ids), { ...EVENT_SUBJECT_OPTIONS, session })
-            .toArray()
-        )
-          .map(fromEventSubjectDocument)
-          .sort((x, y) => compareIds(x.id, y.id));
-        const left = await this.pairs
-          .find<Pick<ConflictPairDocument, "a" | "b">>(pairsOfAnyFilter(ids), { ...PAIR_KEYS_OPTIONS, session })
-          .toArray();
-        stillPaired = new Set(left.flatMap((pair) => [pair.a, pair.b]));
-      }
-      // No earlier than the last event of any source it writes events for, so no history goes back.
-      const change = changeAfter(
-        held,
-        latestOf(counterparts, (counterpart) => counterpart.lastEventAt, held.at),
+      // The guards of its place: a create there that did not see it after this commit is recorded
+      // no earlier than this delete. No earlier than the last event of any source it writes events
+      // for either (itself, its counterparts), so no history goes back.
+      const since = await this.holdPlace(
+        guardCellsOf([fromBoxDocument(doc.bbox)]),
+        requested.at,
+        session,
+        removed.lastEventAt,
+        async () => {
+          const pairs = await this.pairs
+            .find<Pick<ConflictPairDocument, "a" | "b">>(pairsOfFilter(removed.id), {
+              ...PAIR_KEYS_OPTIONS,
+              session,
+            })
+            .toArray();
+          if (pairs.length === 0) return Number.NEGATIVE_INFINITY;
+          const ids = [...new Set(pairs.map((pair) => (pair.a === removed.id ? pair.b : pair.a)))];
+          await this.pairs.deleteMany(pairsOfFilter(removed.id), { session });
+          counterparts = (
+            await this.sources
+              .find<EventSubjectDocument>(sourcesByIdFilter(ids), { ...EVENT_SUBJECT_OPTIONS, session })
+              .toArray()
+          )
+            .map(fromEventSubjectDocument)
+            .sort((x, y) => compareIds(x.id, y.id));
+          const left = await this.pairs
+            .find<Pick<ConflictPairDocument, "a" | "b">>(pairsOfAnyFilter(ids), { ...PAIR_KEYS_OPTIONS, session })
+            .toArray();
+          stillPaired = new Set(left.flatMap((pair) => [pair.a, pair.b]));
+          return latestOf(counterparts, (counterpart) => counterpart.lastEventAt);
+        },
       );
-      if (change.at > held.at) await this.writeGuards(cells, change.at, session);
+      const change = changeAfter(requested, since);
       history.deleted(removed, change);
       const updates = counterparts.map((counterpart) => {
         history.track(counterpart);
@@ -914,13 +915,9 @@ export class MongoSourceStore implements SourceStore {
   }
 
   /**
-   * A batch's guards, first in its transaction (guards.ts): the cells of every member's rectangles.
-   * Reads the instant of the last change each guarded and writes them all at once (so a concurrent
-   * writer of one collides, and a large source holds its cells while it reads its candidates, as
-   * the grid's argument needs), with the batch's instant: no earlier than the last change committed
-   * to its place (recordedAfter; docs/mongodb.md "Change times"). `readAlso` then reads what else the
-   * instant must not precede (the candidates' last events); when that is later, the batch is
-   * recorded at it and the guards, already held, are written again with it.
+   * A batch's guards, first in its transaction (guards.ts): the cells of every member's rectangles,
+   * held for the batch (holdPlace; `readAlso` reads the candidates' last events), which is recorded
+   * no earlier than the instant that answers (recordedAfter).
    */
   private async guardBatch(
     requested: readonly NewSourceRecord[],
@@ -928,16 +925,37 @@ export class MongoSourceStore implements SourceStore {
     readAlso?: () => Promise<number>,
   ): Promise<NewSourceRecord[]> {
     const cells = guardCellsOf(requested.flatMap((r) => sourceRectanglesOf(r.geometry, r.bbox)));
-    const guardsAt = await this.lastChangeAt(cells, session);
-    const records = recordedAfter(requested, guardsAt);
-    const written = lastCreatedAt(records, guardsAt);
+    const requestedAt = latestOf(requested, (record) => record.createdAt);
+    return recordedAfter(
+      requested,
+      await this.holdPlace(cells, requestedAt, session, Number.NEGATIVE_INFINITY, readAlso),
+    );
+  }
+
+  /**
+   * Holds the guards of `cells` for a change that came in at `requestedAt` (a create's latest
+   * record, a delete): reads the instant of the last change each guarded and writes them all at
+   * once with the change's instant, no earlier than those nor than `floor` (so a concurrent writer
+   * of one collides, and a large source holds its cells while it reads its candidates, as the
+   * grid's argument needs). `readAlso` then reads what else the instant must not precede (the last
+   * events of the sources it writes events for); when that is later, the guards, already held, are
+   * written again with it. Answers the instant the change is recorded no earlier than
+   * (recordedAfter, changeAfter; docs/mongodb.md "Change times").
+   */
+  private async holdPlace(
+    cells: readonly string[],
+    requestedAt: number,
+    session: ClientSession,
+    floor: number,
+    readAlso?: () => Promise<number>,
+  ): Promise<number> {
+    const held = Math.max(await this.lastChangeAt(cells, session), floor);
+    const written = Math.max(held, requestedAt);
     await this.writeGuards(cells, written, session);
-    const alsoAt = readAlso === undefined ? Number.NEGATIVE_INFINITY : await readAlso();
-    if (alsoAt <= guardsAt) return records;
-    const lifted = recordedAfter(requested, alsoAt);
-    const last = lastCreatedAt(lifted, alsoAt);
-    if (last > written) await this.writeGuards(cells, last, session);
-    return lifted;
+    const also = readAlso === undefined ? Number.NEGATIVE_INFINITY : await readAlso();
+    if (also <= held) return held;
+    if (also > written) await this.writeGuards(cells, also, session);
+    return also;
   }
 
   /**
