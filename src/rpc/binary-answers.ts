@@ -2,7 +2,7 @@ import type { Message } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import type { Interceptor } from "@connectrpc/connect";
 import { type Source, SourceSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import { encodeSourceFieldData } from "./source-wire.js";
+import { encodeSourcesFieldData } from "./source-wire.js";
 
 /**
  * Whether a Connect-served call answers in protobuf binary, from its request's Content-Type:
@@ -40,10 +40,10 @@ export const preEncodedSourceAnswers: Interceptor = (next) => async (req) => {
     const value = message[field.localName];
     const sources = field.fieldKind === "list" ? (value as Source[]) : value === undefined ? [] : [value as Source];
     if (sources.length === 0) continue;
-    const encoded = sources.map((source) => ({
+    const encoded = encodeSourcesFieldData(sources).map((data) => ({
       no: field.number,
       wireType: WireType.LengthDelimited,
-      data: encodeSourceFieldData(source),
+      data,
     }));
     message[field.localName] = field.fieldKind === "list" ? [] : undefined;
     message.$unknown = [...(message.$unknown ?? []), ...encoded];

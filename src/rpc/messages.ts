@@ -1,5 +1,10 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import type { ProtectedAreaOverlap, Source, UnepOverlap } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import type {
+  Geometry,
+  ProtectedAreaOverlap,
+  Source,
+  UnepOverlap,
+} from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { SourceRecord, UnepOverlapRecord } from "../model/records.js";
 import { attributeTypes, geometrySources, sourceTypes } from "../model/vocabulary.js";
 import type { GeoJsonWire } from "./geojson-wire.js";
@@ -14,7 +19,7 @@ import { geometryToProto } from "./geometry-codec.js";
  */
 export function toProtoSource(record: SourceRecord): Source {
   const text = storedGeometryText(record);
-  const source: Source = {
+  return {
     $typeName: "sourceledger.v2.Source",
     id: record.id,
     altId: record.altId,
@@ -26,7 +31,7 @@ export function toProtoSource(record: SourceRecord): Source {
     sourceType: record.sourceType === null ? 0 : (sourceTypes.valueOf(record.sourceType) ?? 0),
     attributeType: record.attributeType.map((name) => attributeTypes.valueOf(name) ?? 0),
     geometrySource: record.geometrySource === null ? 0 : (geometrySources.valueOf(record.geometrySource) ?? 0),
-    geometry: text === undefined ? geometryToProto(record.geometry) : undefined,
+    geometry: text === undefined ? geometryToProto(record.geometry) : deferredGeometry(record, text),
     startAt: timestamp(record.startAt),
     endAt: timestamp(record.endAt),
     accountId: record.accountId,
@@ -37,8 +42,6 @@ export function toProtoSource(record: SourceRecord): Source {
     conflict: record.conflict,
     unepOverlap: record.unepOverlap ? unepOverlap(record.unepOverlap) : undefined,
   };
-  if (text !== undefined) deferGeometry(source, record, text);
-  return source;
 }
 
 /**
@@ -52,38 +55,44 @@ function storedGeometryText(record: SourceRecord): string | undefined {
 }
 
 /**
- * The stored GeoJSON text a Source was made from, when its store keeps one, and the wire form
- * scanned from it once (source-wire.ts storedGeometry; null when the text is not the plain form).
+ * On a Geometry message made from stored GeoJSON text: the text, and the wire form scanned from it
+ * once (source-wire.ts storedGeometry; null when the text is not the plain form).
  */
 export const STORED_GEOMETRY = Symbol("stored GeoJSON text");
 
 export interface StoredGeometry {
   text: string;
   wire: GeoJsonWire | null | undefined;
+  /** Set when `kind` was assigned: the text no longer says what the message holds. */
+  replaced: boolean;
 }
 
 /**
- * A Source of a record whose store keeps the geometry's GeoJSON text: `geometry` is built on first
- * read (a JSON answer, an interceptor), and a binary answer writes its wire bytes straight from the
- * text (geojson-wire.ts) without ever parsing it into positions.
+ * The Geometry message of a record whose store keeps the geometry's GeoJSON text: `kind` is built
+ * on first read (a JSON answer, an interceptor), and a binary answer writes its wire bytes straight
+ * from the text (geojson-wire.ts) without ever parsing it into positions. The deferral lives on
+ * this small message, not on the Source: redefining a Source's own property as an accessor turned
+ * every Source into a dictionary-mode object, and each of the ~40 field reads of encoding it into
+ * a hash lookup.
  */
-function deferGeometry(source: Source, record: SourceRecord, text: string): void {
-  const settle = (target: Source, value: Source["geometry"]) => {
-    Object.defineProperty(target, "geometry", { value, writable: true, enumerable: true, configurable: true });
+function deferredGeometry(record: SourceRecord, text: string): Geometry {
+  const stored: StoredGeometry = { text, wire: undefined, replaced: false };
+  const geometry = { $typeName: "sourceledger.v2.Geometry" } as Geometry;
+  const settle = (value: Geometry["kind"]) => {
+    Object.defineProperty(geometry, "kind", { value, writable: true, enumerable: true, configurable: true });
     return value;
   };
-  Object.defineProperty(source, "geometry", {
-    get(this: Source) {
-      return settle(this, geometryToProto(record.geometry));
-    },
-    set(this: Source, value: Source["geometry"]) {
-      settle(this, value);
+  Object.defineProperty(geometry, "kind", {
+    get: () => settle(geometryToProto(record.geometry).kind),
+    set(value: Geometry["kind"]) {
+      stored.replaced = true;
+      settle(value);
     },
     enumerable: true,
     configurable: true,
   });
-  const stored: StoredGeometry = { text, wire: undefined };
-  Object.defineProperty(source, STORED_GEOMETRY, { value: stored, enumerable: false });
+  Object.defineProperty(geometry, STORED_GEOMETRY, { value: stored, enumerable: false });
+  return geometry;
 }
 
 /** What `timestampFromMs` makes, without `create`. */

@@ -1,5 +1,6 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import {
+  type Geometry,
   type ProtectedAreaOverlap,
   ProtectedAreaOverlapSchema,
   type Source,
@@ -38,23 +39,28 @@ function intSize(value: number | bigint): number {
 const lenFieldSize = (no: number, payload: number) => varintSize(tagOf(no, LEN)) + varintSize(payload) + payload;
 
 /**
- * What sizing a source found that writing it reads again (sourceSize, then writeSource): each
- * string's UTF-8 length, and the stored geometry's scanned wire form. Nested messages' sizes are
- * counted again where they are written: counting is cheap, scanning and UTF-8 lengths are not.
+ * What sizing a source found that writing it reads again (sourceSize, then writeSource): the stored
+ * geometry's scanned wire form. Everything else is counted again where it is written: counting
+ * (UTF-8 lengths included) is cheap, scanning is not.
  */
 interface Plan {
-  strings: Map<string, number>;
   /** The geometry's wire form straight from its stored GeoJSON text, when the source has one. */
   geometry?: GeoJsonWire;
 }
 
+/** Up to this many characters an ASCII string is copied in JavaScript, cheaper than Buffer's native write. */
+const SHORT_TEXT = 64;
+
+const utf8Length = (text: string) => Buffer.byteLength(text, "utf8");
+
 /**
- * The stored text's wire form, when the Source carries the text (messages.ts) and it scans; scanned
- * once per Source (the page-size bound reads it before the encoder does).
+ * The stored text's wire form, when the Source's geometry is the one made from the text
+ * (messages.ts) and the text scans; scanned once per message (the page-size bound reads it before
+ * the encoder does). Undefined once anything assigned the geometry or its kind.
  */
 export function storedGeometry(s: Source): GeoJsonWire | undefined {
-  const stored = (s as Source & { [STORED_GEOMETRY]?: StoredGeometry })[STORED_GEOMETRY];
-  if (stored === undefined) return undefined;
+  const stored = (s.geometry as (Geometry & { [STORED_GEOMETRY]?: StoredGeometry }) | undefined)?.[STORED_GEOMETRY];
+  if (stored === undefined || stored.replaced) return undefined;
   if (stored.wire === undefined) stored.wire = geoJsonWire(stored.text) ?? null;
   return stored.wire ?? undefined;
 }
@@ -64,17 +70,8 @@ export function geometryWireSize(s: Source): number {
   return storedGeometry(s)?.size ?? (s.geometry === undefined ? 0 : geometrySize(s.geometry));
 }
 
-function utf8(plan: Plan, text: string): number {
-  let size = plan.strings.get(text);
-  if (size === undefined) {
-    size = Buffer.byteLength(text, "utf8");
-    plan.strings.set(text, size);
-  }
-  return size;
-}
-
-function stringFieldSize(plan: Plan, no: number, text: string): number {
-  return lenFieldSize(no, utf8(plan, text));
+function stringFieldSize(no: number, text: string): number {
+  return lenFieldSize(no, utf8Length(text));
 }
 
 function timestampSize(t: Timestamp): number {
@@ -84,34 +81,34 @@ function timestampSize(t: Timestamp): number {
   return size;
 }
 
-function areaSize(plan: Plan, a: ProtectedAreaOverlap): number {
+function areaSize(a: ProtectedAreaOverlap): number {
   let size = 0;
-  if (a.id !== "") size += stringFieldSize(plan, P.id.number, a.id);
-  if (a.name !== "") size += stringFieldSize(plan, P.name.number, a.name);
-  if (a.designation !== "") size += stringFieldSize(plan, P.designation.number, a.designation);
-  if (a.iucnCategory !== "") size += stringFieldSize(plan, P.iucnCategory.number, a.iucnCategory);
+  if (a.id !== "") size += stringFieldSize(P.id.number, a.id);
+  if (a.name !== "") size += stringFieldSize(P.name.number, a.name);
+  if (a.designation !== "") size += stringFieldSize(P.designation.number, a.designation);
+  if (a.iucnCategory !== "") size += stringFieldSize(P.iucnCategory.number, a.iucnCategory);
   if (a.areaM2 !== 0) size += 9;
   return size;
 }
 
-function unepSize(plan: Plan, u: UnepOverlap): number {
+function unepSize(u: UnepOverlap): number {
   let size = 0;
-  if (u.dataset !== "") size += stringFieldSize(plan, U.dataset.number, u.dataset);
+  if (u.dataset !== "") size += stringFieldSize(U.dataset.number, u.dataset);
   if (u.overlaps) size += 2;
   if (u.areaM2 !== 0) size += 9;
   if (u.fraction !== 0) size += 9;
-  for (const area of u.areas) size += lenFieldSize(U.areas.number, areaSize(plan, area));
+  for (const area of u.areas) size += lenFieldSize(U.areas.number, areaSize(area));
   return size;
 }
 
 function sourceSize(plan: Plan, s: Source): number {
   let size = 0;
-  if (s.id !== "") size += stringFieldSize(plan, F.id.number, s.id);
-  if (s.altId !== "") size += stringFieldSize(plan, F.altId.number, s.altId);
-  if (s.methodology !== undefined) size += stringFieldSize(plan, F.methodology.number, s.methodology);
-  for (const tag of s.tags) size += stringFieldSize(plan, F.tags.number, tag);
-  if (s.stewardId !== undefined) size += stringFieldSize(plan, F.stewardId.number, s.stewardId);
-  if (s.projectId !== undefined) size += stringFieldSize(plan, F.projectId.number, s.projectId);
+  if (s.id !== "") size += stringFieldSize(F.id.number, s.id);
+  if (s.altId !== "") size += stringFieldSize(F.altId.number, s.altId);
+  if (s.methodology !== undefined) size += stringFieldSize(F.methodology.number, s.methodology);
+  for (const tag of s.tags) size += stringFieldSize(F.tags.number, tag);
+  if (s.stewardId !== undefined) size += stringFieldSize(F.stewardId.number, s.stewardId);
+  if (s.projectId !== undefined) size += stringFieldSize(F.projectId.number, s.projectId);
   if (s.outcomeReportingYear !== undefined) size += 1 + intSize(s.outcomeReportingYear);
   if (s.sourceType !== 0) size += 1 + intSize(s.sourceType);
   if (s.attributeType.length > 0) {
@@ -125,13 +122,13 @@ function sourceSize(plan: Plan, s: Source): number {
   else if (s.geometry !== undefined) size += lenFieldSize(F.geometry.number, geometrySize(s.geometry));
   if (s.startAt !== undefined) size += lenFieldSize(F.startAt.number, timestampSize(s.startAt));
   if (s.endAt !== undefined) size += lenFieldSize(F.endAt.number, timestampSize(s.endAt));
-  if (s.accountId !== "") size += stringFieldSize(plan, F.accountId.number, s.accountId);
-  if (s.createdBy !== "") size += stringFieldSize(plan, F.createdBy.number, s.createdBy);
-  if (s.updatedBy !== "") size += stringFieldSize(plan, F.updatedBy.number, s.updatedBy);
+  if (s.accountId !== "") size += stringFieldSize(F.accountId.number, s.accountId);
+  if (s.createdBy !== "") size += stringFieldSize(F.createdBy.number, s.createdBy);
+  if (s.updatedBy !== "") size += stringFieldSize(F.updatedBy.number, s.updatedBy);
   if (s.createdAt !== undefined) size += lenFieldSize(F.createdAt.number, timestampSize(s.createdAt));
   if (s.updatedAt !== undefined) size += lenFieldSize(F.updatedAt.number, timestampSize(s.updatedAt));
   if (s.conflict) size += 3;
-  if (s.unepOverlap !== undefined) size += lenFieldSize(F.unepOverlap.number, unepSize(plan, s.unepOverlap));
+  if (s.unepOverlap !== undefined) size += lenFieldSize(F.unepOverlap.number, unepSize(s.unepOverlap));
   return size;
 }
 
@@ -163,10 +160,19 @@ class Writer extends WireWriter {
     this.varint(tagOf(no, wire));
   }
 
-  string(plan: Plan, no: number, text: string): void {
+  string(no: number, text: string): void {
     this.tag(no, LEN);
-    this.varint(utf8(plan, text));
-    this.offset += this.buffer.write(text, this.offset, "utf8");
+    const size = utf8Length(text);
+    this.varint(size);
+    if (size !== text.length || size > SHORT_TEXT) {
+      this.offset += this.buffer.write(text, this.offset, "utf8");
+      return;
+    }
+    // As many UTF-8 bytes as UTF-16 units: ASCII, one byte a unit.
+    const { bytes } = this;
+    let at = this.offset;
+    for (let i = 0; i < size; i++) bytes[at++] = text.charCodeAt(i);
+    this.offset = at;
   }
 
   double(no: number, value: number): void {
@@ -189,16 +195,16 @@ class Writer extends WireWriter {
   }
 }
 
-function writeArea(out: Writer, plan: Plan, a: ProtectedAreaOverlap): void {
-  if (a.id !== "") out.string(plan, P.id.number, a.id);
-  if (a.name !== "") out.string(plan, P.name.number, a.name);
-  if (a.designation !== "") out.string(plan, P.designation.number, a.designation);
-  if (a.iucnCategory !== "") out.string(plan, P.iucnCategory.number, a.iucnCategory);
+function writeArea(out: Writer, a: ProtectedAreaOverlap): void {
+  if (a.id !== "") out.string(P.id.number, a.id);
+  if (a.name !== "") out.string(P.name.number, a.name);
+  if (a.designation !== "") out.string(P.designation.number, a.designation);
+  if (a.iucnCategory !== "") out.string(P.iucnCategory.number, a.iucnCategory);
   if (a.areaM2 !== 0) out.double(P.areaM2.number, a.areaM2);
 }
 
-function writeUnep(out: Writer, plan: Plan, u: UnepOverlap): void {
-  if (u.dataset !== "") out.string(plan, U.dataset.number, u.dataset);
+function writeUnep(out: Writer, u: UnepOverlap): void {
+  if (u.dataset !== "") out.string(U.dataset.number, u.dataset);
   if (u.overlaps) {
     out.tag(U.overlaps.number, VARINT);
     out.varint(1);
@@ -207,18 +213,18 @@ function writeUnep(out: Writer, plan: Plan, u: UnepOverlap): void {
   if (u.fraction !== 0) out.double(U.fraction.number, u.fraction);
   for (const area of u.areas) {
     out.tag(U.areas.number, LEN);
-    out.varint(areaSize(plan, area));
-    writeArea(out, plan, area);
+    out.varint(areaSize(area));
+    writeArea(out, area);
   }
 }
 
 function writeSource(out: Writer, plan: Plan, s: Source): void {
-  if (s.id !== "") out.string(plan, F.id.number, s.id);
-  if (s.altId !== "") out.string(plan, F.altId.number, s.altId);
-  if (s.methodology !== undefined) out.string(plan, F.methodology.number, s.methodology);
-  for (const tag of s.tags) out.string(plan, F.tags.number, tag);
-  if (s.stewardId !== undefined) out.string(plan, F.stewardId.number, s.stewardId);
-  if (s.projectId !== undefined) out.string(plan, F.projectId.number, s.projectId);
+  if (s.id !== "") out.string(F.id.number, s.id);
+  if (s.altId !== "") out.string(F.altId.number, s.altId);
+  if (s.methodology !== undefined) out.string(F.methodology.number, s.methodology);
+  for (const tag of s.tags) out.string(F.tags.number, tag);
+  if (s.stewardId !== undefined) out.string(F.stewardId.number, s.stewardId);
+  if (s.projectId !== undefined) out.string(F.projectId.number, s.projectId);
   if (s.outcomeReportingYear !== undefined) {
     out.tag(F.outcomeReportingYear.number, VARINT);
     out.int(s.outcomeReportingYear);
@@ -249,9 +255,9 @@ function writeSource(out: Writer, plan: Plan, s: Source): void {
   }
   if (s.startAt !== undefined) out.timestamp(F.startAt.number, s.startAt);
   if (s.endAt !== undefined) out.timestamp(F.endAt.number, s.endAt);
-  if (s.accountId !== "") out.string(plan, F.accountId.number, s.accountId);
-  if (s.createdBy !== "") out.string(plan, F.createdBy.number, s.createdBy);
-  if (s.updatedBy !== "") out.string(plan, F.updatedBy.number, s.updatedBy);
+  if (s.accountId !== "") out.string(F.accountId.number, s.accountId);
+  if (s.createdBy !== "") out.string(F.createdBy.number, s.createdBy);
+  if (s.updatedBy !== "") out.string(F.updatedBy.number, s.updatedBy);
   if (s.createdAt !== undefined) out.timestamp(F.createdAt.number, s.createdAt);
   if (s.updatedAt !== undefined) out.timestamp(F.updatedAt.number, s.updatedAt);
   if (s.conflict) {
@@ -260,28 +266,43 @@ function writeSource(out: Writer, plan: Plan, s: Source): void {
   }
   if (s.unepOverlap !== undefined) {
     out.tag(F.unepOverlap.number, LEN);
-    out.varint(unepSize(plan, s.unepOverlap));
-    writeUnep(out, plan, s.unepOverlap);
+    out.varint(unepSize(s.unepOverlap));
+    writeUnep(out, s.unepOverlap);
   }
 }
 
 /** `toBinary(SourceSchema, s)`, written directly. */
 export function encodeSource(s: Source): Uint8Array {
-  const plan: Plan = { strings: new Map() };
+  const plan: Plan = {};
   const out = new Writer(sourceSize(plan, s));
   writeSource(out, plan, s);
   return out.finished("source");
 }
 
 /**
- * A Source as the data of a length-delimited field in protobuf-es's unknown-field form
- * (`{ no, wireType, data }`): the length varint followed by the message bytes.
+ * Sources as the data of length-delimited fields in protobuf-es's unknown-field form
+ * (`{ no, wireType, data }`: the length varint followed by the message bytes), one per source, all
+ * views of ONE buffer: a page of a hundred sources is one allocation, not a hundred.
  */
-export function encodeSourceFieldData(s: Source): Uint8Array {
-  const plan: Plan = { strings: new Map() };
-  const size = sourceSize(plan, s);
-  const out = new Writer(varintSize(size) + size);
-  out.varint(size);
-  writeSource(out, plan, s);
-  return out.finished("source");
+export function encodeSourcesFieldData(sources: readonly Source[]): Uint8Array[] {
+  const plans: Plan[] = [];
+  const sizes: number[] = [];
+  let total = 0;
+  for (const s of sources) {
+    const plan: Plan = {};
+    const size = sourceSize(plan, s);
+    plans.push(plan);
+    sizes.push(size);
+    total += varintSize(size) + size;
+  }
+  const out = new Writer(total);
+  const fields: Uint8Array[] = [];
+  sources.forEach((s, i) => {
+    const start = out.offset;
+    out.varint(sizes[i]);
+    writeSource(out, plans[i], s);
+    fields.push(out.bytes.subarray(start, out.offset));
+  });
+  out.finished("sources");
+  return fields;
 }

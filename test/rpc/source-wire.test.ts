@@ -8,7 +8,7 @@ import { type Source, SourceSchema } from "../../gen/sourceledger/v2/source_ledg
 import type { Position } from "../../src/geo/types.js";
 import type { SourceRecord } from "../../src/model/records.js";
 import { toProtoSource } from "../../src/rpc/messages.js";
-import { encodeSource, encodeSourceFieldData } from "../../src/rpc/source-wire.js";
+import { encodeSource, encodeSourcesFieldData } from "../../src/rpc/source-wire.js";
 import { prng } from "../support/geometry-fixtures.js";
 import { FULL_SOURCE_RECORD, NO_OPTIONAL_FIELDS } from "../support/source-records.js";
 
@@ -120,15 +120,24 @@ describe("encodeSource writes what toBinary(SourceSchema) writes", () => {
     }
   });
 
-  it("as an unknown field: the length, then the message, which decodes to the same Source", () => {
-    const source = toProtoSource(record());
-    const data = encodeSourceFieldData(source);
-    const message = toBinary(SourceSchema, source);
-    expect(data.length).toBeGreaterThan(message.length);
-    expect(Buffer.from(data.subarray(data.length - message.length)).equals(Buffer.from(message))).toBe(true);
-    expect(fromBinary(SourceSchema, data.subarray(data.length - message.length))).toEqual(
-      fromBinary(SourceSchema, message),
-    );
+  it("as unknown fields: each the length, then the message, which decodes to the same Source; all in one buffer", () => {
+    const sources = [
+      toProtoSource(record()),
+      toProtoSource(record({ id: "src-é", tags: [] })),
+      toProtoSource(record({ altId: "x".repeat(200) })),
+    ];
+    const fields = encodeSourcesFieldData(sources);
+    expect(fields).toHaveLength(3);
+    fields.forEach((data, i) => {
+      const message = toBinary(SourceSchema, sources[i]);
+      expect(data.length).toBe(message.length + (message.length < 128 ? 1 : 2));
+      expect(Buffer.from(data.subarray(data.length - message.length)).equals(Buffer.from(message))).toBe(true);
+      expect(fromBinary(SourceSchema, data.subarray(data.length - message.length))).toEqual(
+        fromBinary(SourceSchema, message),
+      );
+      expect(data.buffer).toBe(fields[0].buffer);
+    });
+    expect(fields[1].byteOffset).toBe(fields[0].byteOffset + fields[0].length);
   });
 });
 
@@ -140,10 +149,28 @@ describe("a Source of a record with stored GeoJSON text (the embedded store's)",
     const lazy = toProtoSource(stored);
     const expected = Buffer.from(toBinary(SourceSchema, toProtoSource(eager)));
     expect(Buffer.from(encodeSource(lazy)).equals(expected)).toBe(true);
-    expect(Object.getOwnPropertyDescriptor(lazy, "geometry")?.get).toBeDefined();
+    // The Source's own fields are plain data (one shape for every Source); the geometry's kind waits.
+    expect(Object.getOwnPropertyDescriptor(lazy, "geometry")?.get).toBeUndefined();
+    expect(Object.getOwnPropertyDescriptor(lazy.geometry, "kind")?.get).toBeDefined();
     // Read (a JSON answer, protobuf-es' reflection): the same message as the eager one's.
     expect(Buffer.from(toBinary(SourceSchema, lazy)).equals(expected)).toBe(true);
-    expect(Object.getOwnPropertyDescriptor(lazy, "geometry")?.value?.kind.case).toBe("multiPolygon");
+    expect(Object.getOwnPropertyDescriptor(lazy.geometry, "kind")?.value?.case).toBe("multiPolygon");
+    expect(Buffer.from(encodeSource(lazy)).equals(expected)).toBe(true);
+  });
+
+  it("encodes what was assigned over the stored geometry, not the text", () => {
+    const eager = record({ geometry: { type: "MultiPolygon", coordinates: [[RING], [RING, RING]] } });
+    const stored: SourceRecord = { ...eager };
+    Object.defineProperty(stored, "geometryJson", { value: JSON.stringify(eager.geometry), enumerable: false });
+    const other = toProtoSource(record());
+    const kindReplaced = toProtoSource(stored);
+    if (kindReplaced.geometry === undefined || other.geometry === undefined) throw new Error("no geometry");
+    kindReplaced.geometry.kind = other.geometry.kind;
+    const geometryReplaced = toProtoSource(stored);
+    geometryReplaced.geometry = other.geometry;
+    const expected = Buffer.from(toBinary(SourceSchema, { ...toProtoSource(eager), geometry: other.geometry }));
+    expect(Buffer.from(encodeSource(kindReplaced)).equals(expected)).toBe(true);
+    expect(Buffer.from(encodeSource(geometryReplaced)).equals(expected)).toBe(true);
   });
 
   it("falls back to the geometry message when the text is not the store's plain form", () => {
