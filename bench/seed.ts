@@ -39,6 +39,7 @@ import { copyFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import Database from "better-sqlite3";
 import { geodesicAreaM2 } from "../src/geo/area.js";
 import { boundingBox } from "../src/geo/bbox.js";
+import { geoJsonWireBytes } from "../src/geo/geojson-wire.js";
 import type { BoundingBox } from "../src/geo/types.js";
 import { conflictPolicy } from "../src/ledger/conflict.js";
 import { productionIds } from "../src/ledger/ids.js";
@@ -162,6 +163,8 @@ const KNOWN_SOURCE_TABLES = new Set([
   "source_bbox_parent",
   // Issue 10: one created event per source is replicated; the pairs must be none (checked).
   "source_events",
+  // Issue 13: each copy's Geometry wire bytes, made from its text as the store makes them.
+  "source_geometry_wire",
   "conflict_pairs",
 ]);
 
@@ -292,8 +295,21 @@ export async function replicateLedger(base: DatasetInfo, path: string, count: nu
            FROM sources WHERE seq > @shift AND seq <= @shift + ${B} ORDER BY seq`,
       )
     : null;
+  const hasWire =
+    db.prepare<[], { n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE name = 'source_geometry_wire'").get()
+      ?.n === 1;
+  // Each copy's bytes made from its text as the store makes them (store.ts insertMany); none when
+  // the text has none (INSERT OR IGNORE skips the NULL).
+  db.function("bench_geometry_wire", { deterministic: true }, (text) => geoJsonWireBytes(text as string) ?? null);
+  const insertWire = hasWire
+    ? db.prepare(
+        `INSERT OR IGNORE INTO source_geometry_wire (seq, wire)
+         SELECT seq, bench_geometry_wire(geometry) FROM sources WHERE seq > @shift AND seq <= @shift + ${B}`,
+      )
+    : null;
   const block = db.transaction((shift: number) => {
     insertSources.run({ shift });
+    insertWire?.run({ shift });
     for (let k = 0; k < B; k++) {
       const { minX, maxX, minY, maxY } = boxes[k];
       insertBox.run(k + 1 + shift, minX, maxX, minY, maxY);
@@ -318,6 +334,9 @@ export async function replicateLedger(base: DatasetInfo, path: string, count: nu
   const attributesAt = db.prepare<[number], { attribute_type: string }>(
     "SELECT attribute_type FROM source_attribute_types WHERE source_seq = ? ORDER BY attribute_type",
   );
+  const wireAt = hasWire
+    ? db.prepare<[number], { wire: Buffer }>("SELECT wire FROM source_geometry_wire WHERE seq = ?")
+    : null;
   const eventsOf = db.prepare<[string], { seq: number; type: string; at: number; by: string; data: string }>(
     "SELECT seq, type, at, by, data FROM source_events WHERE source_id = ? ORDER BY seq",
   );
@@ -333,6 +352,13 @@ export async function replicateLedger(base: DatasetInfo, path: string, count: nu
     const attributes = attributesAt.all(seq).map((a) => a.attribute_type);
     if (JSON.stringify(attributes) !== JSON.stringify([...record.attributeType].sort())) {
       throw new Error(`replicated row ${seq}'s attribute rows are ${attributes.join(", ")}, not its attribute_type`);
+    }
+    if (wireAt !== null) {
+      const wire = wireAt.get(seq)?.wire;
+      const expected = geoJsonWireBytes(row.geometry);
+      if (expected === undefined || wire === undefined || !Buffer.from(expected).equals(wire)) {
+        throw new Error(`replicated row ${seq}'s geometry wire bytes are not its text's`);
+      }
     }
     const box = boxAt.get(seq) as BoundingBox;
     const off = Math.max(...(["minX", "minY", "maxX", "maxY"] as const).map((e) => Math.abs(box[e] - record.bbox[e])));

@@ -1,5 +1,6 @@
 import type { SearchArea, SourceGeometry } from "../geo/types.js";
 import type { ListFilterValues } from "../model/list-query.js";
+import type { RecordRead } from "../model/records.js";
 import type { Violation } from "./violation.js";
 
 /**
@@ -37,7 +38,7 @@ export interface CreateCommand extends Unread {
   sources: readonly SourceDraft[];
 }
 
-export interface ListCommand extends Unread {
+export interface ListCommand extends Unread, RecordRead {
   /** Admin only: restrict the listing to one account. */
   accountId?: string;
   filters: ListFilterValues;
@@ -62,7 +63,7 @@ export interface SearchCommand extends ListCommand {
   area: SearchArea | null;
 }
 
-export interface GetCommand extends Unread {
+export interface GetCommand extends Unread, RecordRead {
   id: string;
   /** Epoch milliseconds: the source as it stood then (docs/api.md §14), production only. */
   asOf?: number;

@@ -436,7 +436,15 @@ export function createLedger(options: LedgerOptions): Ledger {
     let found: SourceRecord[];
     try {
       // One more than asked for: whether another page follows, without a count.
-      found = await store.list({ ...listing, limit: limit + 1, offset, after, maxGeometryChars });
+      // geometryWire is how the records are used, not what is listed: outside the token's binding.
+      found = await store.list({
+        ...listing,
+        limit: limit + 1,
+        offset,
+        after,
+        maxGeometryChars,
+        geometryWire: command.geometryWire === true,
+      });
     } catch (error) {
       return storeFailure(error);
     }
@@ -559,7 +567,10 @@ export function createLedger(options: LedgerOptions): Ledger {
       let record: SourceRecord | null;
       try {
         const scope = accountScope(principal);
-        record = asOf === undefined ? await store.get(command.id, scope) : await store.getAsOf(command.id, scope, asOf);
+        record =
+          asOf === undefined
+            ? await store.get(command.id, scope, { geometryWire: command.geometryWire === true })
+            : await store.getAsOf(command.id, scope, asOf);
       } catch (error) {
         return storeFailure(error);
       }

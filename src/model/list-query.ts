@@ -2,6 +2,7 @@ import type { DescField } from "@bufbuild/protobuf";
 import { ScalarType } from "@bufbuild/protobuf";
 import { ListSourcesRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { BoundingBox, SearchArea } from "../geo/types.js";
+import type { RecordRead } from "./records.js";
 import { type Vocabulary, vocabularyOfEnum } from "./vocabulary.js";
 
 /** The two ledgers a caller can address: the same API over different stores (docs/api.md §7). */
@@ -44,7 +45,7 @@ export interface ListCursor {
 }
 
 /** A list query as a store runs it. `accountId: null` spans every account (admins only; the ledger decides). */
-export interface ListQuery extends ListFilterValues {
+export interface ListQuery extends ListFilterValues, RecordRead {
   accountId: string | null;
   limit: number;
   offset: number;

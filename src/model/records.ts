@@ -70,4 +70,20 @@ export type SourceRecord = Omit<NewSourceRecord, "bbox" | "areaM2"> & {
    * adapter splices it into its answer instead of parsing and serialising it again.
    */
   readonly geometryJson?: string;
+  /**
+   * The `sourceledger.v2.Geometry` message's protobuf bytes, exactly what encoding the geometry
+   * gives, when the read asked for them (RecordRead.geometryWire) and the store keeps them: a
+   * binary gRPC or Connect answer copies them instead of encoding the geometry again.
+   */
+  readonly geometryWire?: Uint8Array;
 };
+
+/** How a caller will use the records it reads: a store may attach what saves it work. */
+export interface RecordRead {
+  /**
+   * The caller writes each geometry as protobuf (a binary gRPC or Connect answer): a store that
+   * keeps the Geometry message's wire bytes attaches them (SourceRecord.geometryWire). Others
+   * ignore it.
+   */
+  geometryWire?: boolean;
+}

@@ -5,9 +5,9 @@ import type {
   Source,
   UnepOverlap,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { type GeoJsonWire, storedWire } from "../geo/geojson-wire.js";
 import type { SourceRecord, UnepOverlapRecord } from "../model/records.js";
 import { attributeTypes, geometrySources, sourceTypes } from "../model/vocabulary.js";
-import type { GeoJsonWire } from "./geojson-wire.js";
 import { geometryToProto } from "./geometry-codec.js";
 
 /**
@@ -55,8 +55,9 @@ function storedGeometryText(record: SourceRecord): string | undefined {
 }
 
 /**
- * On a Geometry message made from stored GeoJSON text: the text, and the wire form scanned from it
- * once (source-wire.ts storedGeometry; null when the text is not the plain form).
+ * On a Geometry message made from stored GeoJSON text: the text, and its wire form, as the store
+ * kept it or scanned from the text once (source-wire.ts storedGeometry; null when the text is not
+ * the plain form).
  */
 export const STORED_GEOMETRY = Symbol("stored GeoJSON text");
 
@@ -76,7 +77,9 @@ export interface StoredGeometry {
  * a hash lookup.
  */
 function deferredGeometry(record: SourceRecord, text: string): Geometry {
-  const stored: StoredGeometry = { text, wire: undefined, replaced: false };
+  // The store's wire bytes of this text when it attached them (RecordRead.geometryWire): copied, not scanned.
+  const wire = record.geometryWire === undefined ? undefined : storedWire(record.geometryWire);
+  const stored: StoredGeometry = { text, wire, replaced: false };
   const geometry = { $typeName: "sourceledger.v2.Geometry" } as Geometry;
   const settle = (value: Geometry["kind"]) => {
     Object.defineProperty(geometry, "kind", { value, writable: true, enumerable: true, configurable: true });

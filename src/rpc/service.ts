@@ -14,6 +14,7 @@ import type { Ledger, ListPage } from "../ledger/ledger.js";
 import type { Violation } from "../ledger/violation.js";
 import type { Principal } from "../model/principal.js";
 import type { SourceRecord } from "../model/records.js";
+import { answersInProtobufBinary } from "./binary-answers.js";
 import { asOfOf, deleteKeyOf, draftOf, listFiltersOf, searchAreaOf } from "./decode.js";
 import { asConnect } from "./errors.js";
 import { toProtoConflict, toProtoEvent } from "./history-messages.js";
@@ -59,6 +60,14 @@ function presentPage(context: HandlerContext, page: ListPage): { sources: Source
   return { sources: [], nextPageToken: page.nextPageToken ?? "" };
 }
 
+/**
+ * Whether the answer's sources go out in protobuf binary, written by preEncodedSourceAnswers: the
+ * store may then attach each geometry's stored wire bytes (RecordRead.geometryWire).
+ */
+function writesGeometryWire(context: HandlerContext): boolean {
+  return context.values.get(recordSinkKey) === null && answersInProtobufBinary(context.requestHeader);
+}
+
 /** A ListSourcesRequest's command: filters, paging and the admin's account scope. */
 function listCommandOf(req: ListSourcesRequest, context: HandlerContext, found: Violation[]): ListCommand {
   const filters = listFiltersOf(req, found);
@@ -71,6 +80,7 @@ function listCommandOf(req: ListSourcesRequest, context: HandlerContext, found: 
     asOf: asOfOf(req.asOf, found),
     // A message answer carries at most MAX_PAGE_BYTES of sources; REST streams every record.
     answerBytes: context.values.get(recordSinkKey) === null ? MAX_PAGE_BYTES : undefined,
+    geometryWire: writesGeometryWire(context),
     readViolations: readViolations(context, found),
   };
 }
@@ -164,7 +174,12 @@ export function createServiceImpl(ledger: Ledger): ServiceImpl<typeof SourceLedg
       const found: Violation[] = [];
       const asOf = asOfOf(req.asOf, found);
       const record = await asConnect(() =>
-        ledger.get(principal, { id: req.id, asOf, readViolations: readViolations(context, found) }),
+        ledger.get(principal, {
+          id: req.id,
+          asOf,
+          geometryWire: writesGeometryWire(context),
+          readViolations: readViolations(context, found),
+        }),
       );
       return { source: present(context, [record])[0] };
     },

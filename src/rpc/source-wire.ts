@@ -8,8 +8,8 @@ import {
   type UnepOverlap,
   UnepOverlapSchema,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import { type GeoJsonWire, geoJsonWire } from "./geojson-wire.js";
-import { geometrySize, varintSize, WireWriter, writeGeometry } from "./geometry-wire.js";
+import { type GeoJsonWire, geoJsonWire } from "../geo/geojson-wire.js";
+import { geometrySize, varintSize, WireWriter, writeGeometry } from "../geo/geometry-wire.js";
 import { STORED_GEOMETRY, type StoredGeometry } from "./messages.js";
 
 /**

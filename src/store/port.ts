@@ -1,6 +1,6 @@
 import type { Change, SourceConflict, SourceEvent } from "../model/history.js";
 import type { ListQuery } from "../model/list-query.js";
-import type { NewSourceRecord, SourceRecord } from "../model/records.js";
+import type { NewSourceRecord, RecordRead, SourceRecord } from "../model/records.js";
 
 /** Thrown by `insertMany` when alt_ids are already taken in their account; nothing was stored. */
 export class AltIdTakenError extends Error {
@@ -167,7 +167,7 @@ export interface SourceStore {
    * decides on the stored geometry; a page's cost grows with the matches read, not its depth.
    */
   list(query: ListQuery): Promise<SourceRecord[]>;
-  get(id: string, accountId: string | null): Promise<SourceRecord | null>;
+  get(id: string, accountId: string | null, read?: RecordRead): Promise<SourceRecord | null>;
   /** The source as it stood at `asOf` (live then, its flag as it was), from its events; null when it was not. */
   getAsOf(id: string, accountId: string | null, asOf: number): Promise<SourceRecord | null>;
   /**

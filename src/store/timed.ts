@@ -25,7 +25,7 @@ export function timedStore(store: SourceStore, observe: StoreObserver): SourceSt
   return {
     insertMany: (records) => timed("insert", () => store.insertMany(records)),
     list: (query) => timed("list", () => store.list(query)),
-    get: (id, accountId) => timed("get", () => store.get(id, accountId)),
+    get: (id, accountId, read) => timed("get", () => store.get(id, accountId, read)),
     getAsOf: (id, accountId, asOf) => timed("get", () => store.getAsOf(id, accountId, asOf)),
     deleteById: (id, accountId, change) => timed("delete", () => store.deleteById(id, accountId, change)),
     deleteByAltId: (altId, accountId, change) => timed("delete", () => store.deleteByAltId(altId, accountId, change)),

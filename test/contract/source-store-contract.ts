@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { encodeGeometry } from "../../src/geo/geometry-wire.js";
 import type { ListQuery } from "../../src/model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../src/model/records.js";
+import { geometryToProto } from "../../src/rpc/geometry-codec.js";
 import { AltIdTakenError, type SourceStore, StoreUnavailableError } from "../../src/store/port.js";
 import { BASE_TIME, change, listQuery, makeFullRecord, makeRecord, square, stored } from "./fixtures.js";
 import { describeHistoryContract, type HistoryContractOptions } from "./history-contract.js";
@@ -52,6 +54,28 @@ export function describeSourceStoreContract(
         expect(returned).toStrictEqual(stored(full));
         expect(await store.get(full.id, A)).toStrictEqual(stored(full));
         expect(await store.list(listQuery(A))).toStrictEqual([stored(full)]);
+      });
+
+      it("with the geometry wire bytes asked for, the same records; bytes attached are the geometry's encoding", async () => {
+        const multi = makeFullRecord({ accountId: A });
+        const polygon = makeRecord({ accountId: A, geometry: square(-180, -90, 0.000001) });
+        await store.insertMany([multi, polygon]);
+        const read = { geometryWire: true };
+        const reads = [
+          await store.get(multi.id, A, read),
+          await store.get(polygon.id, null, read),
+          ...(await store.list({ ...listQuery(A), ...read })),
+          ...(await store.list({ ...listQuery(A), ...read, bbox: { minX: -180, minY: -90, maxX: 180, maxY: 90 } })),
+        ];
+        expect(reads.map((r) => r?.id)).toEqual([multi.id, polygon.id, multi.id, polygon.id, multi.id, polygon.id]);
+        for (const record of reads) {
+          if (record === null) throw new Error("not found");
+          expect(record).toStrictEqual(stored(record.id === multi.id ? multi : polygon));
+          if (record.geometryWire === undefined) continue;
+          expect(Buffer.from(record.geometryWire)).toEqual(
+            Buffer.from(encodeGeometry(geometryToProto(record.geometry))),
+          );
+        }
       });
 
       it("keeps geometry exactly as submitted: same numbers, same order, same type", async () => {

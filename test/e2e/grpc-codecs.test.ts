@@ -1,6 +1,6 @@
 /**
  * The same source read through every protocol and codec Connect serves on the one port. Binary
- * answers carry the geometry pre-encoded (src/geo/proto-wire.ts); JSON answers build it as a
+ * answers carry the geometry pre-encoded (src/rpc/source-wire.ts); JSON answers build it as a
  * message. Every client must see the same positions, to the last bit.
  */
 

@@ -197,6 +197,26 @@ describe.each(STORES)("paging and search over the $name", ({ open }) => {
   }
 
   describe("pages and next_page_token", () => {
+    it("a page read with the geometry wire bytes asked for continues on one read without them, and back", async () => {
+      await seed();
+      const asked: (boolean | undefined)[] = [];
+      const list0 = store.list.bind(store);
+      store.list = (query) => {
+        asked.push(query.geometryWire);
+        return list0(query);
+      };
+      const first = await production.list(userA, list({}, { limit: 4, geometryWire: true }));
+      const second = await production.list(userA, list({}, { limit: 4, pageToken: first.nextPageToken ?? "" }));
+      const third = await production.list(
+        userA,
+        list({}, { limit: 4, pageToken: second.nextPageToken ?? "", geometryWire: true }),
+      );
+      expect([...ids(first.records), ...ids(second.records), ...ids(third.records)]).toEqual(
+        ids(await allOfA()).slice(0, 12),
+      );
+      expect(asked.slice(0, 3)).toEqual([true, false, true]);
+    });
+
     it("walks every record once in list order; every page but the last has a token", async () => {
       await seed();
       const all = await allOfA();

@@ -5,8 +5,10 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type Source, SourceSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { encodeGeometry } from "../../src/geo/geometry-wire.js";
 import type { Position } from "../../src/geo/types.js";
 import type { SourceRecord } from "../../src/model/records.js";
+import { geometryToProto } from "../../src/rpc/geometry-codec.js";
 import { toProtoSource } from "../../src/rpc/messages.js";
 import { encodeSource, encodeSourcesFieldData } from "../../src/rpc/source-wire.js";
 import { prng } from "../support/geometry-fixtures.js";
@@ -156,6 +158,20 @@ describe("a Source of a record with stored GeoJSON text (the embedded store's)",
     expect(Buffer.from(toBinary(SourceSchema, lazy)).equals(expected)).toBe(true);
     expect(Object.getOwnPropertyDescriptor(lazy.geometry, "kind")?.value?.case).toBe("multiPolygon");
     expect(Buffer.from(encodeSource(lazy)).equals(expected)).toBe(true);
+  });
+
+  it("copies the wire bytes the store attached (RecordRead.geometryWire) instead of scanning the text", () => {
+    const eager = record({ geometry: { type: "MultiPolygon", coordinates: [[RING], [RING, RING]] } });
+    const stored: SourceRecord = { ...eager };
+    Object.defineProperty(stored, "geometryJson", { value: JSON.stringify(eager.geometry), enumerable: false });
+    // Bytes of another geometry, so the answer shows which was written (a store gives the text's own).
+    const other = record();
+    const otherBytes = encodeGeometry(geometryToProto(other.geometry));
+    Object.defineProperty(stored, "geometryWire", { value: otherBytes, enumerable: false });
+    const written = fromBinary(SourceSchema, encodeSource(toProtoSource(stored)));
+    expect(written.geometry?.kind).toEqual(geometryToProto(other.geometry).kind);
+    // The message itself still reads as the text says (a JSON answer, an interceptor).
+    expect(toProtoSource(stored).geometry?.kind).toEqual(geometryToProto(eager.geometry).kind);
   });
 
   it("encodes what was assigned over the stored geometry, not the text", () => {

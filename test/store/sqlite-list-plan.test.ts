@@ -79,6 +79,29 @@ describe("spatial lists", () => {
   });
 });
 
+describe("with the geometry wire bytes (RecordRead.geometryWire)", () => {
+  it("a page walks the same index and looks each row's bytes up by its key, without a sort", () => {
+    expect(planOf({ ...base, after, geometryWire: true })).toEqual([
+      "SEARCH s USING INDEX sources_account_created (account_id=? AND (created_at,id)>(?,?))",
+      "SEARCH w USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN",
+    ]);
+  });
+
+  it("a spatial list reads as without them, each row's bytes looked up by its key", () => {
+    expect(planOf({ ...base, after, geometryWire: true }, "probing")).toEqual([
+      "SEARCH s USING INDEX sources_account_created (account_id=? AND (created_at,id)>(?,?))",
+      "SCAN b VIRTUAL TABLE INDEX 1:",
+      "SEARCH w USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN",
+    ]);
+    expect(planOf({ ...base, geometryWire: true }, "driving")).toEqual([
+      "SCAN b VIRTUAL TABLE INDEX 2:B0D1B2D3",
+      "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)",
+      "SEARCH w USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN",
+      "USE TEMP B-TREE FOR ORDER BY",
+    ]);
+  });
+});
+
 describe("history reads (docs/api.md §14) seek by key, whatever the ledger's age", () => {
   const planOfSql = (sql: string, params: (string | number)[]): string[] =>
     db

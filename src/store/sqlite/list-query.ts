@@ -1,6 +1,7 @@
 import type { BoundingBox } from "../../geo/types.js";
 import { EQUALITY_FILTERS, type ListQuery } from "../../model/list-query.js";
-import { selectList } from "./rows.js";
+import { WIRE_COLUMN, WIRE_JOIN } from "./geometry-wire.js";
+import { COLUMNS, selectList } from "./rows.js";
 
 /**
  * How the R*Tree takes part in a spatial list: `driving` reads the few sources whose box meets the
@@ -14,6 +15,13 @@ export interface ListStatement {
   key: string;
   sql: string;
   params: (string | number)[];
+}
+
+/** A list of records: whether each row has the wire bytes after COLUMNS, and where a spatial row's box starts. */
+export interface RecordListStatement extends ListStatement {
+  withWire: boolean;
+  /** Index of BOX_COLUMNS' first in a row (spatial lists; the row's length otherwise). */
+  boxAt: number;
 }
 
 /** The R*Tree's condition for a box meeting `envelope` (edges included), with its parameters. */
@@ -45,7 +53,7 @@ export function envelopeCountStatement(envelope: BoundingBox, cap: number): List
 export function buildListStatement(
   query: ListQuery,
   spatial: { envelope: BoundingBox; plan: SpatialPlan } | null = null,
-): ListStatement {
+): RecordListStatement {
   const conditions: string[] = [];
   const params: (string | number)[] = [];
   const keyParts: string[] = [];
@@ -111,6 +119,12 @@ export function buildListStatement(
     keyParts.push(`spatial-${spatial.plan}`);
   }
   const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
+  // The stored wire bytes, when asked for: right after the record's columns (geometry-wire.ts).
+  const withWire = query.geometryWire === true;
+  const select = withWire ? `${selectList("s")}, ${WIRE_COLUMN}` : selectList("s");
+  const wireJoin = withWire ? ` ${WIRE_JOIN}` : "";
+  if (withWire) keyParts.push("wire");
+  const boxAt = COLUMNS.length + (withWire ? 1 : 0);
   if (spatial !== null) {
     // CROSS JOIN fixes the loop order (SQLite never reorders it): the R*Tree outside when it
     // drives, the list order's index outside when each row's box is probed by its key. The box
@@ -122,17 +136,21 @@ export function buildListStatement(
         : "sources s CROSS JOIN source_bbox b ON b.seq = +s.seq";
     return {
       key: keyParts.join(","),
-      sql: `SELECT ${selectList("s")}, ${BOX_COLUMNS} FROM ${from} ${where} ORDER BY s.created_at, s.id`,
+      sql: `SELECT ${select}, ${BOX_COLUMNS} FROM ${from}${wireJoin} ${where} ORDER BY s.created_at, s.id`,
       params,
+      withWire,
+      boxAt,
     };
   }
   params.push(query.limit, query.offset);
   return {
     key: keyParts.join(","),
-    sql: `SELECT ${selectList("s")} FROM sources s ${where} ORDER BY s.created_at, s.id LIMIT ? OFFSET ?`,
+    sql: `SELECT ${select} FROM sources s${wireJoin} ${where} ORDER BY s.created_at, s.id LIMIT ? OFFSET ?`,
     params,
+    withWire,
+    boxAt,
   };
 }
 
-/** The R*Tree box a spatial list's rows end with, in this order. */
+/** The R*Tree box a spatial list's rows end with, in this order (after the wire bytes, when asked for). */
 export const BOX_COLUMNS = "b.min_x, b.max_x, b.min_y, b.max_y";

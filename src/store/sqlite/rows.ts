@@ -1,5 +1,6 @@
 import type { SourceGeometry } from "../../geo/types.js";
 import type { NewSourceRecord, SourceRecord, UnepOverlapRecord } from "../../model/records.js";
+import { withWire } from "./geometry-wire.js";
 
 /** A `sources` row as the driver returns it. */
 export interface SourceRow {
@@ -145,4 +146,9 @@ export function fromColumns(v: readonly unknown[]): SourceRecord {
 
 export function fromRow(row: SourceRow): SourceRecord {
   return fromColumns(COLUMNS.map((column) => row[column]));
+}
+
+/** A row read with WIRE_COLUMN after COLUMNS (geometry-wire.ts) → the record, with its wire bytes. */
+export function fromColumnsWithWire(v: readonly unknown[]): SourceRecord {
+  return withWire(fromColumns(v), v[COLUMNS.length]);
 }

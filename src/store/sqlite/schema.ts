@@ -239,4 +239,25 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX conflict_pairs_b_event ON conflict_pairs (b_seq, b_event);
     `,
   },
+  {
+    version: 7,
+    name: "geometry wire bytes kept beside the text",
+    sql: `
+      -- Each source's sourceledger.v2.Geometry protobuf bytes, made from its GeoJSON text: a binary
+      -- gRPC or Connect answer copies them instead of scanning the text on every read
+      -- (geometry-wire.ts). Filled in after the migrations, in batches that each record how far
+      -- they got (fillGeometryWire), not here in one transaction holding the write lock through a
+      -- whole ledger. A table of its own, read only by protobuf answers: as a column, a bench
+      -- source's row would no longer fit a page.
+      CREATE TABLE source_geometry_wire (
+        seq  INTEGER PRIMARY KEY REFERENCES sources (seq) ON DELETE CASCADE,
+        wire BLOB    NOT NULL
+      ) STRICT;
+      -- No code path changes a stored geometry; should anything (an operator's hand) do so, the
+      -- bytes of the old text go, and its answers encode the new text.
+      CREATE TRIGGER source_geometry_wire_stale AFTER UPDATE OF geometry ON sources BEGIN
+        DELETE FROM source_geometry_wire WHERE seq = NEW.seq;
+      END;
+    `,
+  },
 ];

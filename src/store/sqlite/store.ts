@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type Database from "better-sqlite3";
+import { geoJsonWireBytes } from "../../geo/geojson-wire.js";
 import type { BoundingBox } from "../../geo/types.js";
 import type { Change, SourceConflict, SourceEvent } from "../../model/history.js";
 import { geometryCharsOf, type ListQuery } from "../../model/list-query.js";
-import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
+import type { NewSourceRecord, RecordRead, SourceRecord } from "../../model/records.js";
 import type { ConflictPolicy, ProtectedAreaPolicy } from "../../model/spatial.js";
 import { collectPage } from "../page-collector.js";
 import {
@@ -19,11 +20,12 @@ import {
 import { type SpatialFilter, spatialFilterOf } from "../spatial-filter.js";
 import { openMigrated } from "./connection.js";
 import { toStoreError } from "./errors.js";
+import { fillGeometryWire, WIRE_COLUMN, WIRE_JOIN, withWire } from "./geometry-wire.js";
 import { GroupCommitter } from "./group-commit.js";
 import { fillHistory, SqliteHistory } from "./history.js";
 import { buildListStatement, envelopeCountStatement, type ListStatement, type SpatialPlan } from "./list-query.js";
 import { SqliteProtectedAreaReader } from "./protected-areas.js";
-import { COLUMNS, fromColumns, fromRow, type SourceRow, selectList, toRow } from "./rows.js";
+import { COLUMNS, fromColumns, fromColumnsWithWire, fromRow, type SourceRow, selectList, toRow } from "./rows.js";
 import { ConflictScanner } from "./spatial.js";
 
 export interface SqliteStoreOptions {
@@ -82,8 +84,12 @@ export class SqliteSourceStore implements SourceStore {
     insertSource: Statement<[SourceRow]>;
     insertBbox: Statement<[number | bigint, number, number, number, number]>;
     insertAttributeType: Statement<[number | bigint, string]>;
-    getInAccount: Statement<[string, string], unknown[]>;
-    getAnywhere: Statement<[string], unknown[]>;
+    getInAccount: Statement<string[], unknown[]>;
+    getAnywhere: Statement<string[], unknown[]>;
+    getInAccountWire: Statement<string[], unknown[]>;
+    getAnywhereWire: Statement<string[], unknown[]>;
+    insertWire: Statement<[number, Uint8Array]>;
+    deleteWire: Statement<[number]>;
     seqInAccount: Statement<[string, string], SubjectKey>;
     seqAnywhere: Statement<[string], SubjectKey>;
     seqByAltId: Statement<[string, string], SubjectKey>;
@@ -101,6 +107,13 @@ export class SqliteSourceStore implements SourceStore {
     onGroupCommit?: (requests: number, sources: number) => void,
   ) {
     const columns = selectList("s");
+    const getById = (inAccount: boolean, wire: boolean) =>
+      db
+        .prepare<string[], unknown[]>(
+          `SELECT ${columns}${wire ? `, ${WIRE_COLUMN}` : ""} FROM sources s${wire ? ` ${WIRE_JOIN}` : ""}
+           WHERE s.id = ?${inAccount ? " AND s.account_id = ?" : ""}`,
+        )
+        .raw(true);
     this.statements = {
       takenAltIds: db.prepare(
         `SELECT alt_id FROM sources
@@ -113,11 +126,18 @@ export class SqliteSourceStore implements SourceStore {
       insertAttributeType: db.prepare(
         "INSERT OR IGNORE INTO source_attribute_types (source_seq, attribute_type) VALUES (?, ?)",
       ),
-      // Raw mode (arrays, see fromColumns) for the two hot reads, get and list.
-      getInAccount: db
-        .prepare<[string, string], unknown[]>(`SELECT ${columns} FROM sources s WHERE s.id = ? AND s.account_id = ?`)
-        .raw(true),
-      getAnywhere: db.prepare<[string], unknown[]>(`SELECT ${columns} FROM sources s WHERE s.id = ?`).raw(true),
+      // Raw mode (arrays, see fromColumns) for the two hot reads, get and list; each also with the
+      // stored wire bytes (RecordRead.geometryWire).
+      getInAccount: getById(true, false),
+      getAnywhere: getById(false, false),
+      getInAccountWire: getById(true, true),
+      getAnywhereWire: getById(false, true),
+      // OR REPLACE and the delete: whatever a source that had this key left (SQLite reuses the
+      // largest key once its row is gone, and a row deleted with foreign keys off leaves its own).
+      insertWire: db.prepare<[number, Uint8Array]>(
+        "INSERT OR REPLACE INTO source_geometry_wire (seq, wire) VALUES (?, ?)",
+      ),
+      deleteWire: db.prepare<[number]>("DELETE FROM source_geometry_wire WHERE seq = ?"),
       seqInAccount: db.prepare(`SELECT ${SUBJECT_KEY} FROM sources WHERE id = ? AND account_id = ?`),
       seqAnywhere: db.prepare(`SELECT ${SUBJECT_KEY} FROM sources WHERE id = ?`),
       seqByAltId: db.prepare(`SELECT ${SUBJECT_KEY} FROM sources WHERE alt_id = ? AND account_id = ?`),
@@ -148,6 +168,7 @@ export class SqliteSourceStore implements SourceStore {
       if (change === undefined) throw new Error(`source ${seq} vanished while its history was filled in`);
       return change;
     });
+    fillGeometryWire(db);
     this.deleteTransaction = db.transaction((lookup: () => SubjectKey | undefined, requested: Change) => {
       const key = lookup();
       if (key === undefined) return false;
@@ -177,10 +198,12 @@ export class SqliteSourceStore implements SourceStore {
         : this.runSync("protected-area overlap", () =>
             protectedAreas.overlapsOf(records).map((unepOverlap, i) => ({ ...records[i], unepOverlap })),
           );
+    // The geometry wire bytes too: made from the text the row will hold, outside the write lock.
+    const wires = withOverlap.map((record) => geoJsonWireBytes(JSON.stringify(record.geometry)));
     if (this.closed) throw new StoreUnavailableError("sqlite insert failed: store is closed");
     // The group's BEGIN IMMEDIATE takes the write lock before any alt_id check, so no other writer
     // can slip in between the check and the inserts; within the group, jobs run one after another.
-    return this.writes.submit(() => this.insertAll(withOverlap), withOverlap.length);
+    return this.writes.submit(() => this.insertAll(withOverlap, wires), withOverlap.length);
   }
 
   async list(query: ListQuery): Promise<SourceRecord[]> {
@@ -191,9 +214,10 @@ export class SqliteSourceStore implements SourceStore {
       if (spatial === null) {
         const statement = buildListStatement(query);
         const rows = this.listStatement(statement);
-        if (query.maxGeometryChars === undefined) return rows.all(...statement.params).map(fromColumns);
+        const read = statement.withWire ? fromColumnsWithWire : fromColumns;
+        if (query.maxGeometryChars === undefined) return rows.all(...statement.params).map((row) => read(row));
         // The statement has applied the offset already.
-        return collectPage(rows.iterate(...statement.params), fromColumns, { ...query, offset: 0 }, geometryCharsOf);
+        return collectPage(rows.iterate(...statement.params), read, { ...query, offset: 0 }, geometryCharsOf);
       }
       return this.spatialList(query, spatial);
     });
@@ -212,9 +236,9 @@ export class SqliteSourceStore implements SourceStore {
     return collectPage(
       rows,
       (row) => {
-        const record = fromColumns(row);
+        const record = statement.withWire ? fromColumnsWithWire(row) : fromColumns(row);
         // The R*Tree's box (rounded outwards) holds the geometry: within every area, it matches.
-        const [minX, maxX, minY, maxY] = row.slice(COLUMNS.length) as number[];
+        const [minX, maxX, minY, maxY] = row.slice(statement.boxAt) as number[];
         return spatial.covers({ minX, maxX, minY, maxY }) || spatial.matches(record.geometry) ? record : null;
       },
       query,
@@ -251,10 +275,15 @@ export class SqliteSourceStore implements SourceStore {
     return this.runSync("get", () => this.events.getAsOf(id, accountId, asOf));
   }
 
-  async get(id: string, accountId: string | null): Promise<SourceRecord | null> {
+  async get(id: string, accountId: string | null, read?: RecordRead): Promise<SourceRecord | null> {
     return this.runSync("get", () => {
-      const row =
-        accountId === null ? this.statements.getAnywhere.get(id) : this.statements.getInAccount.get(id, accountId);
+      const { statements } = this;
+      if (read?.geometryWire === true) {
+        const row =
+          accountId === null ? statements.getAnywhereWire.get(id) : statements.getInAccountWire.get(id, accountId);
+        return row === undefined ? null : fromColumnsWithWire(row);
+      }
+      const row = accountId === null ? statements.getAnywhere.get(id) : statements.getInAccount.get(id, accountId);
       return row === undefined ? null : fromColumns(row);
     });
   }
@@ -316,14 +345,15 @@ export class SqliteSourceStore implements SourceStore {
    * Inserts one request's sources, each with its `created` event and, in production, its conflict
    * pairs and their `conflict_set` events; the group committer runs it inside the request's savepoint.
    */
-  private insertAll(requested: NewSourceRecord[]): SourceRecord[] {
+  /** `wires[i]`: the geometry wire bytes of `requested[i]`'s text, or undefined when it has none. */
+  private insertAll(requested: NewSourceRecord[], wires: readonly (Uint8Array | undefined)[]): SourceRecord[] {
     this.assertAltIdsFree(requested);
     const inserted: SourceRecord[] = [];
     const positionOf = new Map<string, number>();
     // Each source no earlier than the last change committed before the request (SqliteHistory.lastChangeAt).
     const lastChangeAt = this.events.lastChangeAt();
     const recorded = recordedAfter(requested, lastChangeAt);
-    for (const record of recorded) {
+    recorded.forEach((record, i) => {
       const change = { by: record.createdBy, at: record.createdAt };
       const admitted = this.conflicts?.admit(record) ?? null;
       // Without a policy the store keeps what it is given (the contract suite relies on it).
@@ -334,23 +364,26 @@ export class SqliteSourceStore implements SourceStore {
         if (position !== undefined) inserted[position] = { ...inserted[position], conflict: true };
       }
       positionOf.set(record.id, inserted.length);
-      const { seq, row } = this.insertOne({ ...record, conflict });
+      const { seq, row } = this.insertOne({ ...record, conflict }, wires[i]);
       this.events.created(row, change);
       const subject = { seq, id: record.id, accountId: record.accountId, altId: record.altId };
       admitted?.others.forEach((other, i) => {
         this.events.conflictFound(subject, other, admitted.measures[i], change, 2 + i);
       });
-      // Read back through the same mapping as get(), so the response equals what a later read returns.
-      inserted.push(fromRow(row));
-    }
+      // Read back through the same mapping as get(), so the response equals what a later read
+      // returns; with the bytes, which a protobuf answer copies.
+      inserted.push(withWire(fromRow(row), wires[i]));
+    });
     this.events.changedAt(lastCreatedAt(recorded, lastChangeAt), lastChangeAt);
     return inserted;
   }
 
-  private insertOne(record: NewSourceRecord): { seq: number; row: SourceRow } {
+  private insertOne(record: NewSourceRecord, wire: Uint8Array | undefined): { seq: number; row: SourceRow } {
     const row = toRow(record);
     const { lastInsertRowid } = this.statements.insertSource.run(row);
     const seq = Number(lastInsertRowid);
+    if (wire === undefined) this.statements.deleteWire.run(seq);
+    else this.statements.insertWire.run(seq, wire);
     const { minX, maxX, minY, maxY } = record.bbox;
     this.statements.insertBbox.run(seq, minX, maxX, minY, maxY);
     for (const attributeType of record.attributeType) this.statements.insertAttributeType.run(seq, attributeType);

@@ -8,10 +8,10 @@ import {
   SourceLedgerService,
   SourceSchema,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { encodeGeometry } from "../../src/geo/geometry-wire.js";
 import type { PolygonCoordinates, Position, SourceGeometry } from "../../src/geo/types.js";
 import { answersInProtobufBinary, preEncodedSourceAnswers } from "../../src/rpc/binary-answers.js";
 import { geometryToProto } from "../../src/rpc/geometry-codec.js";
-import { encodeGeometry } from "../../src/rpc/geometry-wire.js";
 import { toProtoSource } from "../../src/rpc/messages.js";
 import { makeFullRecord } from "../contract/fixtures.js";
 import { prng } from "../support/geometry-fixtures.js";

@@ -1,13 +1,13 @@
 /**
- * Geometry wire bytes straight from stored GeoJSON text (rpc/geojson-wire.ts) against the encoder
+ * Geometry wire bytes straight from stored GeoJSON text (geo/geojson-wire.ts) against the encoder
  * of parsed geometries: the same bytes for every number form JSON.stringify writes, every shape,
  * and random geometries; anything but the store's plain form is declined.
  */
 import { describe, expect, it } from "vitest";
+import { geoJsonWire } from "../../src/geo/geojson-wire.js";
+import { encodeGeometry } from "../../src/geo/geometry-wire.js";
 import type { Position, SourceGeometry } from "../../src/geo/types.js";
-import { geoJsonWire } from "../../src/rpc/geojson-wire.js";
 import { geometryToProto } from "../../src/rpc/geometry-codec.js";
-import { encodeGeometry } from "../../src/rpc/geometry-wire.js";
 import { prng } from "../support/geometry-fixtures.js";
 
 function fromText(text: string): Buffer | undefined {

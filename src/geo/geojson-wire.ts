@@ -197,3 +197,34 @@ export function geoJsonWire(text: string): GeoJsonWire | undefined {
     },
   };
 }
+
+/**
+ * The encoding geoJsonWireBytes writes. Stores keep its bytes (the embedded store's
+ * source_geometry_wire) and make them again when this changes: raise it with any change to the
+ * bytes a text gives (this scanner, geometry-wire.ts, or the Geometry message).
+ */
+export const GEOMETRY_WIRE_VERSION = 1;
+
+/**
+ * The Geometry message's wire bytes for the GeoJSON text `text` (what `geoJsonWire(text).write`
+ * writes), or undefined when it is not the store's plain form. The embedded store keeps them beside
+ * the text, so a protobuf answer copies them instead of scanning the text on every read.
+ */
+export function geoJsonWireBytes(text: string): Uint8Array | undefined {
+  const wire = geoJsonWire(text);
+  if (wire === undefined) return undefined;
+  const bytes = new Uint8Array(wire.size);
+  if (wire.write(bytes, 0) !== bytes.length) throw new Error("geometry wire size and bytes disagree");
+  return bytes;
+}
+
+/** Wire bytes already made (geoJsonWireBytes), in the GeoJsonWire shape the encoders take. */
+export function storedWire(bytes: Uint8Array): GeoJsonWire {
+  return {
+    size: bytes.length,
+    write(into, offset) {
+      into.set(bytes, offset);
+      return offset + bytes.length;
+    },
+  };
+}
