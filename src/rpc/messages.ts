@@ -31,7 +31,7 @@ export function toProtoSource(record: SourceRecord): Source {
     sourceType: record.sourceType === null ? 0 : (sourceTypes.valueOf(record.sourceType) ?? 0),
     attributeType: record.attributeType.map((name) => attributeTypes.valueOf(name) ?? 0),
     geometrySource: record.geometrySource === null ? 0 : (geometrySources.valueOf(record.geometrySource) ?? 0),
-    geometry: text === undefined ? geometryToProto(record.geometry) : deferredGeometry(record, text),
+    geometry: text === undefined ? geometryToProto(record.geometry) : (new DeferredGeometry(record, text) as Geometry),
     startAt: timestamp(record.startAt),
     endAt: timestamp(record.endAt),
     accountId: record.accountId,
@@ -54,49 +54,54 @@ function storedGeometryText(record: SourceRecord): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
-/**
- * On a Geometry message made from stored GeoJSON text: the text, and its wire form, as the store
- * kept it or scanned from the text once (source-wire.ts storedGeometry; null when the text is not
- * the plain form).
- */
-export const STORED_GEOMETRY = Symbol("stored GeoJSON text");
-
+/** On a Geometry message made from stored GeoJSON text: the text, and its wire form. */
 export interface StoredGeometry {
   text: string;
+  /** As the store kept it, or scanned from the text once (source-wire.ts storedGeometry); null when the text is not the plain form. */
   wire: GeoJsonWire | null | undefined;
-  /** Set when `kind` was assigned: the text no longer says what the message holds. */
-  replaced: boolean;
 }
 
 /**
  * The Geometry message of a record whose store keeps the geometry's GeoJSON text: `kind` is built
- * on first read (a JSON answer, an interceptor), and a binary answer writes its wire bytes straight
- * from the text (geojson-wire.ts) without ever parsing it into positions. The deferral lives on
- * this small message, not on the Source: redefining a Source's own property as an accessor turned
- * every Source into a dictionary-mode object, and each of the ~40 field reads of encoding it into
- * a hash lookup.
+ * on first read (a JSON answer, an interceptor), and a binary answer writes its wire bytes from the
+ * store's copy or straight from the text (geojson-wire.ts) without ever parsing it into positions.
+ *
+ * `kind` is an accessor of the class, not of each message: one defined per object (and its
+ * closures) was a third of a page's Source-building time, and an accessor redefined on the
+ * Source itself turned every Source into a dictionary-mode object. The message has the fields
+ * protobuf-es reads (`$typeName`, `kind`); its own enumerable property is `$typeName` only.
  */
-function deferredGeometry(record: SourceRecord, text: string): Geometry {
-  // The store's wire bytes of this text when it attached them (RecordRead.geometryWire): copied, not scanned.
-  const wire = record.geometryWire === undefined ? undefined : storedWire(record.geometryWire);
-  const stored: StoredGeometry = { text, wire, replaced: false };
-  const geometry = { $typeName: "sourceledger.v2.Geometry" } as Geometry;
-  const settle = (value: Geometry["kind"]) => {
-    Object.defineProperty(geometry, "kind", { value, writable: true, enumerable: true, configurable: true });
-    return value;
-  };
-  Object.defineProperty(geometry, "kind", {
-    get: () => settle(geometryToProto(record.geometry).kind),
-    set(value: Geometry["kind"]) {
-      stored.replaced = true;
-      settle(value);
-    },
-    enumerable: true,
-    configurable: true,
-  });
-  Object.defineProperty(geometry, STORED_GEOMETRY, { value: stored, enumerable: false });
-  return geometry;
+class DeferredGeometry {
+  readonly $typeName = "sourceledger.v2.Geometry";
+  #kind: Geometry["kind"] | undefined;
+  readonly #record: SourceRecord;
+  /** Undefined once `kind` was assigned: the text no longer says what the message holds. */
+  #stored: StoredGeometry | undefined;
+
+  constructor(record: SourceRecord, text: string) {
+    this.#record = record;
+    // The store's wire bytes of this text when it attached them (RecordRead.geometryWire): copied, not scanned.
+    const wire = record.geometryWire === undefined ? undefined : storedWire(record.geometryWire);
+    this.#stored = { text, wire };
+  }
+
+  get kind(): Geometry["kind"] {
+    this.#kind ??= geometryToProto(this.#record.geometry).kind;
+    return this.#kind;
+  }
+
+  set kind(value: Geometry["kind"]) {
+    this.#stored = undefined;
+    this.#kind = value;
+  }
+
+  /** The stored text and its wire form, when `geometry` is such a message and its kind was not replaced. */
+  static storedOf(geometry: Geometry | undefined): StoredGeometry | undefined {
+    return geometry !== undefined && #stored in geometry ? geometry.#stored : undefined;
+  }
 }
+
+export const storedGeometryOf = DeferredGeometry.storedOf;
 
 /** What `timestampFromMs` makes, without `create`. */
 function timestamp(ms: number): Timestamp {

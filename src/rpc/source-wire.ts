@@ -1,6 +1,5 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import {
-  type Geometry,
   type ProtectedAreaOverlap,
   ProtectedAreaOverlapSchema,
   type Source,
@@ -10,7 +9,7 @@ import {
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { type GeoJsonWire, geoJsonWire } from "../geo/geojson-wire.js";
 import { geometrySize, varintSize, WireWriter, writeGeometry } from "../geo/geometry-wire.js";
-import { STORED_GEOMETRY, type StoredGeometry } from "./messages.js";
+import { storedGeometryOf } from "./messages.js";
 
 /**
  * The protobuf wire bytes of a `sourceledger.v2.Source`, written directly: protobuf-es' reflective
@@ -59,8 +58,8 @@ const utf8Length = (text: string) => Buffer.byteLength(text, "utf8");
  * the encoder does). Undefined once anything assigned the geometry or its kind.
  */
 export function storedGeometry(s: Source): GeoJsonWire | undefined {
-  const stored = (s.geometry as (Geometry & { [STORED_GEOMETRY]?: StoredGeometry }) | undefined)?.[STORED_GEOMETRY];
-  if (stored === undefined || stored.replaced) return undefined;
+  const stored = storedGeometryOf(s.geometry);
+  if (stored === undefined) return undefined;
   if (stored.wire === undefined) stored.wire = geoJsonWire(stored.text) ?? null;
   return stored.wire ?? undefined;
 }
