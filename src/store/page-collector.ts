@@ -32,3 +32,40 @@ export function collectPage<C, R>(
   }
   return records;
 }
+
+/** Records a batched read asks for first, before it knows how large they are. */
+export const FIRST_BATCH = 8;
+
+/**
+ * The page collectPage keeps when every candidate is kept (no exact test), read in batches:
+ * `fetch(count, skip)` gives the listing's records `skip` to `skip + count - 1` (the page's offset
+ * already applied). A statement read in batches costs ~3 µs a row less than one stepped row by
+ * row (better-sqlite3's iterate). The first batch is FIRST_BATCH records; each next one at most as
+ * many as the budget left holds at the widest record read so far (and one more), so a page of
+ * large sources reads at most about twice its budget, as row-by-row reading would read once.
+ */
+export function collectInBatches<R>(
+  fetch: (count: number, skip: number) => R[],
+  page: Pick<ListQuery, "limit"> & { maxGeometryChars: number },
+  charsOf: (record: R) => number,
+): R[] {
+  const records: R[] = [];
+  let chars = 0;
+  let widest = 1;
+  let batch = FIRST_BATCH;
+  while (records.length < page.limit) {
+    const count = Math.min(batch, page.limit - records.length);
+    const found = fetch(count, records.length);
+    for (const record of found) {
+      records.push(record);
+      // As collectPage: the record past where the budget was reached ends the page.
+      if (records.length === page.limit || chars >= page.maxGeometryChars) return records;
+      const size = charsOf(record);
+      chars += size;
+      widest = Math.max(widest, size);
+    }
+    if (found.length < count) break;
+    batch = Math.floor(Math.max(0, page.maxGeometryChars - chars) / widest) + 1;
+  }
+  return records;
+}

@@ -1,6 +1,6 @@
-/** collectPage (src/store/page-collector.ts): the page loop every store with an exact test shares. */
+/** collectPage and collectInBatches (src/store/page-collector.ts): the page loops the stores share. */
 import { describe, expect, it } from "vitest";
-import { collectPage } from "../../src/store/page-collector.js";
+import { collectInBatches, collectPage, FIRST_BATCH } from "../../src/store/page-collector.js";
 
 const even = (n: number) => (n % 2 === 0 ? n : null);
 const numbers = (count: number) => Array.from({ length: count }, (_, i) => i);
@@ -50,5 +50,66 @@ describe("collectPage", () => {
       ),
     ).toEqual([]);
     expect(closed).toBe(true);
+  });
+});
+
+describe("collectInBatches", () => {
+  /** A listing of records whose sizes are `sizes`, with the batches asked for recorded. */
+  function listing(sizes: number[]) {
+    const asked: [number, number][] = [];
+    const fetch = (count: number, skip: number) => {
+      asked.push([count, skip]);
+      return sizes.slice(skip, skip + count).map((size, i) => ({ at: skip + i, size }));
+    };
+    return { asked, fetch };
+  }
+  const sizeOf = (r: { size: number }) => r.size;
+
+  it("keeps what collectPage keeps, for any sizes, limit and budget", () => {
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    for (let round = 0; round < 500; round++) {
+      const sizes = Array.from({ length: Math.floor(random() * 60) }, () => Math.floor(random() ** 3 * 1_000));
+      const limit = 1 + Math.floor(random() * 70);
+      const maxGeometryChars = Math.floor(random() * 5_000);
+      const { fetch } = listing(sizes);
+      const batched = collectInBatches(fetch, { limit, maxGeometryChars }, sizeOf).map((r) => r.at);
+      const expected = collectPage(
+        sizes.map((size, at) => ({ at, size })),
+        (r) => r,
+        { offset: 0, limit, maxGeometryChars },
+        sizeOf,
+      ).map((r) => r.at);
+      expect(batched, JSON.stringify({ sizes, limit, maxGeometryChars })).toEqual(expected);
+    }
+  });
+
+  it("reads a page of small records in two batches: the first FIRST_BATCH, then the rest the budget holds", () => {
+    const { asked, fetch } = listing(Array.from({ length: 500 }, () => 10));
+    expect(collectInBatches(fetch, { limit: 101, maxGeometryChars: 1_000_000 }, sizeOf)).toHaveLength(101);
+    expect(asked).toEqual([
+      [FIRST_BATCH, 0],
+      [101 - FIRST_BATCH, FIRST_BATCH],
+    ]);
+  });
+
+  it("reads large records a few at a time: never much past the budget", () => {
+    const { asked, fetch } = listing(Array.from({ length: 1_000 }, () => 1_000));
+    const page = collectInBatches(fetch, { limit: 1_000, maxGeometryChars: 20_000 }, sizeOf);
+    // 20 records reach the budget; the 21st is the one past it.
+    expect(page).toHaveLength(21);
+    const read = asked.reduce((total, [count]) => total + count, 0);
+    expect(read).toBeLessThanOrEqual(2 * 21);
+    expect(asked[0]).toEqual([FIRST_BATCH, 0]);
+    expect(asked[1]).toEqual([13, FIRST_BATCH]);
+  });
+
+  it("stops asking once the listing ends", () => {
+    const { asked, fetch } = listing([1, 1, 1]);
+    expect(collectInBatches(fetch, { limit: 100, maxGeometryChars: 1_000 }, sizeOf)).toHaveLength(3);
+    expect(asked).toEqual([[FIRST_BATCH, 0]]);
   });
 });

@@ -6,7 +6,7 @@ import type { Change, SourceConflict, SourceEvent } from "../../model/history.js
 import { geometryCharsOf, type ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, RecordRead, SourceRecord } from "../../model/records.js";
 import type { ConflictPolicy, ProtectedAreaPolicy } from "../../model/spatial.js";
-import { collectPage } from "../page-collector.js";
+import { collectInBatches, collectPage } from "../page-collector.js";
 import {
   altIdClash,
   altIdsByAccount,
@@ -215,9 +215,15 @@ export class SqliteSourceStore implements SourceStore {
         const statement = buildListStatement(query);
         const rows = this.listStatement(statement);
         const read = statement.withWire ? fromColumnsWithWire : fromColumns;
-        if (query.maxGeometryChars === undefined) return rows.all(...statement.params).map((row) => read(row));
-        // The statement has applied the offset already.
-        return collectPage(rows.iterate(...statement.params), read, { ...query, offset: 0 }, geometryCharsOf);
+        const { maxGeometryChars } = query;
+        if (maxGeometryChars === undefined) return rows.all(...statement.params).map((row) => read(row));
+        // The statement ends with LIMIT ? OFFSET ?: each batch is the same statement, further on.
+        const filters = statement.params.slice(0, -2);
+        return collectInBatches(
+          (count, skip) => rows.all(...filters, count, query.offset + skip).map((row) => read(row)),
+          { limit: query.limit, maxGeometryChars },
+          geometryCharsOf,
+        );
       }
       return this.spatialList(query, spatial);
     });
