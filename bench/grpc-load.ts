@@ -46,6 +46,11 @@ export interface GrpcLoad {
   /** GetSource of each id in turn (default), or ListSources of the first page of `listLimit`. */
   method?: "get" | "list";
   listLimit?: number;
+  /**
+   * h2 client: each connection's and stream's receive window in bytes (grpc-js's channel option
+   * `grpc-node.flow_control_window`); HTTP/2's 65,535 when absent, as grpc-js keeps it by default.
+   */
+  windowBytes?: number;
 }
 
 const GET_SOURCE_PATH = `/${SourceLedgerService.typeName}/${SourceLedgerService.method.getSource.name}`;
@@ -120,10 +125,16 @@ async function runH2(load: GrpcLoad): Promise<LoadResult> {
       () =>
         new Promise<http2.ClientHttp2Session>((resolve, reject) => {
           // As grpc-js connects (transport.js): Nagle off on its socket.
+          const window = load.windowBytes;
           const session = http2.connect(`http://127.0.0.1:${load.port}`, {
             createConnection: () => net.connect({ host: "127.0.0.1", port: load.port, noDelay: true }),
+            // As grpc-js applies its flow_control_window: the streams' initial window, then the connection's.
+            ...(window === undefined ? {} : { settings: { initialWindowSize: window } }),
           });
-          session.once("connect", () => resolve(session));
+          session.once("connect", () => {
+            if (window !== undefined) session.setLocalWindowSize(window);
+            resolve(session);
+          });
           session.once("error", reject);
         }),
     ),

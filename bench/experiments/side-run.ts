@@ -14,6 +14,7 @@
  *
  *   --connections N    grpc: HTTP/2 connections the 50 calls in flight share (default 1)
  *   --identity 1       grpc: the client does not accept gzip
+ *   --window BYTES     grpc: the client's HTTP/2 receive windows (default HTTP/2's 65,535, as grpc-js)
  *   --grpc-only 1      grpc: no REST load between the gRPC ones (for a profile of gRPC alone)
  *   --rest-only 1      grpc: no gRPC load between the REST ones (for a profile of REST alone)
  *   --list 1           grpc: ListSources{limit: 100} against GET /sources?limit=100
@@ -130,6 +131,7 @@ try {
         duration: seconds,
         acceptCompression: option("--identity") === undefined,
         method: option("--list") === undefined ? "get" : "list",
+        ...(option("--window") === undefined ? {} : { windowBytes: Number(option("--window")) }),
       });
     if (option("--rest-only") === undefined) await grpc(2);
     for (let run = 0; run < 3; run++) {

@@ -1,4 +1,5 @@
 import { fieldSize, ringSize, WireWriter } from "./geometry-wire.js";
+import type { PolygonCoordinates, SourceGeometry } from "./types.js";
 
 /**
  * A stored geometry's GeoJSON text → its `sourceledger.v2.Geometry` protobuf wire bytes, without
@@ -227,4 +228,44 @@ export function storedWire(bytes: Uint8Array): GeoJsonWire {
       return offset + bytes.length;
     },
   };
+}
+
+/**
+ * The bytes geoJsonWireBytes(JSON.stringify(geometry)) gives, written from the positions instead
+ * of scanned from the text: what the embedded store keeps for a source it inserts, at a fraction of
+ * a stringify and a scan (~35 µs a 100-position source together). JSON writes -0 as 0, so -0 is
+ * written as 0: the bytes are always the stored text's parse. Defined for any geometry, also one
+ * whose text would not be the plain form (extra members): its coordinates are the same.
+ */
+export function geometryWireBytes(geometry: SourceGeometry): Uint8Array {
+  const multi = geometry.type === "MultiPolygon";
+  const polygons: readonly PolygonCoordinates[] = multi ? geometry.coordinates : [geometry.coordinates];
+  const polygonSizes = polygons.map((rings) => {
+    let size = 0;
+    for (const ring of rings) size += fieldSize(ringSize(ring.length * 2));
+    return size;
+  });
+  let inner = 0;
+  if (multi) for (const size of polygonSizes) inner += fieldSize(size);
+  const out = new WireWriter(multi ? fieldSize(inner) : fieldSize(polygonSizes[0]));
+  const view = new DataView(out.bytes.buffer, out.bytes.byteOffset, out.bytes.byteLength);
+  if (multi) out.header(2, inner);
+  polygons.forEach((rings, p) => {
+    out.header(1, polygonSizes[p]);
+    for (const ring of rings) {
+      const values = ring.length * 2;
+      out.header(1, ringSize(values));
+      if (values === 0) continue;
+      out.header(1, values * 8);
+      let at = out.offset;
+      for (const [x, y] of ring) {
+        // + 0 turns -0 into 0, as JSON text does.
+        view.setFloat64(at, x + 0, true);
+        view.setFloat64(at + 8, y + 0, true);
+        at += 16;
+      }
+      out.offset = at;
+    }
+  });
+  return out.finished("geometry");
 }

@@ -68,14 +68,19 @@ export interface StoredGeometry {
  *
  * `kind` is an accessor of the class, not of each message: one defined per object (and its
  * closures) was a third of a page's Source-building time, and an accessor redefined on the
- * Source itself turned every Source into a dictionary-mode object. The message has the fields
- * protobuf-es reads (`$typeName`, `kind`); its own enumerable property is `$typeName` only.
+ * Source itself turned every Source into a dictionary-mode object. protobuf-es reads and writes
+ * `kind` by property access (reflect, clone, toJson, toBinary, merge). Its own enumerable property
+ * is `$typeName` only: a copy by spread or structuredClone, which nothing here makes, lacks `kind`.
+ *
+ * The stored bytes are written only while nothing has read or assigned `kind`: once read, the
+ * message it gave may be changed in place (merge appends rings), and the bytes would no longer
+ * say what the message holds. A binary answer never reads it.
  */
 class DeferredGeometry {
   readonly $typeName = "sourceledger.v2.Geometry";
   #kind: Geometry["kind"] | undefined;
   readonly #record: SourceRecord;
-  /** Undefined once `kind` was assigned: the text no longer says what the message holds. */
+  /** Undefined once `kind` was read or assigned. */
   #stored: StoredGeometry | undefined;
 
   constructor(record: SourceRecord, text: string) {
@@ -86,6 +91,7 @@ class DeferredGeometry {
   }
 
   get kind(): Geometry["kind"] {
+    this.#stored = undefined;
     this.#kind ??= geometryToProto(this.#record.geometry).kind;
     return this.#kind;
   }
@@ -95,9 +101,9 @@ class DeferredGeometry {
     this.#kind = value;
   }
 
-  /** The stored text and its wire form, when `geometry` is such a message and its kind was not replaced. */
-  static storedOf(geometry: Geometry | undefined): StoredGeometry | undefined {
-    return geometry !== undefined && #stored in geometry ? geometry.#stored : undefined;
+  /** The stored text and its wire form, when `geometry` is such a message and its kind was neither read nor assigned. */
+  static storedOf(geometry: Geometry | null | undefined): StoredGeometry | undefined {
+    return typeof geometry === "object" && geometry !== null && #stored in geometry ? geometry.#stored : undefined;
   }
 }
 

@@ -1,10 +1,10 @@
 /**
- * Geometry wire bytes straight from stored GeoJSON text (geo/geojson-wire.ts) against the encoder
+ * Geometry wire bytes straight from stored GeoJSON text (geo/geojson-wire.ts), and from the positions (geometryWireBytes), against the encoder
  * of parsed geometries: the same bytes for every number form JSON.stringify writes, every shape,
  * and random geometries; anything but the store's plain form is declined.
  */
 import { describe, expect, it } from "vitest";
-import { geoJsonWire } from "../../src/geo/geojson-wire.js";
+import { geoJsonWire, geometryWireBytes } from "../../src/geo/geojson-wire.js";
 import { encodeGeometry } from "../../src/geo/geometry-wire.js";
 import type { Position, SourceGeometry } from "../../src/geo/types.js";
 import { geometryToProto } from "../../src/rpc/geometry-codec.js";
@@ -21,6 +21,12 @@ function fromText(text: string): Buffer | undefined {
 
 function same(geometry: SourceGeometry): void {
   sameText(JSON.stringify(geometry));
+  // Written from the positions: the bytes of the text the store keeps (-0 as JSON writes it, 0).
+  const fromPositions = Buffer.from(geometryWireBytes(geometry));
+  expect(
+    fromPositions.equals(fromText(JSON.stringify(geometry)) as Buffer),
+    JSON.stringify(geometry).slice(0, 200),
+  ).toBe(true);
 }
 
 function sameText(text: string): void {
@@ -34,7 +40,7 @@ const ring = (...values: number[]): Position[] => {
   return out;
 };
 
-describe("geoJsonWire writes what the parsed geometry's encoder writes", () => {
+describe("geoJsonWire writes what the parsed geometry's encoder writes; geometryWireBytes the same from the positions", () => {
   it("every number form: integers, decimals, exponents, -0, 16–17 digits, tiny and huge", () => {
     same({
       type: "Polygon",

@@ -197,6 +197,15 @@ describe("a Source of a record with stored GeoJSON text (the embedded store's)",
     const expected = Buffer.from(toBinary(SourceSchema, { ...toProtoSource(eager), geometry: other.geometry }));
     expect(Buffer.from(encodeSource(kindReplaced)).equals(expected)).toBe(true);
     expect(Buffer.from(encodeSource(geometryReplaced)).equals(expected)).toBe(true);
+    // Read, then changed in place (as protobuf-es' merge does): the change is written, not the text.
+    const changedInPlace = toProtoSource(stored);
+    const kind = changedInPlace.geometry?.kind;
+    if (kind?.case !== "multiPolygon") throw new Error("not a MultiPolygon");
+    kind.value.polygons.pop();
+    expect(Buffer.from(encodeSource(changedInPlace)).equals(Buffer.from(toBinary(SourceSchema, changedInPlace)))).toBe(
+      true,
+    );
+    expect(fromBinary(SourceSchema, encodeSource(changedInPlace)).geometry?.kind).toEqual(kind);
   });
 
   it("falls back to the geometry message when the text is not the store's plain form", () => {

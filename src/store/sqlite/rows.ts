@@ -59,7 +59,8 @@ export function selectList(alias: string): string {
   return COLUMNS.map((c) => `${alias}.${c}`).join(", ");
 }
 
-export function toRow(r: NewSourceRecord): SourceRow {
+/** `geometryText`: JSON.stringify(r.geometry), when the caller has made it already. */
+export function toRow(r: NewSourceRecord, geometryText = JSON.stringify(r.geometry)): SourceRow {
   return {
     id: r.id,
     account_id: r.accountId,
@@ -73,7 +74,7 @@ export function toRow(r: NewSourceRecord): SourceRow {
     attribute_type: JSON.stringify(r.attributeType),
     geometry_source: r.geometrySource,
     // The submitted GeoJSON text, so a read returns the same positions in the same order.
-    geometry: JSON.stringify(r.geometry),
+    geometry: geometryText,
     start_at: r.startAt,
     end_at: r.endAt,
     created_by: r.createdBy,

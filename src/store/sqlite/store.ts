@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type Database from "better-sqlite3";
-import { geoJsonWireBytes } from "../../geo/geojson-wire.js";
+import { geometryWireBytes } from "../../geo/geojson-wire.js";
 import type { BoundingBox } from "../../geo/types.js";
 import type { Change, SourceConflict, SourceEvent } from "../../model/history.js";
 import { geometryCharsOf, type ListQuery } from "../../model/list-query.js";
@@ -79,6 +79,8 @@ export class SqliteSourceStore implements SourceStore {
   private readonly events: SqliteHistory;
   private readonly conflicts: ConflictScanner | null;
   private readonly protectedAreas: SqliteProtectedAreaReader | null;
+  /** Runs reads in one (deferred) transaction: they see one snapshot of the ledger. */
+  private readonly inOneSnapshot: (read: () => SourceRecord[]) => SourceRecord[];
   private readonly statements: {
     takenAltIds: Statement<[string, string], { alt_id: string }>;
     insertSource: Statement<[SourceRow]>;
@@ -89,7 +91,6 @@ export class SqliteSourceStore implements SourceStore {
     getInAccountWire: Statement<string[], unknown[]>;
     getAnywhereWire: Statement<string[], unknown[]>;
     insertWire: Statement<[number, Uint8Array]>;
-    deleteWire: Statement<[number]>;
     seqInAccount: Statement<[string, string], SubjectKey>;
     seqAnywhere: Statement<[string], SubjectKey>;
     seqByAltId: Statement<[string, string], SubjectKey>;
@@ -132,12 +133,11 @@ export class SqliteSourceStore implements SourceStore {
       getAnywhere: getById(false, false),
       getInAccountWire: getById(true, true),
       getAnywhereWire: getById(false, true),
-      // OR REPLACE and the delete: whatever a source that had this key left (SQLite reuses the
-      // largest key once its row is gone, and a row deleted with foreign keys off leaves its own).
+      // OR REPLACE: over whatever a source that had this key left (SQLite reuses the largest key
+      // once its row is gone, and a row deleted with foreign keys off leaves its own).
       insertWire: db.prepare<[number, Uint8Array]>(
         "INSERT OR REPLACE INTO source_geometry_wire (seq, wire) VALUES (?, ?)",
       ),
-      deleteWire: db.prepare<[number]>("DELETE FROM source_geometry_wire WHERE seq = ?"),
       seqInAccount: db.prepare(`SELECT ${SUBJECT_KEY} FROM sources WHERE id = ? AND account_id = ?`),
       seqAnywhere: db.prepare(`SELECT ${SUBJECT_KEY} FROM sources WHERE id = ?`),
       seqByAltId: db.prepare(`SELECT ${SUBJECT_KEY} FROM sources WHERE alt_id = ? AND account_id = ?`),
@@ -169,6 +169,7 @@ export class SqliteSourceStore implements SourceStore {
       return change;
     });
     fillGeometryWire(db);
+    this.inOneSnapshot = db.transaction((read: () => SourceRecord[]) => read());
     this.deleteTransaction = db.transaction((lookup: () => SubjectKey | undefined, requested: Change) => {
       const key = lookup();
       if (key === undefined) return false;
@@ -198,12 +199,14 @@ export class SqliteSourceStore implements SourceStore {
         : this.runSync("protected-area overlap", () =>
             protectedAreas.overlapsOf(records).map((unepOverlap, i) => ({ ...records[i], unepOverlap })),
           );
-    // The geometry wire bytes too: made from the text the row will hold, outside the write lock.
-    const wires = withOverlap.map((record) => geoJsonWireBytes(JSON.stringify(record.geometry)));
+    // The geometry's text and wire bytes too, outside the write lock.
+    const geometries = withOverlap.map(
+      (record): StoredForm => ({ text: JSON.stringify(record.geometry), wire: geometryWireBytes(record.geometry) }),
+    );
     if (this.closed) throw new StoreUnavailableError("sqlite insert failed: store is closed");
     // The group's BEGIN IMMEDIATE takes the write lock before any alt_id check, so no other writer
     // can slip in between the check and the inserts; within the group, jobs run one after another.
-    return this.writes.submit(() => this.insertAll(withOverlap, wires), withOverlap.length);
+    return this.writes.submit(() => this.insertAll(withOverlap, geometries), withOverlap.length);
   }
 
   async list(query: ListQuery): Promise<SourceRecord[]> {
@@ -217,12 +220,16 @@ export class SqliteSourceStore implements SourceStore {
         const read = statement.withWire ? fromColumnsWithWire : fromColumns;
         const { maxGeometryChars } = query;
         if (maxGeometryChars === undefined) return rows.all(...statement.params).map((row) => read(row));
-        // The statement ends with LIMIT ? OFFSET ?: each batch is the same statement, further on.
+        // The statement ends with LIMIT ? OFFSET ?: each batch is the same statement, further on,
+        // all in one read transaction (one snapshot: another process's commit between two
+        // batches would move the offsets, and a record would be skipped or read twice).
         const filters = statement.params.slice(0, -2);
-        return collectInBatches(
-          (count, skip) => rows.all(...filters, count, query.offset + skip).map((row) => read(row)),
-          { limit: query.limit, maxGeometryChars },
-          geometryCharsOf,
+        return this.inOneSnapshot(() =>
+          collectInBatches(
+            (count, skip) => rows.all(...filters, count, query.offset + skip).map((row) => read(row)),
+            { limit: query.limit, maxGeometryChars },
+            geometryCharsOf,
+          ),
         );
       }
       return this.spatialList(query, spatial);
@@ -351,8 +358,8 @@ export class SqliteSourceStore implements SourceStore {
    * Inserts one request's sources, each with its `created` event and, in production, its conflict
    * pairs and their `conflict_set` events; the group committer runs it inside the request's savepoint.
    */
-  /** `wires[i]`: the geometry wire bytes of `requested[i]`'s text, or undefined when it has none. */
-  private insertAll(requested: NewSourceRecord[], wires: readonly (Uint8Array | undefined)[]): SourceRecord[] {
+  /** `geometries[i]`: the stored forms of `requested[i]`'s geometry. */
+  private insertAll(requested: NewSourceRecord[], geometries: readonly StoredForm[]): SourceRecord[] {
     this.assertAltIdsFree(requested);
     const inserted: SourceRecord[] = [];
     const positionOf = new Map<string, number>();
@@ -370,7 +377,7 @@ export class SqliteSourceStore implements SourceStore {
         if (position !== undefined) inserted[position] = { ...inserted[position], conflict: true };
       }
       positionOf.set(record.id, inserted.length);
-      const { seq, row } = this.insertOne({ ...record, conflict }, wires[i]);
+      const { seq, row } = this.insertOne({ ...record, conflict }, geometries[i]);
       this.events.created(row, change);
       const subject = { seq, id: record.id, accountId: record.accountId, altId: record.altId };
       admitted?.others.forEach((other, i) => {
@@ -378,18 +385,17 @@ export class SqliteSourceStore implements SourceStore {
       });
       // Read back through the same mapping as get(), so the response equals what a later read
       // returns; with the bytes, which a protobuf answer copies.
-      inserted.push(withWire(fromRow(row), wires[i]));
+      inserted.push(withWire(fromRow(row), geometries[i].wire));
     });
     this.events.changedAt(lastCreatedAt(recorded, lastChangeAt), lastChangeAt);
     return inserted;
   }
 
-  private insertOne(record: NewSourceRecord, wire: Uint8Array | undefined): { seq: number; row: SourceRow } {
-    const row = toRow(record);
+  private insertOne(record: NewSourceRecord, { text, wire }: StoredForm): { seq: number; row: SourceRow } {
+    const row = toRow(record, text);
     const { lastInsertRowid } = this.statements.insertSource.run(row);
     const seq = Number(lastInsertRowid);
-    if (wire === undefined) this.statements.deleteWire.run(seq);
-    else this.statements.insertWire.run(seq, wire);
+    this.statements.insertWire.run(seq, wire);
     const { minX, maxX, minY, maxY } = record.bbox;
     this.statements.insertBbox.run(seq, minX, maxX, minY, maxY);
     for (const attributeType of record.attributeType) this.statements.insertAttributeType.run(seq, attributeType);
@@ -404,6 +410,12 @@ export class SqliteSourceStore implements SourceStore {
       throw toStoreError(error, action);
     }
   }
+}
+
+/** A geometry as the store keeps it: its GeoJSON text, and the text's wire bytes (geometry-wire.ts). */
+interface StoredForm {
+  text: string;
+  wire: Uint8Array;
 }
 
 /** Opens (creating if needed) and migrates the embedded store. */
