@@ -130,7 +130,9 @@ async function main(): Promise<void> {
     ...s13.scenarios(asOf),
     ...s14.scenarios(plan),
   ];
-  const results = await runInterleaved(plan, scenarios, fleet.servers, token, s4.alternated);
+  const results = await runInterleaved(plan, scenarios, fleet.servers, token, (all, run) =>
+    s5.alternated(s4.alternated(all, run), run),
+  );
   // One connection, one request at a time, on the search server alone (the others are idle now).
   const issue11: Issue11 = {
     paging: await s9.measure(plan, search, token),
