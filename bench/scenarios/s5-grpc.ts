@@ -56,9 +56,9 @@ export function scenarios(plan: Plan, ids: string[]): Scenario[] {
 /**
  * The run order of `run` (1, 2, …): on even runs GetSource without gzip goes first. The two loads
  * take the same path (answers under 64 KiB are never compressed) and differ only in the header,
- * yet the one run first on the S5 server read 10–45% lower in every run of `0fb8b71`'s (the server
- * idle meanwhile, then the previous run's garbage collected during it); alternating the order, as
- * S4 does for its before/after pairs, puts both first equally often.
+ * yet the one always run first on the S5 server read 10–45% lower in each of `0fb8b71`'s five
+ * runs (the server idle meanwhile, then the previous run's garbage collected during it);
+ * alternating the order, as S4 does for its before/after pairs, puts both first equally often.
  */
 export function alternated(scenarios: Scenario[], run: number): Scenario[] {
   if (run % 2 === 1) return scenarios;
