@@ -164,8 +164,11 @@ function scan(text: string): (Scanned & { multi: boolean }) | undefined {
 /** The wire form of the GeoJSON text `text`, or undefined when it is not the store's plain form. */
 export function geoJsonWire(text: string): GeoJsonWire | undefined {
   const scanned = scan(text);
-  if (scanned === undefined) return undefined;
-  const { values, rings, polygons, multi } = scanned;
+  return scanned === undefined ? undefined : wireOf(scanned);
+}
+
+/** The Geometry message of coordinates laid out as scanned: its size, and its writer. */
+function wireOf({ values, rings, polygons, multi }: Scanned & { multi: boolean }): GeoJsonWire {
   const polygonSizes: number[] = [];
   let ring = 0;
   for (const count of polygons) {
@@ -213,10 +216,7 @@ export const GEOMETRY_WIRE_VERSION = 1;
  */
 export function geoJsonWireBytes(text: string): Uint8Array | undefined {
   const wire = geoJsonWire(text);
-  if (wire === undefined) return undefined;
-  const bytes = new Uint8Array(wire.size);
-  if (wire.write(bytes, 0) !== bytes.length) throw new Error("geometry wire size and bytes disagree");
-  return bytes;
+  return wire === undefined ? undefined : bytesOf(wire);
 }
 
 /** Wire bytes already made (geoJsonWireBytes), in the GeoJsonWire shape the encoders take. */
@@ -231,7 +231,7 @@ export function storedWire(bytes: Uint8Array): GeoJsonWire {
 }
 
 /**
- * The bytes geoJsonWireBytes(JSON.stringify(geometry)) gives, written from the positions instead
+ * The bytes geoJsonWireBytes(JSON.stringify(geometry)) gives, laid out from the positions instead
  * of scanned from the text: what the embedded store keeps for a source it inserts, at a fraction of
  * a stringify and a scan (~35 µs a 100-position source together). JSON writes -0 as 0, so -0 is
  * written as 0: the bytes are always the stored text's parse. Defined for any geometry, also one
@@ -239,33 +239,34 @@ export function storedWire(bytes: Uint8Array): GeoJsonWire {
  */
 export function geometryWireBytes(geometry: SourceGeometry): Uint8Array {
   const multi = geometry.type === "MultiPolygon";
-  const polygons: readonly PolygonCoordinates[] = multi ? geometry.coordinates : [geometry.coordinates];
-  const polygonSizes = polygons.map((rings) => {
-    let size = 0;
-    for (const ring of rings) size += fieldSize(ringSize(ring.length * 2));
-    return size;
-  });
-  let inner = 0;
-  if (multi) for (const size of polygonSizes) inner += fieldSize(size);
-  const out = new WireWriter(multi ? fieldSize(inner) : fieldSize(polygonSizes[0]));
-  const view = new DataView(out.bytes.buffer, out.bytes.byteOffset, out.bytes.byteLength);
-  if (multi) out.header(2, inner);
-  polygons.forEach((rings, p) => {
-    out.header(1, polygonSizes[p]);
-    for (const ring of rings) {
-      const values = ring.length * 2;
-      out.header(1, ringSize(values));
-      if (values === 0) continue;
-      out.header(1, values * 8);
-      let at = out.offset;
+  const polygonList: readonly PolygonCoordinates[] = multi ? geometry.coordinates : [geometry.coordinates];
+  const rings: number[] = [];
+  const polygons: number[] = [];
+  let count = 0;
+  for (const polygon of polygonList) {
+    polygons.push(polygon.length);
+    for (const ring of polygon) {
+      rings.push(ring.length * 2);
+      count += ring.length * 2;
+    }
+  }
+  const values = new Float64Array(count);
+  let v = 0;
+  for (const polygon of polygonList) {
+    for (const ring of polygon) {
       for (const [x, y] of ring) {
         // + 0 turns -0 into 0, as JSON text does.
-        view.setFloat64(at, x + 0, true);
-        view.setFloat64(at + 8, y + 0, true);
-        at += 16;
+        values[v++] = x + 0;
+        values[v++] = y + 0;
       }
-      out.offset = at;
     }
-  });
-  return out.finished("geometry");
+  }
+  return bytesOf(wireOf({ values, rings, polygons, multi }));
+}
+
+/** A wire form written into bytes of its own. */
+function bytesOf(wire: GeoJsonWire): Uint8Array {
+  const bytes = new Uint8Array(wire.size);
+  if (wire.write(bytes, 0) !== bytes.length) throw new Error("geometry wire size and bytes disagree");
+  return bytes;
 }
