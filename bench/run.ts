@@ -210,7 +210,7 @@ function reportRows(
     ...s4.rows(plan, m, issue10.before),
     ...s5.rows(m),
     ...s6.rows(validation),
-    ...s7.rows(plan, memory),
+    ...s7.rows(plan, memory, m),
     ...s9.rows(issue11.paging),
     ...s10.rows(plan, m, issue11.bbox, issue11.bboxOne, issue11.bboxLarge),
     ...s11.rows(plan, m, issue11.polygons, issue11.polygonOne),

@@ -5,12 +5,14 @@
  * generators; run `npm run bench -- --quick` once first so that bench/.build and the cached ledgers
  * exist.
  *
- *   node --import tsx bench/experiments/side-run.ts <get|grpc|create|list> <ledger.sqlite> [options]
+ *   node --import tsx bench/experiments/side-run.ts <get|grpc|create|list|history> <ledger.sqlite> [options]
  *
  *   get     S2 against the S1 one-record baseline, alternating, 3 × 3 s
  *   grpc    S5 (h2 client, gzip accepted) against S2 on the same server, alternating, 3 × 3 s
  *   create  S4 into a copy of the ledger, 3 × 3 s  (--features N, default 1)
  *   list    S3 at 50 connections, 3 × 3 s with 5 s pauses, sampling the server's RssAnon
+ *   history S12 on a history ledger: GET /sources/{id}, /history and /conflicts of its sources,
+ *           alternating, 3 × 3 s each
  *
  *   --connections N    grpc: HTTP/2 connections the 50 calls in flight share (default 1)
  *   --identity 1       grpc: the client does not accept gzip
@@ -47,9 +49,9 @@ const option = (name: string) => {
   const i = rest.indexOf(name);
   return i >= 0 ? rest[i + 1] : undefined;
 };
-if (!["get", "grpc", "create", "list"].includes(scenario ?? "") || !ledger) {
+if (!["get", "grpc", "create", "list", "history"].includes(scenario ?? "") || !ledger) {
   process.stderr.write(
-    "usage: node --import tsx bench/experiments/side-run.ts <get|grpc|create|list> <ledger.sqlite> [--idle MS] [--features N] [--node-args '...'] [--env JSON]\n",
+    "usage: node --import tsx bench/experiments/side-run.ts <get|grpc|create|list|history> <ledger.sqlite> [--idle MS] [--features N] [--node-args '...'] [--env JSON]\n",
   );
   process.exit(2);
 }
@@ -203,6 +205,42 @@ try {
       console.log(
         `${line(`S4 (${features} per request)`, r)} = ${Math.round(r.rps * features).toLocaleString("en-US")} sources/s`,
       );
+    }
+  } else if (scenario === "history") {
+    const history = info.history;
+    if (history === undefined) throw new Error(`${ledger} is not a history ledger (ledger-history-*.sqlite)`);
+    const live = [...history.conflicted, ...history.lone];
+    const every = [...history.conflicted, ...history.deleted, ...history.lone];
+    const load = (ids: string[], suffix: string, seconds: number) => {
+      let i = 0;
+      return runHttpLoad({
+        port: service.port,
+        duration: seconds,
+        connections: 50,
+        headers,
+        requests: [
+          {
+            method: "GET",
+            setupRequest: (r) => ({ ...r, path: `/sources/${ids[(i++ * 7919) % ids.length]}${suffix}` }),
+          },
+        ],
+      });
+    };
+    const kinds = [
+      { label: "get", ids: live, suffix: "" },
+      { label: "history", ids: every, suffix: "/history" },
+      { label: "conflicts", ids: live, suffix: "/conflicts" },
+    ];
+    for (const kind of kinds) await load(kind.ids, kind.suffix, 2);
+    for (let run = 0; run < 3; run++) {
+      const results: string[] = [];
+      for (const kind of run % 2 === 0 ? kinds : [...kinds].reverse()) {
+        const before = cpuSecondsOf(service.pid);
+        const r = await load(kind.ids, kind.suffix, 3);
+        const cores = (cpuSecondsOf(service.pid) - before) / r.seconds;
+        results.push(line(kind.label, r, ` (${((cores / r.rps) * 1e6).toFixed(0)} µs server CPU a request)`));
+      }
+      console.log(results.join(" | "));
     }
   } else {
     const rssAnonMb = () =>

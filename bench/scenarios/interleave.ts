@@ -2,7 +2,7 @@
  * The measured runs, interleaved: every scenario once, in the order given, then again, `plan.runs`
  * times, so a baseline and the scenario compared with it are measured back to back in each run.
  */
-import { cpuSecondsOf, machineBusySeconds, type ServerProcess, waitUntilIdle } from "../proc.js";
+import { cpuSecondsOf, machineBusySeconds, memoryOf, type ServerProcess, waitUntilIdle } from "../proc.js";
 import { runLoad } from "./load.js";
 import { fmt, log } from "./log.js";
 import type { Plan } from "./options.js";
@@ -24,6 +24,7 @@ async function measure(
     server: cpuSecondsOf(server.pid),
     bench: cpuSecondsOf("self"),
     machine: machineBusySeconds(),
+    peakMb: memoryOf(server.pid).peakMb,
     at: performance.now(),
   };
   const result = await runLoad(plan, server.port, scenario.load, token, duration);
@@ -34,7 +35,8 @@ async function measure(
   // Requests the load generator gave up on at the deadline may still be running in the server.
   await waitUntilIdle(server.pid);
   if (scenario.cleans) removeCreatedSources(scenario.cleans);
-  return { ...result, cpu: { serverCores, benchCores, otherCores } };
+  const peakRaisedMb = memoryOf(server.pid).peakMb - before.peakMb;
+  return { ...result, cpu: { serverCores, benchCores, otherCores }, peakRaisedMb };
 }
 
 /**
@@ -58,11 +60,13 @@ export async function runInterleaved(
     for (const scenario of orderOf(scenarios, run)) {
       const server = servers.get(scenario.server) as ServerProcess;
       const warmKey = `${scenario.server}/${scenario.key}`;
+      let warmupRaisedMb = 0;
       if (!warmed.has(warmKey)) {
-        await measure(plan, server, scenario, token, plan.warmup);
+        warmupRaisedMb = (await measure(plan, server, scenario, token, plan.warmup)).peakRaisedMb;
         warmed.add(warmKey);
       }
-      const result = await measureQuietest(plan, server, scenario, token, run, retries);
+      const measured = await measureQuietest(plan, server, scenario, token, run, retries);
+      const result = { ...measured, peakRaisedMb: measured.peakRaisedMb + warmupRaisedMb };
       (results.get(scenario.key) as Measured[]).push(result);
       logRun(run, scenario, result);
     }
@@ -80,14 +84,17 @@ async function measureQuietest(
   retries: { seconds: number },
 ): Promise<Measured> {
   let result = await measure(plan, server, scenario, token, plan.duration);
+  let raisedMb = result.peakRaisedMb;
   for (let retry = 1; retry <= plan.noiseRetries && result.cpu.otherCores > NOISY_CORES; retry++) {
     if (retries.seconds + plan.duration > plan.retryBudget) break;
     retries.seconds += plan.duration;
     log(`run ${run} ${scenario.key}: other processes used ${result.cpu.otherCores.toFixed(2)} cores; measuring again`);
     const again = await measure(plan, server, scenario, token, plan.duration);
+    raisedMb += again.peakRaisedMb;
     if (again.cpu.otherCores < result.cpu.otherCores) result = again;
   }
-  return result;
+  // The peak is the process's, whichever attempt is kept: every attempt's rise counts.
+  return { ...result, peakRaisedMb: raisedMb };
 }
 
 function logRun(run: number, scenario: Scenario, result: Measured): void {

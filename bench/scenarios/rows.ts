@@ -23,6 +23,8 @@ export interface Measurements {
   /** Failed requests over all runs. */
   failed(key: string): number;
   label(key: string): string;
+  /** The loads (scenario keys) that raised a server's peak RSS, with the MB each added over all runs, largest first. */
+  peakRaises(server: string): { key: string; mb: number }[];
 }
 
 export function measurements(scenarios: Scenario[], results: Map<string, Measured[]>): Measurements {
@@ -35,6 +37,12 @@ export function measurements(scenarios: Scenario[], results: Map<string, Measure
     p50: (key) => series(key, (r) => r.p50),
     failed: (key) => series(key, (r) => r.failed).reduce((a, b) => a + b, 0),
     label: (key) => scenario(key).label,
+    peakRaises: (server) =>
+      scenarios
+        .filter((s) => s.server === server)
+        .map((s) => ({ key: s.key, mb: series(s.key, (r) => r.peakRaisedMb).reduce((a, b) => a + b, 0) }))
+        .filter((raise) => raise.mb > 0)
+        .sort((a, b) => b.mb - a.mb),
   };
 }
 

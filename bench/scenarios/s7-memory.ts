@@ -3,6 +3,7 @@ import { memoryOf, type ServerProcess } from "../proc.js";
 import type { Row } from "../report.js";
 import { fmt } from "./log.js";
 import type { Plan } from "./options.js";
+import type { Measurements } from "./rows.js";
 
 export type Memory = Record<string, { peakMb: number; rssMb: number }>;
 
@@ -13,7 +14,18 @@ export function measure(servers: Map<string, ServerProcess>): Memory {
   return memory;
 }
 
-export function rows(plan: Plan, memory: Memory): Row[] {
+/**
+ * Which loads set a server's peak: each load that raised it, with the MB it added over all runs
+ * (largest first), and what the peak was before them (start-up, ledger and preflights).
+ */
+function raisedBy(m: Measurements, server: string, peakMb: number): string {
+  const raises = m.peakRaises(server);
+  const byLoads = raises.reduce((sum, raise) => sum + raise.mb, 0);
+  const loads = raises.map((raise) => `${raise.key} +${raise.mb.toFixed(0)}`).join(", ");
+  return `${(peakMb - byLoads).toFixed(0)} MB before its loads${loads === "" ? "" : `; raised by ${loads}`}`;
+}
+
+export function rows(plan: Plan, memory: Memory, m: Measurements): Row[] {
   const s2to4 = ["get", "list-small", "list-large", "create-small", "create-large"];
   const peak = Math.max(...s2to4.map((n) => memory[n].peakMb));
   return [
@@ -33,6 +45,7 @@ export function rows(plan: Plan, memory: Memory): Row[] {
       value: memory.grpc.peakMb,
       unit: "MB",
       target: { on: "value", op: "<", threshold: 300 },
+      note: raisedBy(m, "grpc", memory.grpc.peakMb),
     },
     {
       id: "S7.large",

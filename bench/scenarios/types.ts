@@ -26,4 +26,9 @@ export interface Scenario {
 export interface Measured extends LoadResult {
   /** Cores used during the load: the server process, this process (load generator), everything else. */
   cpu: { serverCores: number; benchCores: number; otherCores: number };
+  /**
+   * How far the server's peak RSS (VmHWM) rose during this load, in MB (S7 names the loads that
+   * set a server's peak); the first run's includes its warm-up's.
+   */
+  peakRaisedMb: number;
 }
