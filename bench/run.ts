@@ -37,7 +37,7 @@ import { shuffled } from "./scenarios/load.js";
 import { elapsed, log, startClock } from "./scenarios/log.js";
 import { planFor } from "./scenarios/options.js";
 import { PROFILE_DIR, profileScenarios } from "./scenarios/profiles.js";
-import { judged, measurements, rawRuns } from "./scenarios/rows.js";
+import { judged, measurements, median, rawRuns } from "./scenarios/rows.js";
 import * as s1 from "./scenarios/s1-baselines.js";
 import * as s2 from "./scenarios/s2-get.js";
 import * as s3 from "./scenarios/s3-list.js";
@@ -146,6 +146,13 @@ async function main(): Promise<void> {
     before,
     history,
     historyOne: await s12.measureOneConnection(plan, historyServer, token, history),
+    historyPaced: await s12.measurePaced(
+      plan,
+      historyServer,
+      token,
+      history,
+      median(measurements(scenarios, results).rps("S12-get")),
+    ),
     asOf,
   };
   const memory = s7.measure(fleet.servers);
@@ -180,6 +187,7 @@ interface Issue10 {
   before: BeforeCode | null;
   history: s12.HistorySetup;
   historyOne: { history: Rounds; conflicts: Rounds };
+  historyPaced: s12.Paced;
   asOf: s13.AsOfSetup;
 }
 
@@ -214,7 +222,7 @@ function reportRows(
     ...s9.rows(issue11.paging),
     ...s10.rows(plan, m, issue11.bbox, issue11.bboxOne, issue11.bboxLarge),
     ...s11.rows(plan, m, issue11.polygons, issue11.polygonOne),
-    ...s12.rows(m, issue10.history, issue10.historyOne, plan.connections),
+    ...s12.rows(m, issue10.history, issue10.historyOne, issue10.historyPaced, plan.connections),
     ...s13.rows(m, issue10.asOf, plan.connections),
     ...s14.rows(m),
   ]);
@@ -297,6 +305,7 @@ function issue10Details(issue10: Issue10): Record<string, unknown> {
         history: { ...issue10.historyOne.history, counts: countsOf(issue10.historyOne.history.counts) },
         conflicts: { ...issue10.historyOne.conflicts, counts: countsOf(issue10.historyOne.conflicts.counts) },
       },
+      openLoop: issue10.historyPaced,
     },
     asOf: {
       stored: issue10.asOf.stored,

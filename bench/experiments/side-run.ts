@@ -16,6 +16,8 @@
  *
  *   --connections N    grpc: HTTP/2 connections the 50 calls in flight share (default 1)
  *   --identity 1       grpc: the client does not accept gzip
+ *   --rate N           history: first, each load open-loop at N requests/s over 50 connections
+ *                      (bench/paced-load.ts), 3 × 5 s
  *   --window BYTES     grpc: the client's HTTP/2 receive windows (default HTTP/2's 65,535, as grpc-js)
  *   --grpc-only 1      grpc: no REST load between the gRPC ones (for a profile of gRPC alone)
  *   --rest-only 1      grpc: no gRPC load between the REST ones (for a profile of REST alone)
@@ -33,6 +35,7 @@ import { join } from "node:path";
 import { CREATE_REGION, cellPolygon } from "../geometry.js";
 import { runGrpcLoad } from "../grpc-load.js";
 import { type LoadResult, runHttpLoad } from "../http-load.js";
+import { runPacedLoad } from "../paced-load.js";
 import {
   cpuSecondsOf,
   memoryOf,
@@ -232,6 +235,24 @@ try {
       { label: "conflicts", ids: live, suffix: "/conflicts" },
     ];
     for (const kind of kinds) await load(kind.ids, kind.suffix, 2);
+    const rate = option("--rate");
+    for (let run = 0; rate !== undefined && run < 3; run++) {
+      const results: string[] = [];
+      for (const kind of run % 2 === 0 ? kinds : [...kinds].reverse()) {
+        const r = await runPacedLoad({
+          port: service.port,
+          token,
+          rate: Number(rate),
+          connections: 50,
+          duration: 5,
+          pathAt: (i) => `/sources/${kind.ids[(i * 7919 + run) % kind.ids.length]}${kind.suffix}`,
+        });
+        results.push(
+          `${kind.label} at ${rate}/s: ${Math.round(r.rps)}/s p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms max ${r.max.toFixed(1)} failed ${r.failed}`,
+        );
+      }
+      console.log(results.join(" | "));
+    }
     for (let run = 0; run < 3; run++) {
       const results: string[] = [];
       for (const kind of run % 2 === 0 ? kinds : [...kinds].reverse()) {

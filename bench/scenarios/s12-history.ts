@@ -8,7 +8,14 @@
  *
  * A preflight on one connection checks that every kind of source answers 200 and counts what the
  * answers hold (events, conflicts, refs).
+ *
+ * At 50 connections each sending its next request as soon as the last one answers, the server is
+ * always saturated and the latency is the queue the load builds (50 / rate): it measures throughput
+ * twice. So the three loads also run open-loop (no target): at a fixed rate, a quarter of what the
+ * same server's GET /sources/{id} served at saturation in this run, over 50 connections, each
+ * request timed from when it was due (bench/paced-load.ts).
  */
+import { type PacedResult, runPacedLoad } from "../paced-load.js";
 import type { ServerProcess } from "../proc.js";
 import type { Row } from "../report.js";
 import type { DatasetInfo, HistoryInfo } from "../seed.js";
@@ -87,6 +94,57 @@ export async function prepare(ledger: DatasetInfo, server: ServerProcess, token:
   return setup;
 }
 
+/** Seconds of each open-loop load. */
+const PACED_SECONDS = 5;
+/** The open-loop rate, as a share of the saturated GET /sources/{id} rate of the same server. */
+const PACED_SHARE = 0.25;
+
+export type PacedKind = "get" | "history" | "conflicts";
+export interface Paced {
+  rate: number;
+  runs: Record<PacedKind, PacedResult[]>;
+}
+
+/**
+ * GET, history and conflicts open-loop at a quarter of `getRps` (S12-get's saturated median),
+ * `plan.runs` times, the order alternating, on the history server alone (the loads are done).
+ */
+export async function measurePaced(
+  plan: Plan,
+  server: ServerProcess,
+  token: string,
+  setup: HistorySetup,
+  getRps: number,
+): Promise<Paced> {
+  const rate = Math.max(1, Math.round((getRps * PACED_SHARE) / 10) * 10);
+  const paths: Record<PacedKind, string[]> = {
+    get: setup.getPaths,
+    history: setup.historyPaths,
+    conflicts: setup.conflictPaths,
+  };
+  const kinds: PacedKind[] = ["get", "history", "conflicts"];
+  const runs: Record<PacedKind, PacedResult[]> = { get: [], history: [], conflicts: [] };
+  for (let run = 1; run <= plan.runs; run++) {
+    for (const kind of run % 2 === 1 ? kinds : [...kinds].reverse()) {
+      const list = paths[kind];
+      const result = await runPacedLoad({
+        port: server.port,
+        token,
+        rate,
+        connections: plan.connections,
+        duration: PACED_SECONDS,
+        // Another stretch of the shuffled list each run.
+        pathAt: (i) => list[(i + run * rate * PACED_SECONDS) % list.length],
+      });
+      runs[kind].push(result);
+      log(
+        `S12 ${kind} open-loop at ${fmt(rate)}/s, run ${run}: p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, max ${result.max.toFixed(1)} ms, ${result.failed} failed`,
+      );
+    }
+  }
+  return { rate, runs };
+}
+
 export function scenarios(setup: HistorySetup): Scenario[] {
   const stored = fmt(setup.stored);
   return [
@@ -145,6 +203,7 @@ export function rows(
   m: Measurements,
   setup: HistorySetup,
   one: { history: Rounds; conflicts: Rounds },
+  paced: Paced,
   connections: number,
 ): Row[] {
   const judged = (key: "S12-history" | "S12-conflicts", what: string): Row => ({
@@ -178,6 +237,18 @@ export function rows(
         note: `p50 ${median(one[what].p50).toFixed(2)} ms over ${fmt(one[what].counts.length)} requests`,
       }),
     ),
+    ...(["history", "conflicts", "get"] as const).map((kind): Row => {
+      const runs = paced.runs[kind];
+      return {
+        id: `S12-${kind}.paced`,
+        scenario: `S12 GET /sources/{id}${kind === "get" ? "" : `/${kind}`} open-loop at ${fmt(paced.rate)} req/s (a quarter of S12's GET rate), ${connections} connections (no target)`,
+        metric: "p99 latency",
+        value: median(runs.map((r) => r.p99)),
+        unit: "ms",
+        errors: runs.reduce((sum, r) => sum + r.failed, 0),
+        note: `p50 ${median(runs.map((r) => r.p50)).toFixed(2)} ms, worst ${Math.max(...runs.map((r) => r.max)).toFixed(0)} ms; p99 per run ${runs.map((r) => r.p99.toFixed(1)).join(", ")}`,
+      };
+    }),
     {
       id: "S12-get.p99",
       scenario: `S12 reference: ${m.label("S12-get")}, ${connections} connections (no target)`,
