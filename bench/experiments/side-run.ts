@@ -18,6 +18,7 @@
  *   --identity 1       grpc: the client does not accept gzip
  *   --rate N           history: first, each load open-loop at N requests/s over 50 connections
  *                      (bench/paced-load.ts), 3 × 5 s
+ *   --memory 1         grpc: after each pair, the service's RSS by kind and V8's heap (/metrics)
  *   --window BYTES     grpc: the client's HTTP/2 receive windows (default HTTP/2's 65,535, as grpc-js)
  *   --grpc-only 1      grpc: no REST load between the gRPC ones (for a profile of gRPC alone)
  *   --rest-only 1      grpc: no gRPC load between the REST ones (for a profile of REST alone)
@@ -89,6 +90,19 @@ const servers: ServerProcess[] = [service];
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const line = (label: string, r: LoadResult, extra = "") =>
   `${label} ${Math.round(r.rps).toLocaleString("en-US")}/s p50 ${r.p50.toFixed(1)} ms p99 ${r.p99.toFixed(1)} ms failed ${r.failed}${extra}`;
+
+/** The service's RSS by kind (/proc) and V8's heap and external memory (/metrics), in MB. */
+async function memoryBreakdown(server: ServerProcess): Promise<string> {
+  const status = readFileSync(`/proc/${server.pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0) / 1024;
+  const metrics = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+  const gauge = (name: string) =>
+    Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)`, "m").exec(metrics)?.[1] ?? 0) / 2 ** 20;
+  const spaces = [...metrics.matchAll(/^nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\S+)/gm)]
+    .map(([, space, bytes]) => `${space} ${(Number(bytes) / 2 ** 20).toFixed(0)}`)
+    .join(", ");
+  return `memory MB: VmHWM ${kb("VmHWM").toFixed(0)}, RSS ${kb("VmRSS").toFixed(0)} (anon ${kb("RssAnon").toFixed(0)}, file ${kb("RssFile").toFixed(0)}); heap total ${gauge("nodejs_heap_size_total_bytes").toFixed(0)}, used ${gauge("nodejs_heap_size_used_bytes").toFixed(0)}, external ${gauge("nodejs_external_memory_bytes").toFixed(0)}; spaces: ${spaces}`;
+}
 
 let next = 0;
 const getLoad = (port: number, seconds: number) =>
@@ -163,6 +177,7 @@ try {
                 requests: [{ method: "GET", path: "/sources?limit=100" }],
               });
       const restCores = (cpuSecondsOf(service.pid) - restBefore) / s2.seconds;
+      if (option("--memory") !== undefined) console.log(await memoryBreakdown(service));
       console.log(
         `${line("S5", s5, ` server cores ${cores.toFixed(2)}, client ${clientCores.toFixed(2)}`)} | ${line("S2", s2, ` server cores ${restCores.toFixed(2)}`)} | ratio ${(s5.rps / s2.rps).toFixed(2)}`,
       );
