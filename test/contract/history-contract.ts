@@ -555,6 +555,24 @@ function describeConflictContract(makeConflictStore: NonNullable<HistoryContract
       expect(await flag(a.record)).toBe(false);
     });
 
+    it("a created event keeps the flag as created while the live flag changes, both ways", async () => {
+      const a = place(at(0, 0, 1, 1), { accountId: A });
+      const b = place(at(0.5, 0, 1.5, 1), { accountId: A });
+      await store.insertMany([a.record]);
+      await store.insertMany([b.record]);
+      const createdFlag = async (record: NewSourceRecord) => (await events(record))[0].record?.conflict;
+      // a: created alone, flagged by b's create.
+      expect([await createdFlag(a.record), await flag(a.record)]).toEqual([false, true]);
+      expect([await createdFlag(b.record), await flag(b.record)]).toEqual([true, true]);
+
+      await store.deleteById(a.record.id, null, change({ at: b.record.createdAt + 1 }));
+
+      // b: created in conflict, its last pair gone with a; a's history keeps it as created.
+      expect([await createdFlag(b.record), await flag(b.record)]).toEqual([true, false]);
+      expect(await createdFlag(a.record)).toBe(false);
+      expect((await events(b.record))[0].record).toMatchObject({ id: b.record.id, geometry: b.record.geometry });
+    });
+
     it("a counterpart keeps its flag while it has another pair; conflict_cleared for each pair it loses", async () => {
       // Hub A overlaps B (west) and C (east); B and C are apart.
       const a = place(at(0, 0, 2, 1));

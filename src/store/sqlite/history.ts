@@ -424,7 +424,7 @@ export class SqliteHistory {
  * history read ~2.5× slower (25 µs more a call, measured on the 100,000 ledger).
  */
 export const EVENTS_OF_SQL = `SELECT e.source_id, e.seq, e.account_id, e.type, e.at, e.by, e.data,
-       ${COLUMNS.map((column) => `s.${column}`).join(", ")}
+       ${COLUMNS.map((column) => `s.${column} AS live_${column}`).join(", ")}
   FROM source_events e LEFT JOIN sources s ON e.type = 'created' AND s.id = e.source_id
  WHERE e.source_id = ? AND e.seq > ? ORDER BY e.seq`;
 
