@@ -1,4 +1,4 @@
-import type { Server as HttpServer } from "node:http";
+import { type Server as HttpServer, maxHeaderSize } from "node:http";
 import type { Socket } from "node:net";
 import type { Interceptor } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
@@ -30,7 +30,7 @@ import { problem, sendProblem } from "./http/problem.js";
 import { parseQueryString } from "./http/querystring.js";
 import { createRateLimiter, type RateLimiter, rateKindOf } from "./http/rate-limit.js";
 import { type DeadlineCounts, installRequestDeadline } from "./http/request-deadline.js";
-import { installRequestIdEcho, requestIdOf } from "./http/request-id.js";
+import { installRequestIdEcho, REQUEST_ID_HEADER, requestIdOf } from "./http/request-id.js";
 import { httpRoutes } from "./http/rest.js";
 import { MAX_BODY_BYTES } from "./http/rest-common.js";
 import { recordOutcome, rpcOutcomeKey, rpcOutcomeOf } from "./http/rpc-outcome.js";
@@ -134,10 +134,17 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     forceCloseConnections: false,
     // Our own onRequest hook answers 503 while closing, as problem details.
     return503OnClosing: false,
-    routerOptions: { querystringParser: parseQueryString },
-    // Requests Fastify cannot route at all (a malformed URL) still get problem details.
-    frameworkErrors: (error, _request, reply) => {
+    routerOptions: {
+      querystringParser: parseQueryString,
+      // A path segment as long as any URL Node takes (its header limit): an id of 101 characters or
+      // more is an unknown id (404), not a request Fastify refuses to route (its default is 100).
+      maxParamLength: maxHeaderSize,
+    },
+    // Requests Fastify cannot route at all (a malformed URL) still get problem details, and the
+    // request id (these answers skip the onRequest hook that echoes it).
+    frameworkErrors: (error, request, reply) => {
       const detail = error.code === "FST_ERR_BAD_URL" ? "the request URL is malformed" : "the request is malformed";
+      reply.header(REQUEST_ID_HEADER, request.id);
       sendProblem(reply as FastifyReply, problem(400, "invalid_argument", detail));
     },
     // What Node's HTTP/1.1 parser refuses (timeouts, oversized headers, not HTTP): problem details too.

@@ -8,10 +8,10 @@ import {
   type SourceInput,
   SourceInputSchema,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { preview } from "../ledger/preview.js";
 import { MAX_SOURCES_PER_REQUEST } from "../ledger/rules.js";
 import { type Violation, WHOLE_SOURCE } from "../ledger/violation.js";
 import { attributeTypes, geometrySources, sourceTypes, type Vocabulary } from "../model/vocabulary.js";
-import { preview } from "./preview.js";
 import { parseRfc3339 } from "./rfc3339.js";
 
 /** Where, in the REST body, each field of each source came from (or belongs when missing). */

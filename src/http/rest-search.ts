@@ -7,10 +7,10 @@ import {
   SearchSourcesRequestSchema,
   type TimeRange,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { preview } from "../ledger/preview.js";
 import type { Violation } from "../ledger/violation.js";
 import type { Environment } from "../model/list-query.js";
 import type { Vocabulary } from "../model/vocabulary.js";
-import { preview } from "./preview.js";
 import { decodeGeometry, isObject, type Json } from "./rest-decode.js";
 import {
   BOX_FORMAT,

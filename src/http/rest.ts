@@ -89,7 +89,8 @@ function sendPage(reply: FastifyReply, format: AnswerFormat, records: SourceReco
 const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) => {
   const { pathPrefix, call, environment, early } = options;
   const base = `${pathPrefix}/sources`;
-  // A non-empty id: `/sources/` names no source (404 like any unknown path), not a missing field.
+  // A non-empty id: `/sources/` and `/sources//history` name no source (404 like any unknown
+  // path), not a missing field.
   const byId = `${base}/:id(^.+$)`;
 
   // Authentication first, from the headers: a request without a valid token is refused before its
@@ -200,7 +201,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
 
   // A source's history and conflicts (docs/api.md §14), found like GET /sources/{id}.
   app.get<{ Params: { id: string } }>(
-    `${base}/:id/history`,
+    `${byId}/history`,
     { config: { rpcMethod: methods.listSourceEvents.name } },
     async (request, reply) => {
       const query = new QueryReader(request.query as Record<string, string>, ["limit", "page_token"]);
@@ -219,7 +220,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
   );
 
   app.get<{ Params: { id: string } }>(
-    `${base}/:id/conflicts`,
+    `${byId}/conflicts`,
     { config: { rpcMethod: methods.listConflicts.name } },
     async (request, reply) => {
       const query = new QueryReader(request.query as Record<string, string>, ["limit", "page_token"]);
@@ -276,7 +277,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
   for (const view of ["history", "conflicts"]) {
     app.route({
       method: ["PUT", "PATCH", "POST", "DELETE"],
-      url: `${base}/:id/${view}`,
+      url: `${byId}/${view}`,
       handler: methodNotAllowed("GET"),
     });
   }

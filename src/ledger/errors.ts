@@ -1,3 +1,4 @@
+import { preview } from "./preview.js";
 import type { Violation } from "./violation.js";
 
 /**
@@ -33,6 +34,12 @@ export function invalid(violations: readonly Violation[]): LedgerError {
   return new LedgerError("invalid", "request is invalid", violations);
 }
 
-export function notFound(what: string): LedgerError {
-  return new LedgerError("not_found", `${what} not found`);
+/** `source "<id>" not found`, the id quoted as a preview (cut after 80 characters, docs/api.md §5.10). */
+export function sourceNotFound(id: string): LedgerError {
+  return new LedgerError("not_found", `source ${preview(id)} not found`);
+}
+
+/** `source with alt_id "<alt_id>" not found`, quoted as sourceNotFound quotes an id. */
+export function altIdNotFound(altId: string): LedgerError {
+  return new LedgerError("not_found", `source with alt_id ${preview(altId)} not found`);
 }

@@ -28,9 +28,10 @@ import type {
   SearchCommand,
   SourcePageCommand,
 } from "./commands.js";
-import { invalid, LedgerError, notFound } from "./errors.js";
+import { altIdNotFound, invalid, LedgerError, sourceNotFound } from "./errors.js";
 import type { IdScheme } from "./ids.js";
 import { PageTokens, pageTokenKey } from "./page-token.js";
+import { preview } from "./preview.js";
 import {
   boxProblem,
   DEFAULT_LIST_LIMIT,
@@ -481,7 +482,7 @@ export function createLedger(options: LedgerOptions): Ledger {
       if (error instanceof LedgerError) throw error;
       return storeFailure(error);
     }
-    if (found === null) throw notFound(`source "${command.id}"`);
+    if (found === null) throw sourceNotFound(command.id);
     const items = found.slice(0, limit);
     const last = items.at(-1);
     const more = found.length > limit && last !== undefined;
@@ -518,7 +519,13 @@ export function createLedger(options: LedgerOptions): Ledger {
           const taken = new Set(error.altIds);
           const clashes = records.flatMap((r, source) =>
             taken.has(r.altId)
-              ? [{ source, field: "alt_id", detail: `alt_id "${r.altId}" is already used by a source of this account` }]
+              ? [
+                  {
+                    source,
+                    field: "alt_id",
+                    detail: `alt_id ${preview(r.altId)} is already used by a source of this account`,
+                  },
+                ]
               : [],
           );
           throw new LedgerError("already_exists", "alt_id already used", clashes);
@@ -574,7 +581,7 @@ export function createLedger(options: LedgerOptions): Ledger {
       } catch (error) {
         return storeFailure(error);
       }
-      if (!record) throw notFound(`source "${command.id}"`);
+      if (!record) throw sourceNotFound(command.id);
       return record;
     },
 
@@ -586,6 +593,10 @@ export function createLedger(options: LedgerOptions): Ledger {
         violations.push({ field: "id", detail: "id or alt_id is required" });
       } else if (key.value === "") {
         violations.push({ field: key.by, detail: `${key.by} must not be empty` });
+      } else if (key.by === "alt_id") {
+        // As the alt_id list filter: no stored alt_id is longer, yet the caller learns why.
+        const tooLong = textProblem(key.value, "alt_id");
+        if (tooLong) violations.push({ field: "alt_id", detail: tooLong });
       }
       if (key?.by === "alt_id" && principal.isAdmin && named === undefined) {
         violations.push({
@@ -606,7 +617,7 @@ export function createLedger(options: LedgerOptions): Ledger {
       } catch (error) {
         return storeFailure(error);
       }
-      if (!deleted) throw notFound(by === "alt_id" ? `source with alt_id "${value}"` : `source "${value}"`);
+      if (!deleted) throw by === "alt_id" ? altIdNotFound(value) : sourceNotFound(value);
     },
   };
 }

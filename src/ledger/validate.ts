@@ -2,6 +2,7 @@ import { checkGeometry } from "../geo/validity.js";
 import type { NewSourceRecord } from "../model/records.js";
 import { attributeTypes, geometrySources, sourceTypes, type Vocabulary } from "../model/vocabulary.js";
 import type { SourceDraft } from "./commands.js";
+import { preview } from "./preview.js";
 import {
   altIdProblem,
   MAX_SOURCES_PER_REQUEST,
@@ -159,7 +160,7 @@ export function validateSourceDrafts(drafts: readonly SourceDraft[]): {
       violations.push({
         source: i,
         field: "alt_id",
-        detail: `alt_id "${draft.altId}" repeats source ${first} of this request`,
+        detail: `alt_id ${preview(draft.altId)} repeats source ${first} of this request`,
       });
     }
   });

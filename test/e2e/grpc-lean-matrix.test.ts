@@ -864,7 +864,7 @@ describe("Connect's Node client sees the same on both paths", () => {
   }
 
   for (const protocol of ["grpc", "grpc+gzip", "connect"] as const) {
-    it(`${protocol}: get, list, not found, invalid`, async () => {
+    it(`${protocol}: get, list, not found, invalid, a huge unknown id`, async () => {
       const results = [];
       for (const path of PATHS) {
         const baseUrl = servers[path].baseUrl;
@@ -882,11 +882,14 @@ describe("Connect's Node client sees the same on both paths", () => {
           await outcome(client.listSources({ limit: 100 }, { headers })),
           await outcome(client.getSource({ id: "src_missing" }, { headers })),
           await outcome(client.createSources({ sources: [{ altId: "" }] }, { headers })),
+          // 100,000 characters: quoted whole, the message outgrew gRPC's trailers (a FRAME_SIZE_ERROR).
+          await outcome(client.getSource({ id: "x".repeat(100_000) }, { headers })),
         ]);
       }
       expect(results[0][0]).toMatchObject({ ok: { source: { id: fixtureIds[0] } } });
       expect(results[0][2]).toMatchObject({ code: Code.NotFound });
       expect(results[0][3]).toMatchObject({ code: Code.InvalidArgument });
+      expect(results[0][4]).toMatchObject({ code: Code.NotFound, message: `source "${"x".repeat(80)}…" not found` });
       expect(results[0]).toEqual(results[1]);
     });
   }

@@ -43,14 +43,19 @@ describe("hardening against hostile input", () => {
     expect(problem.errors.find((e) => e.pointer === "/start_at")?.detail).toContain("[[[…]]");
   });
 
-  it("a malformed URL is a 400 problem, not Fastify's own error shape", async () => {
-    const response = await server.request("GET", "/sources/%E0%A4%A", { token });
+  it("a malformed URL is a 400 problem, not Fastify's own error shape, with the request id echoed", async () => {
+    const response = await server.request("GET", "/sources/%E0%A4%A", {
+      token,
+      headers: { "x-request-id": "probe-malformed-url" },
+    });
     expect(response.status).toBe(400);
     expect(response.headers.get("content-type")).toContain("application/problem+json");
+    expect(response.headers.get("x-request-id")).toBe("probe-malformed-url");
     expect(await response.json()).toMatchObject({
       status: 400,
       code: "invalid_argument",
       detail: "the request URL is malformed",
+      instance: "urn:request:probe-malformed-url",
     });
   });
 

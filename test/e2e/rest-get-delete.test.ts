@@ -113,6 +113,44 @@ describe.each(ENVIRONMENTS)("%s", (env) => {
     }
   });
 
+  it("an empty id before /history or /conflicts → 404 no route, not a validation error", async () => {
+    for (const view of ["history", "conflicts"]) {
+      const path = pathOf(env, `//${view}`);
+      const problem = await expectProblem(await server.request("GET", path, { token }), 404, "not_found");
+      expect(problem.detail).toBe(`no route for GET ${path}`);
+      expect(problem.errors).toEqual([]);
+    }
+  });
+
+  it("an id of 101 characters or 10,000 → 404 on every route by id, quoting only its first 80 characters", async () => {
+    for (const length of [101, 10_000]) {
+      const id = `${"x".repeat(length - 1)}y`;
+      const quoted = `source "${"x".repeat(80)}…" not found`;
+      for (const [method, suffix] of [
+        ["GET", ""],
+        ["DELETE", ""],
+        ["GET", "/history"],
+        ["GET", "/conflicts"],
+      ] as const) {
+        const res = await server.request(method, pathOf(env, `/${id}${suffix}`), { token });
+        const problem = await expectProblem(res, 404, "not_found");
+        expect(problem.detail, `${method} ${suffix} at ${length}`).toBe(quoted);
+      }
+    }
+  });
+
+  it("an alt_id over 256 characters → 422 on DELETE, as the list filter; a long unknown one is quoted cut", async () => {
+    await expectViolation(
+      await server.request("DELETE", pathOf(env, `?alt_id=${"a".repeat(257)}`), { token }),
+      "/query/alt_id",
+      "alt_id must be at most 256 characters, got 257",
+    );
+    const res = await server.request("DELETE", pathOf(env, `?alt_id=${"a".repeat(256)}`), { token });
+    expect((await expectProblem(res, 404, "not_found")).detail).toBe(
+      `source with alt_id "${"a".repeat(80)}…" not found`,
+    );
+  });
+
   it("an unknown alt_id → 404", async () => {
     const res = await server.request("DELETE", pathOf(env, `?alt_id=${unique("never")}`), { token });
     await expectProblem(res, 404, "not_found");

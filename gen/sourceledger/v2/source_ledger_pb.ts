@@ -482,13 +482,16 @@ export type ListSourcesRequest = Message<"sourceledger.v2.ListSourcesRequest"> &
   accountId?: string | undefined;
 
   /**
-   * Sandbox only.
+   * Sandbox only: the source with this id (exact match).
    *
    * @generated from field: optional string id = 11;
    */
   id?: string | undefined;
 
   /**
+   * Both environments: the source with this alt_id (exact match, 1 to 256
+   * characters).
+   *
    * @generated from field: optional string alt_id = 12;
    */
   altId?: string | undefined;

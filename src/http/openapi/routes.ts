@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import { preview } from "../../ledger/preview.js";
 import { notAcceptable, preferredMediaType } from "../answer-format.js";
 import { OPENAPI_MEDIA_TYPE } from "../ogc/documents.js";
-import { preview } from "../preview.js";
 import { problem, sendProblem } from "../problem.js";
 import { contentHash } from "./docs-assets.js";
 import { buildDocsPage, DOCS_CONTENT_SECURITY_POLICY } from "./docs-page.js";
