@@ -1,9 +1,11 @@
 import type Polygon from "jsts/org/locationtech/jts/geom/Polygon.js";
 import IsValidOp from "jsts/org/locationtech/jts/operation/valid/IsValidOp.js";
+import { MAX_CROWDED_EDGE_PAIRS, xOverlappingEdgePairs } from "./edge-crowding.js";
 import { jstsFactory, polygonToJsts } from "./jsts-convert.js";
 import { polygonsOf } from "./parts.js";
 import { isClearlyValidPolygon } from "./polygon-fast-path.js";
-import type { GeometryIssue, SourceGeometry } from "./types.js";
+import type { GeometryIssue, PolygonCoordinates, SourceGeometry } from "./types.js";
+import { partPath } from "./validity-labels.js";
 import { describePairError, describePartError } from "./validity-messages.js";
 import { findPartInteraction } from "./validity-pairs.js";
 
@@ -32,17 +34,48 @@ function findTopologyIssue(g: SourceGeometry): GeometryIssue | null {
   const parts = polygonsOf(g);
   const jsts: (Polygon | undefined)[] = [];
   const jstsPart = (index: number): Polygon => (jsts[index] ??= polygonToJsts(parts[index]));
+  const budget = new CrowdingBudget(g);
 
   for (let index = 0; index < parts.length; index++) {
     if (isClearlyValidPolygon(parts[index])) continue;
+    const crowded = budget.spend(parts[index], index);
+    if (crowded !== null) return crowded;
     const error = new IsValidOp(jstsPart(index)).getValidationError();
     if (error !== null) return describePartError(g, index, parts[index], error);
   }
   if (parts.length < 2) return null;
 
   return findPartInteraction(parts, (first, second) => {
+    const crowded = budget.spend([...parts[first], ...parts[second]], second);
+    if (crowded !== null) return crowded;
     const pair = jstsFactory.createMultiPolygon([jstsPart(first), jstsPart(second)]);
     const error = new IsValidOp(pair).getValidationError();
     return error === null ? null : describePairError(first, second, parts, error);
   });
+}
+
+/**
+ * What JTS may be asked to sweep for one geometry, in pairs of edges overlapping in longitude
+ * (MAX_CROWDED_EDGE_PAIRS for the parts and part pairs JTS checks, together): past it, a clear 422
+ * instead of an event loop held for seconds or minutes.
+ */
+class CrowdingBudget {
+  #counted = 0;
+
+  constructor(private readonly g: SourceGeometry) {}
+
+  /** Counts the rings JTS is about to sweep; an issue (at `part`) once the geometry is over budget. */
+  spend(rings: PolygonCoordinates, part: number): GeometryIssue | null {
+    this.#counted += xOverlappingEdgePairs(rings);
+    if (this.#counted <= MAX_CROWDED_EDGE_PAIRS) return null;
+    const multi = this.g.type === "MultiPolygon";
+    return {
+      path: partPath(this.g, part),
+      detail:
+        `${multi ? "the multipolygon" : "the polygon"} is too intricate to check for OGC validity: ` +
+        `${this.#counted.toLocaleString("en-US")} pairs of its edges overlap in longitude` +
+        `${multi ? ` (counted up to polygon ${part})` : ""}, at most ${MAX_CROWDED_EDGE_PAIRS.toLocaleString("en-US")} ` +
+        "are checked; simplify it or split it into several sources",
+    };
+  }
 }

@@ -43,6 +43,37 @@ describe("hardening against hostile input", () => {
     expect(problem.errors.find((e) => e.pointer === "/start_at")?.detail).toContain("[[[…]]");
   });
 
+  it("a zig-zag polygon too crowded to check is a prompt 422 on create and search, not a stalled server", async () => {
+    // 32,000 positions alternating between two radii: valid, but JTS's sweep over it took ~18 s
+    // of the event loop (100,000: minutes), stalling every other request.
+    const ring: number[][] = [];
+    for (let i = 0; i < 31_999; i++) {
+      const angle = (2 * Math.PI * i) / 31_999;
+      const radius = i % 2 === 1 ? 1 : 0.5;
+      ring.push([30.5 + radius * Math.cos(angle), 30.5 + radius * Math.sin(angle)]);
+    }
+    ring.push(ring[0]);
+    const geometry = { type: "Polygon", coordinates: [ring] };
+    const create = await server.request("POST", "/sources", {
+      token,
+      json: { alt_id: "star", start_at: "2024-01-01T00:00:00Z", end_at: "2025-01-01T00:00:00Z", geometry },
+    });
+    const search = await server.request("POST", "/sources/search", { token, json: { intersects: geometry } });
+    for (const [response, pointer] of [
+      [create, "/geometry/coordinates"],
+      [search, "/intersects/coordinates"],
+    ] as const) {
+      expect(response.status).toBe(422);
+      const problem = (await response.json()) as { errors: { pointer: string; detail: string }[] };
+      const crowded = problem.errors.filter((error) => error.pointer.startsWith(pointer));
+      expect(crowded).toHaveLength(1);
+      expect(crowded[0].pointer).toBe(pointer);
+      expect(crowded[0].detail).toMatch(
+        /^the polygon is too intricate to check for OGC validity: [\d,]+ pairs of its edges overlap in longitude, at most 10,000,000 are checked; simplify it or split it into several sources$/,
+      );
+    }
+  });
+
   it("a malformed URL is a 400 problem, not Fastify's own error shape, with the request id echoed", async () => {
     const response = await server.request("GET", "/sources/%E0%A4%A", {
       token,

@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import { MAX_CROWDED_EDGE_PAIRS, xOverlappingEdgePairs } from "../../src/geo/edge-crowding.js";
+import type { Position } from "../../src/geo/types.js";
+import { checkGeometry } from "../../src/geo/validity.js";
+import { circleRing, multiPolygon, polygon } from "./fixtures.js";
+
+/** Every pair of edges whose longitude extents overlap or touch, tried one by one. */
+function bruteForce(rings: Position[][]): number {
+  const extents: [number, number][] = [];
+  for (const ring of rings) {
+    for (let i = 1; i < ring.length; i++) {
+      extents.push([Math.min(ring[i - 1][0], ring[i][0]), Math.max(ring[i - 1][0], ring[i][0])]);
+    }
+  }
+  let pairs = 0;
+  for (let i = 0; i < extents.length; i++) {
+    for (let j = i + 1; j < extents.length; j++) {
+      if (extents[i][0] <= extents[j][1] && extents[j][0] <= extents[i][1]) pairs++;
+    }
+  }
+  return pairs;
+}
+
+/** A closed ring whose vertices alternate between two radii: a valid polygon whose edges all cross in longitude. */
+function zigZagStar(positions: number, x = 30.5, y = 30.5): Position[] {
+  const ring: Position[] = [];
+  for (let i = 0; i < positions - 1; i++) {
+    const angle = (2 * Math.PI * i) / (positions - 1);
+    const radius = i % 2 === 1 ? 1 : 0.5;
+    ring.push([x + radius * Math.cos(angle), y + radius * Math.sin(angle)]);
+  }
+  ring.push(ring[0]);
+  return ring;
+}
+
+describe("xOverlappingEdgePairs", () => {
+  it("counts the pairs of edges overlapping or touching in longitude, as trying every pair does", () => {
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    for (let round = 0; round < 200; round++) {
+      const rings = Array.from({ length: 1 + Math.floor(random() * 3) }, () => {
+        const ring = Array.from(
+          { length: 3 + Math.floor(random() * 30) },
+          (): Position => [
+            // Coarse values, so that equal and touching extents happen.
+            Math.round(random() * 20) / 2,
+            random(),
+          ],
+        );
+        ring.push(ring[0]);
+        return ring;
+      });
+      expect(xOverlappingEdgePairs(rings)).toBe(bruteForce(rings));
+    }
+  });
+
+  it("is 0 for no edges and for edges apart in longitude", () => {
+    expect(xOverlappingEdgePairs([])).toBe(0);
+    expect(xOverlappingEdgePairs([[[0, 0]]])).toBe(0);
+    expect(
+      xOverlappingEdgePairs([
+        [
+          [0, 0],
+          [1, 0],
+        ],
+        [
+          [2, 0],
+          [3, 5],
+        ],
+      ]),
+    ).toBe(0);
+  });
+});
+
+describe("OGC validity of crowded rings (docs/api.md §5.4)", () => {
+  it("refuses a 16,000-position zig-zag star, whose JTS check took seconds, naming the limit", () => {
+    const ring = zigZagStar(16_000);
+    const pairs = xOverlappingEdgePairs([ring]);
+    expect(pairs).toBeGreaterThan(MAX_CROWDED_EDGE_PAIRS);
+    expect(checkGeometry(polygon(ring))).toEqual([
+      {
+        path: [],
+        detail:
+          `the polygon is too intricate to check for OGC validity: ${pairs.toLocaleString("en-US")} pairs of its ` +
+          "edges overlap in longitude, at most 10,000,000 are checked; simplify it or split it into several sources",
+      },
+    ]);
+  });
+
+  it("counts a multipolygon's parts together: two stars each under the limit are over it", () => {
+    const star = zigZagStar(8_000);
+    const one = xOverlappingEdgePairs([star]);
+    expect(one).toBeLessThan(MAX_CROWDED_EDGE_PAIRS);
+    const issues = checkGeometry(multiPolygon([star], [zigZagStar(8_000, 33.5)]));
+    expect(issues).toHaveLength(1);
+    expect(issues[0].path).toEqual([1]);
+    expect(issues[0].detail).toMatch(
+      /^the multipolygon is too intricate to check for OGC validity: [\d,]+ pairs of its edges overlap in longitude \(counted up to polygon 1\), at most 10,000,000 are checked/,
+    );
+  });
+
+  it("still checks a star under the limit, and a 100,000-position circle never meets it", () => {
+    expect(checkGeometry(polygon(zigZagStar(4_000)))).toEqual([]);
+    const circle = circleRing(10, 50, 0.01, 99_999);
+    expect(xOverlappingEdgePairs([circle])).toBeLessThan(MAX_CROWDED_EDGE_PAIRS / 10);
+    expect(checkGeometry(polygon(circle))).toEqual([]);
+  });
+});
