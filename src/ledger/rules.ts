@@ -27,12 +27,27 @@ export function characters(text: string): number {
   return n;
 }
 
+// With the u flag a surrogate pair is one character, so this matches only a lone surrogate.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Text that is not Unicode (a lone UTF-16 surrogate, which JSON's \ud800 escapes can carry): the
+ * stores keep UTF-8, where it becomes U+FFFD, so two different alt_ids would be stored equal and a
+ * record would read back otherwise than it was answered.
+ */
+function unicodeProblem(value: string, name: string): string | null {
+  const at = value.search(LONE_SURROGATE);
+  if (at < 0) return null;
+  const code = value.charCodeAt(at).toString(16).toUpperCase();
+  return `${name} must be Unicode text: it has an unpaired surrogate (U+${code}) at character ${characters(value.slice(0, at)) + 1}`;
+}
+
 /** 1–256 characters: alt_id, methodology, steward_id, project_id, account_id and the text filters. */
 export function textProblem(value: string, name: string): string | null {
   const n = characters(value);
   if (n === 0) return `${name} must not be empty`;
   if (n > MAX_TEXT) return `${name} must be at most ${MAX_TEXT} characters, got ${n}`;
-  return null;
+  return unicodeProblem(value, name);
 }
 
 /** alt_id: required, a text, no control characters, no white space at either end. */
@@ -57,7 +72,7 @@ export function tagCountProblem(count: number): string | null {
 
 export function tagProblem(tag: string): string | null {
   const n = characters(tag);
-  return n === 0 || n > MAX_TAG ? `a tag must be 1 to ${MAX_TAG} characters, got ${n}` : null;
+  return n === 0 || n > MAX_TAG ? `a tag must be 1 to ${MAX_TAG} characters, got ${n}` : unicodeProblem(tag, "a tag");
 }
 
 export function limitProblem(limit: number): string | null {

@@ -491,6 +491,19 @@ const rows: Row[] = [
     detail: "alt_id must be at most 256 characters, got 257",
   },
   {
+    // JSON's \ud801 escape: UTF-8 storage would have made it U+FFFD, equal to other alt_ids.
+    name: "alt_id with an unpaired surrogate",
+    body: collection([feature("sur\ud801")]),
+    pointers: ["/features/0/id"],
+    detail: "alt_id must be Unicode text: it has an unpaired surrogate (U+D801) at character 4",
+  },
+  {
+    name: "methodology with an unpaired surrogate",
+    body: withProperties({ methodology: "m\udc00" }),
+    pointers: [`${P}/methodology`],
+    detail: "methodology must be Unicode text: it has an unpaired surrogate (U+DC00) at character 2",
+  },
+  {
     name: "alt_id with a control character",
     body: collection([feature("ab\u0007c")]),
     pointers: ["/features/0/id"],

@@ -90,6 +90,22 @@ describe("textProblem (1–256 characters)", () => {
     expect(textProblem(" ", "methodology")).toBeNull();
     expect(textProblem("\u0000\t", "methodology")).toBeNull();
   });
+  it("refuses an unpaired surrogate, which UTF-8 storage would turn into U+FFFD, and accepts pairs", () => {
+    expect(textProblem("sur\ud801", "methodology")).toBe(
+      "methodology must be Unicode text: it has an unpaired surrogate (U+D801) at character 4",
+    );
+    expect(textProblem(`${SHEAF}\udc00x`, "steward_id")).toBe(
+      "steward_id must be Unicode text: it has an unpaired surrogate (U+DC00) at character 2",
+    );
+    expect(altIdProblem("a\ud800")).toBe(
+      "alt_id must be Unicode text: it has an unpaired surrogate (U+D800) at character 2",
+    );
+    expect(tagProblem("\udfff")).toBe(
+      "a tag must be Unicode text: it has an unpaired surrogate (U+DFFF) at character 1",
+    );
+    expect(textProblem(`${SHEAF}\ud83d\ude00`, "methodology")).toBeNull();
+    expect(tagProblem("\ufffd")).toBeNull();
+  });
 });
 
 describe("altIdProblem", () => {
