@@ -37,6 +37,7 @@ import { recordOutcome, rpcOutcomeKey, rpcOutcomeOf } from "./http/rpc-outcome.j
 import { conflictMeasure, type OverlapArea } from "./ledger/conflict.js";
 import { productionIds, sandboxIds } from "./ledger/ids.js";
 import { createLedger } from "./ledger/ledger.js";
+import { shortened } from "./ledger/preview.js";
 import type { ConflictPolicy } from "./model/spatial.js";
 import { unepOverlapPolicy } from "./protected-areas/overlap.js";
 import { withAnswerStatus } from "./rpc/answer-status.js";
@@ -48,6 +49,7 @@ import { createLeanGrpc } from "./rpc/grpc-unary.js";
 import { createInProcessCaller } from "./rpc/invoke.js";
 import { registerPublicServices } from "./rpc/public-services.js";
 import { createServiceImpl } from "./rpc/service.js";
+import { boundedStatus } from "./rpc/status-bound.js";
 import { withTimerSafeDeadline } from "./rpc/timer-safe-deadline.js";
 import { GRPC_CALLS_PER_TURN } from "./rpc/turn-gate.js";
 import { openProductionStore } from "./store/open.js";
@@ -274,7 +276,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
         router.handlers.length,
         ...router.handlers.map((handler) =>
           withAnswerStatus(withTimerSafeDeadline(handler), (status, req) => {
-            const fixed = decodeFailureAsInvalid(status);
+            const decoded = decodeFailureAsInvalid(status);
+            const fixed = boundedStatus(decoded ?? status) ?? decoded;
             recordOutcome(fixed ?? status, req);
             return fixed;
           }),
@@ -374,7 +377,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   app.setNotFoundHandler(
     (request, reply) =>
       answerUnknownGrpcMethod(request, reply) ??
-      sendProblem(reply, problem(404, "not_found", `no route for ${request.method} ${request.url.split("?")[0]}`)),
+      sendProblem(
+        reply,
+        problem(404, "not_found", `no route for ${request.method} ${shortened(request.url.split("?")[0])}`),
+      ),
   );
   app.addHook("onClose", async () => {
     await sandboxStore.close();

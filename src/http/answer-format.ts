@@ -1,4 +1,4 @@
-import Negotiator from "negotiator";
+import { preview } from "../ledger/preview.js";
 import { type ProblemDetails, problem } from "./problem.js";
 import type { QueryReader } from "./rest-query.js";
 
@@ -47,19 +47,63 @@ export function formatParameter(query: QueryReader, allowed: readonly string[]):
   const asked = query.text(FORMAT_PARAMETER);
   if (asked !== undefined && !allowed.includes(asked)) {
     const expected = allowed.length === 1 ? allowed[0] : `one of ${allowed.join(", ")}`;
-    query.reject(FORMAT_PARAMETER, `${FORMAT_PARAMETER} must be ${expected}, got "${asked}"`);
+    query.reject(FORMAT_PARAMETER, `${FORMAT_PARAMETER} must be ${expected}, got ${preview(asked)}`);
   }
   return asked;
 }
 
 /**
- * The best of `offered` for an Accept header (RFC 9110 §12.5.1, q-values and specificity; ties go
- * to the earlier offer): the first when the header is absent or empty, undefined when it admits
- * none of them (406). Every adapter negotiates through this.
+ * The best of `offered` for an Accept header (RFC 9110 §12.5.1): the highest q-value, then the
+ * most specific range that admits it (an exact type over a subtype wildcard over the full one), then the earlier
+ * offer, so that the first offer wins whenever the header ranks two alike, whatever order the
+ * header names them in (negotiator breaks such ties by the header's order). The first offer when
+ * the header is absent or empty; undefined when it admits none of them (406). Every adapter
+ * negotiates through this.
  */
 export function preferredMediaType(accept: string | undefined, offered: readonly string[]): string | undefined {
   if (accept === undefined || accept.trim() === "") return offered[0];
-  return new Negotiator({ headers: { accept } }).mediaType([...offered]);
+  const ranked = offered.map((type, index) => ({ type, index, ...rankOf(accept, type) }));
+  const admitted = ranked.filter((offer) => offer.q > 0);
+  admitted.sort((a, b) => b.q - a.q || b.specificity - a.specificity || a.index - b.index);
+  return admitted[0]?.type;
+}
+
+/**
+ * How an Accept header ranks one media type (without parameters), as negotiator ranks it: the
+ * q-value of the most specific range admitting it (type 4 + subtype 2 + parameters 1; a range
+ * with a parameter other than q admits it only with the value `*`, or `charset=utf-8`), the higher
+ * q among equals.
+ */
+function rankOf(accept: string, type: string): { q: number; specificity: number } {
+  const [mainType, subtype] = type.toLowerCase().split("/");
+  let best = { q: 0, specificity: -1 };
+  for (const range of accept.split(",")) {
+    const [name = "", ...parameters] = range.split(";").map((part) => part.trim());
+    const [rangeType, rangeSubtype] = name.toLowerCase().split("/");
+    if (rangeSubtype === undefined) continue;
+    if (rangeType !== "*" && rangeType !== mainType) continue;
+    if (rangeSubtype !== "*" && rangeSubtype !== subtype) continue;
+    let q = 1;
+    let others = false;
+    let admits = true;
+    for (const parameter of parameters) {
+      const [key = "", value = ""] = parameter.split("=").map((part) => part.trim());
+      if (key.toLowerCase() === "q") q = Number.parseFloat(value);
+      else {
+        others = true;
+        // Every answer is UTF-8: a charset asking for it admits the type.
+        const utf8 = key.toLowerCase() === "charset" && value.replaceAll('"', "").toLowerCase() === "utf-8";
+        if (value !== "*" && !utf8) admits = false;
+      }
+    }
+    if (!admits) continue;
+    const specificity = (rangeType === mainType ? 4 : 0) + (rangeSubtype === subtype ? 2 : 0) + (others ? 1 : 0);
+    const quality = Number.isFinite(q) ? q : 0;
+    if (specificity > best.specificity || (specificity === best.specificity && quality > best.q)) {
+      best = { q: quality, specificity };
+    }
+  }
+  return best;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { ServerHttp2Stream } from "node:http2";
 import { Code } from "@connectrpc/connect";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { shortened } from "../ledger/preview.js";
 import { rpcProtocolOf } from "../rpc/answer-status.js";
 
 /**
@@ -21,7 +22,7 @@ export function answerUnknownGrpcMethod(request: FastifyRequest, reply: FastifyR
   const headers = {
     "content-type": contentType.toLowerCase(),
     "grpc-status": String(Code.Unimplemented),
-    "grpc-message": grpcPercentEncoded(`unknown method ${path}`),
+    "grpc-message": grpcPercentEncoded(`unknown method ${shortened(path)}`),
   };
   // The request's message is not read: let it drain.
   request.raw.resume();

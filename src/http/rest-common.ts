@@ -3,6 +3,7 @@ import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { principalKey } from "../auth/principal.js";
+import { preview } from "../ledger/preview.js";
 import type { Violation } from "../ledger/violation.js";
 import type { SourceRecord } from "../model/records.js";
 import { ledgerErrorOf } from "../rpc/errors.js";
@@ -193,6 +194,18 @@ export async function answerCreate(
 }
 
 /**
+ * A body in a content coding (RFC 9110 §8.4): the service reads bodies as sent, so a compressed
+ * one would be parsed as garbage, and a plain one labelled compressed taken as plain. 415 (§15.5.16).
+ */
+class UnsupportedContentEncoding extends Error {
+  readonly statusCode = 415;
+
+  constructor(coding: string) {
+    super(`Content-Encoding ${preview(coding)} is not supported; send the body uncompressed`);
+  }
+}
+
+/**
  * JSON (and GeoJSON) bodies, parsed for the routes that take one; a body that does not parse is
  * kept as UnparseableBody, to be reported after authentication. Failed calls answer as problems.
  */
@@ -200,7 +213,11 @@ export function installJsonHandling(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   // GeoJSON's own media type (RFC 7946 §12) is JSON too; create bodies are GeoJSON.
   const jsonTypes = ["application/json", "application/geo+json"];
-  app.addContentTypeParser(jsonTypes, { parseAs: "string", bodyLimit: MAX_BODY_BYTES }, (_req, text, done) => {
+  app.addContentTypeParser(jsonTypes, { parseAs: "string", bodyLimit: MAX_BODY_BYTES }, (req, text, done) => {
+    const coding = req.headers["content-encoding"]?.trim();
+    if (coding !== undefined && coding !== "" && coding.toLowerCase() !== "identity") {
+      return done(new UnsupportedContentEncoding(coding), undefined);
+    }
     if (text === "") return done(null, new UnparseableBody("the body is empty; send a JSON object"));
     try {
       done(null, JSON.parse(text as string));
@@ -214,6 +231,9 @@ export function installJsonHandling(app: FastifyInstance): void {
   // to point violations into the body it decoded.
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     if (error instanceof ConnectError) return sendError(reply, error, null);
+    if (error instanceof UnsupportedContentEncoding) {
+      return sendProblem(reply, problem(415, "invalid_argument", error.message));
+    }
     const status = error.statusCode ?? 500;
     if (status === 413) {
       return sendProblem(

@@ -8,6 +8,7 @@ import {
   type TimeRange,
   TimeRangeSchema,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { preview } from "../ledger/preview.js";
 import type { Violation } from "../ledger/violation.js";
 import { type Environment, LIST_FILTERS } from "../model/list-query.js";
 import type { Vocabulary } from "../model/vocabulary.js";
@@ -91,7 +92,7 @@ export class QueryReader implements ListFieldReader {
       if (!allowed.includes(name)) {
         this.fail(
           name,
-          `unknown query parameter "${name}"; allowed here: ${allowed.length ? allowed.join(", ") : "none"}`,
+          `unknown query parameter ${preview(name)}; allowed here: ${allowed.length ? allowed.join(", ") : "none"}`,
         );
       }
     }
@@ -121,7 +122,7 @@ export class QueryReader implements ListFieldReader {
     const text = this.text(name);
     if (text === undefined) return undefined;
     if (!/^-?\d{1,10}$/.test(text) || Math.abs(Number(text)) > 2 ** 31 - 1) {
-      this.fail(name, `${name} must be an integer, got "${text}"`);
+      this.fail(name, `${name} must be an integer, got ${preview(text)}`);
       return undefined;
     }
     return Number(text);
@@ -131,7 +132,7 @@ export class QueryReader implements ListFieldReader {
     const text = this.text(name);
     if (text === undefined) return 0;
     const value = vocabulary.valueOf(text);
-    if (value === undefined) this.fail(name, vocabulary.unknownName(name, `"${text}"`));
+    if (value === undefined) this.fail(name, vocabulary.unknownName(name, preview(text)));
     return value ?? 0;
   }
 
@@ -139,7 +140,7 @@ export class QueryReader implements ListFieldReader {
     const values: number[] = [];
     for (const text of this.all(name)) {
       const value = vocabulary.valueOf(text);
-      if (value === undefined) this.fail(name, vocabulary.unknownName(name, `"${text}"`));
+      if (value === undefined) this.fail(name, vocabulary.unknownName(name, preview(text)));
       else values.push(value);
     }
     return values;
@@ -149,7 +150,7 @@ export class QueryReader implements ListFieldReader {
     const text = this.text(name);
     if (text === undefined || text === "true" || text === "false")
       return text === undefined ? undefined : text === "true";
-    this.fail(name, `${name} must be true or false, got "${text}"`);
+    this.fail(name, `${name} must be true or false, got ${preview(text)}`);
     return undefined;
   }
 
@@ -157,7 +158,7 @@ export class QueryReader implements ListFieldReader {
     const text = this.text(name);
     if (text === undefined) return undefined;
     const instant = instantOf(text);
-    if (instant === undefined) this.fail(name, `${name} must be ${INSTANT_FORMAT}, got "${text}"`);
+    if (instant === undefined) this.fail(name, `${name} must be ${INSTANT_FORMAT}, got ${preview(text)}`);
     return instant;
   }
 
@@ -165,7 +166,7 @@ export class QueryReader implements ListFieldReader {
     const text = this.text(name);
     if (text === undefined) return undefined;
     const range = rangeOf(text);
-    if (range === undefined) this.fail(name, `${name} must be ${RANGE_FORMAT}, got "${text}"`);
+    if (range === undefined) this.fail(name, `${name} must be ${RANGE_FORMAT}, got ${preview(text)}`);
     return range;
   }
 
@@ -174,7 +175,7 @@ export class QueryReader implements ListFieldReader {
     if (text === undefined) return undefined;
     const parts = text.split(",");
     const box = parts.every((part) => DECIMAL.test(part.trim())) ? boxOf(parts.map(Number)) : undefined;
-    if (box === undefined) this.fail(name, `${name} must be ${BOX_FORMAT}, got "${text}"`);
+    if (box === undefined) this.fail(name, `${name} must be ${BOX_FORMAT}, got ${preview(text)}`);
     return box;
   }
 }

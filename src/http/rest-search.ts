@@ -202,7 +202,7 @@ export function decodeSearchBody(body: unknown, environment: Environment): Decod
       violations.push({
         field: name,
         pointer: `/${name.replaceAll("~", "~0").replaceAll("/", "~1")}`,
-        detail: `unknown member "${name}"; allowed here: ${allowed.join(", ")}`,
+        detail: `unknown member ${preview(name)}; allowed here: ${allowed.join(", ")}`,
       });
     }
   }

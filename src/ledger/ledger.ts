@@ -166,7 +166,7 @@ function filterProblem(filter: ListFilter, value: NonNullable<ListFilterValues[k
     case "enum": {
       const name = value as string;
       return filter.vocabulary?.valueOf(name) === undefined
-        ? (filter.vocabulary?.unknownName(filter.name, JSON.stringify(name), true) ?? null)
+        ? (filter.vocabulary?.unknownName(filter.name, preview(name), true) ?? null)
         : null;
     }
     case "box":
@@ -276,7 +276,7 @@ function checkedFilters(environment: Environment, values: ListFilterValues, viol
       const names = value as readonly string[];
       names.forEach((name, index) => {
         if (filter.vocabulary?.valueOf(name) === undefined) {
-          const detail = filter.vocabulary?.unknownName(filter.name, JSON.stringify(name), true) ?? "";
+          const detail = filter.vocabulary?.unknownName(filter.name, preview(name), true) ?? "";
           violations.push({ field: filter.name, index, detail });
         }
       });

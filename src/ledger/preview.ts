@@ -1,5 +1,10 @@
 const MAX_PREVIEW = 80;
 
+/** A client's text cut after 80 characters with `…`, unquoted: for paths and names in messages. */
+export function shortened(text: string): string {
+  return text.length > MAX_PREVIEW ? `${text.slice(0, MAX_PREVIEW)}…` : text;
+}
+
 /**
  * A short, safe rendering of a client's value for an error message. Bounded in depth and length,
  * so a hostile value (deeply nested, huge) can neither overflow the stack nor bloat the answer.
@@ -8,8 +13,7 @@ export function preview(value: unknown, depth = 0): string {
   if (value === null || typeof value === "number" || typeof value === "boolean") return String(value);
   if (value === undefined) return "nothing";
   if (typeof value === "string") {
-    const quoted = JSON.stringify(value.length > MAX_PREVIEW ? `${value.slice(0, MAX_PREVIEW)}…` : value);
-    return quoted;
+    return JSON.stringify(shortened(value));
   }
   if (depth >= 2) return Array.isArray(value) ? "[…]" : "{…}";
   if (Array.isArray(value)) {

@@ -43,7 +43,7 @@ function optionalName(
   issues: Violation[],
 ) {
   if (value !== null && vocabulary.valueOf(value) === undefined) {
-    issues.push({ source, field, detail: vocabulary.unknownName(field, JSON.stringify(value), true) });
+    issues.push({ source, field, detail: vocabulary.unknownName(field, preview(value), true) });
   }
 }
 
@@ -60,7 +60,7 @@ function checkAttributeTypes(names: readonly string[], source: number, issues: V
   const seen = new Set<string>();
   names.forEach((name, index) => {
     if (attributeTypes.valueOf(name) === undefined) {
-      const detail = attributeTypes.unknownName("attribute_type", JSON.stringify(name), true);
+      const detail = attributeTypes.unknownName("attribute_type", preview(name), true);
       issues.push({ source, field: "attribute_type", index, detail });
     } else if (seen.has(name)) {
       issues.push({ source, field: "attribute_type", index, detail: `attribute_type ${name} is repeated` });

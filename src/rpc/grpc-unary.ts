@@ -35,6 +35,7 @@ import { RPC_COMPRESSIONS } from "./compression.js";
 import { NOT_PROTOBUF } from "./decode-errors.js";
 import { type ErrorLogger, internalError } from "./error-shield.js";
 import { type InProcessCaller, type ResponseMetadata, responseMetadataKey } from "./invoke.js";
+import { boundedError } from "./status-bound.js";
 import { grpcTimeoutOf } from "./timer-safe-deadline.js";
 import { TurnGate } from "./turn-gate.js";
 import { type Envelope, extraMessage, type UnaryBody, UnaryEnvelopeReader } from "./unary-envelopes.js";
@@ -213,7 +214,8 @@ class LeanCall {
    * An error answer: the headers given, no message, and as trailers those the call set (if any)
    * under the error's status and metadata, as Connect's handler writes them.
    */
-  #fail(headers: OutgoingHttpHeaders, error: ConnectError, trailer?: Headers): void {
+  #fail(headers: OutgoingHttpHeaders, failure: ConnectError, trailer?: Headers): void {
+    const error = boundedError(failure);
     const trailers = setTrailerStatus(trailer === undefined ? new Headers() : new Headers(trailer), error);
     this.#answer(headers, undefined, Object.fromEntries(trailers), error.code);
   }

@@ -8,6 +8,7 @@ import {
   HealthListResponseSchema,
   HealthCheckResponse_ServingStatus as ServingStatus,
 } from "../../gen/grpc/health/v1/health_pb.js";
+import { shortened } from "../ledger/preview.js";
 
 export interface HealthOptions {
   /** The names a client may ask about besides "" (the server as a whole): the services served. */
@@ -56,7 +57,7 @@ export function createHealthService(options: HealthOptions): ServiceImpl<typeof 
   return {
     async check(request) {
       if (!known.has(request.service)) {
-        throw new ConnectError(`unknown service ${request.service}`, Code.NotFound);
+        throw new ConnectError(`unknown service ${shortened(request.service)}`, Code.NotFound);
       }
       return answer(await current());
     },

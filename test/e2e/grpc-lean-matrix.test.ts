@@ -436,6 +436,15 @@ describe("raw HTTP/2: the lean path and Connect's answer byte for byte alike", (
     });
     const badTimeout = await bothRaw(`${PRODUCTION}/GetSource`, same(get), { "grpc-timeout": "soon" });
     expect(badTimeout.trailers).toMatchObject({ "grpc-status": "3" });
+
+    // Connect quotes the header whole; a 10,000-character one came back as a 10 KB grpc-message.
+    const hugeTimeout = await bothRaw(`${PRODUCTION}/GetSource`, same(get), { "grpc-timeout": "9".repeat(10_000) });
+    const message = decodeURIComponent(String(hugeTimeout.trailers?.["grpc-message"] ?? ""));
+    expect(hugeTimeout.trailers?.["grpc-status"]).toBe("3");
+    expect(message.length).toBe(1_001);
+    expect(message.endsWith("9…")).toBe(true);
+    const hugeEncoding = await bothRaw(`${PRODUCTION}/GetSource`, same(get), { "grpc-encoding": "x".repeat(10_000) });
+    expect(decodeURIComponent(String(hugeEncoding.trailers?.["grpc-message"] ?? "")).length).toBe(1_001);
   });
 
   it("malformed bodies past the first message: each answered as Connect's split and parse answer it", async () => {

@@ -1,3 +1,4 @@
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_DETAIL_VIOLATIONS } from "../../src/rpc/errors.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -72,6 +73,51 @@ describe("hardening against hostile input", () => {
         /^the polygon is too intricate to check for OGC validity: [\d,]+ pairs of its edges overlap in longitude, at most 10,000,000 are checked; simplify it or split it into several sources$/,
       );
     }
+  });
+
+  it("long query values, parameter names and paths are quoted as previews cut after 80 characters", async () => {
+    const long = "9".repeat(5_000);
+    const cut = `${"9".repeat(80)}…`;
+    const detailOf = async (path: string, status: number) => {
+      const response = await server.request("GET", path, { token });
+      expect(response.status, path.slice(0, 40)).toBe(status);
+      const problem = (await response.json()) as { detail: string; errors: { detail: string }[] };
+      return status === 422 ? problem.errors.map((e) => e.detail).join(" | ") : problem.detail;
+    };
+    expect(await detailOf(`/sources?limit=${long}`, 422)).toBe(`limit must be an integer, got "${cut}"`);
+    expect(await detailOf(`/sources?as_of=${long}`, 422)).toContain(`got "${cut}"`);
+    expect(await detailOf(`/sources?source_type=${long}`, 422)).toContain(`got "${cut}"`);
+    expect(await detailOf(`/sources?f=${long}`, 422)).toContain(`got "${cut}"`);
+    expect(await detailOf(`/sources?${long}=1`, 422)).toMatch(
+      new RegExp(`^unknown query parameter "${cut}"; allowed here: `),
+    );
+    expect(await detailOf(`/${long}`, 404)).toBe(`no route for GET /${"9".repeat(79)}…`);
+    expect(await detailOf(`/ogc/collections/${long}`, 404)).toMatch(new RegExp(`^no collection "${cut}"; `));
+  });
+
+  it("a body in a content coding is a 415 naming it, compressed or merely labelled; identity is plain", async () => {
+    const body = JSON.stringify({ alt_id: "coded", start_at: "2024-01-01T00:00:00Z" });
+    for (const [coding, sent] of [
+      ["gzip", gzipSync(body)],
+      ["br", body],
+      ["x".repeat(200), body],
+    ] as const) {
+      const response = await server.request("POST", "/sources", {
+        token,
+        body: sent as unknown as string,
+        headers: { "content-type": "application/json", "content-encoding": coding },
+      });
+      expect(response.status).toBe(415);
+      expect(((await response.json()) as { detail: string }).detail).toBe(
+        `Content-Encoding ${JSON.stringify(coding.length > 80 ? `${coding.slice(0, 80)}…` : coding)} is not supported; send the body uncompressed`,
+      );
+    }
+    const identity = await server.request("POST", "/sources", {
+      token,
+      body,
+      headers: { "content-type": "application/json", "content-encoding": "identity" },
+    });
+    expect(identity.status).toBe(422);
   });
 
   it("a malformed URL is a 400 problem, not Fastify's own error shape, with the request id echoed", async () => {

@@ -115,12 +115,16 @@ describe.each(ENVIRONMENTS)("GeoJSON answers (%s)", (env) => {
     expect(byAccept).toEqual(featureOf(record));
   });
 
-  it("JSON stays the default: no Accept, */*, application/json, or f=json over an Accept of GeoJSON", async () => {
+  it("JSON stays the default: no Accept, */*, both ranked alike, application/json, or f=json over an Accept of GeoJSON", async () => {
     const [record] = created.get(env) as SourceRecord[];
     for (const [query, accept] of [
       ["", undefined],
       ["", "*/*"],
       ["", "application/json, application/geo+json"],
+      // Ranked alike, whatever the header's order: JSON (negotiator alone took the first named).
+      ["", "application/geo+json, application/json"],
+      ["", "application/geo+json;q=0.9, application/json;q=0.9"],
+      ["", "application/*"],
       ["", "application/geo+json;q=0.5, application/json"],
       ["?f=json", "application/geo+json"],
     ] as const) {

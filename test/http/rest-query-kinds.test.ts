@@ -52,7 +52,8 @@ describe("QueryReader.bool", () => {
     (text) => {
       const query = reader({ conflict: text });
       expect(query.bool("conflict")).toBeUndefined();
-      expect(query.violations).toEqual([at("conflict", `conflict must be true or false, got "${text}"`)]);
+      // Quoted as a preview: JSON-escaped ("false\n" shows its newline as \n).
+      expect(query.violations).toEqual([at("conflict", `conflict must be true or false, got ${JSON.stringify(text)}`)]);
     },
   );
 

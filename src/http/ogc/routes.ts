@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { invalid } from "../../ledger/errors.js";
+import { preview } from "../../ledger/preview.js";
 import { connectErrorOf } from "../../rpc/errors.js";
 import {
   FORMAT_PARAMETER,
@@ -69,7 +70,7 @@ export const ogcDocumentRoutes: FastifyPluginAsync = async (app) => {
       problem(
         404,
         "not_found",
-        `no collection "${request.params.id}"; the collections are ${OGC_COLLECTIONS.map((c) => c.id).join(", ")}`,
+        `no collection ${preview(request.params.id)}; the collections are ${OGC_COLLECTIONS.map((c) => c.id).join(", ")}`,
       ),
     ),
   );
