@@ -83,7 +83,7 @@ export class QueryReader implements ListFieldReader {
 
   constructor(
     private readonly query: RawQuery,
-    allowed: readonly string[],
+    private readonly allowed: readonly string[],
   ) {
     for (const name of (query as ParsedQuery)[MALFORMED_QUERY] ?? []) {
       this.fail(name, `${name} has a malformed percent-encoding`);
@@ -107,7 +107,9 @@ export class QueryReader implements ListFieldReader {
     this.fail(name, detail);
   }
 
+  /** A parameter's values; none for one this reader does not take (already reported as unknown). */
   private all(name: string): string[] {
+    if (!this.allowed.includes(name)) return [];
     const value = this.query[name];
     return value === undefined ? [] : Array.isArray(value) ? value : [value];
   }

@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_DETAIL_VIOLATIONS } from "../../src/rpc/errors.js";
@@ -118,6 +119,41 @@ describe("hardening against hostile input", () => {
       headers: { "content-type": "application/json", "content-encoding": "identity" },
     });
     expect(identity.status).toBe(422);
+  });
+
+  it("a Host that is not a host[:port] is a 400 before anything else; OGC links never echo one", async () => {
+    const { port } = new URL(server.baseUrl);
+    const raw = (host: string) =>
+      new Promise<{ status: number; body: string; link: string }>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            host: "127.0.0.1",
+            port,
+            path: "/ogc/collections/sources/items?limit=1",
+            headers: { host, authorization: `Bearer ${token}` },
+          },
+          (res) => {
+            let body = "";
+            res.on("data", (chunk) => (body += chunk));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body, link: String(res.headers.link ?? "") }));
+          },
+        );
+        req.on("error", reject);
+        req.end();
+      });
+    for (const host of ['evil.example"><script>', "a b", "x.example/path", "x.example:99999999"]) {
+      const answer = await raw(host);
+      expect(answer.status, host).toBe(400);
+      expect(JSON.parse(answer.body)).toMatchObject({
+        code: "invalid_argument",
+        detail: "the Host header is not a valid host[:port]",
+      });
+    }
+    for (const host of ["ledger.example.org", "ledger.example.org:8443", "[::1]:8080", `127.0.0.1:${port}`]) {
+      const answer = await raw(host);
+      expect(answer.status, host).toBe(200);
+      expect(JSON.parse(answer.body).links[0].href.startsWith(`http://${host}/ogc/`), host).toBe(true);
+    }
   });
 
   it("a malformed URL is a 400 problem, not Fastify's own error shape, with the request id echoed", async () => {

@@ -210,6 +210,16 @@ describe.each(ENVIRONMENTS)("items of %s", (env) => {
     for (const query of ["?bbox=1,2,3", "?bbox=a,b,c,d", "?unknown=1", "?offset=3", "?f=xml"]) {
       await expectProblem(await server.request("GET", itemsOf(env, query), { token }), 400, "invalid_argument");
     }
+    // offset is not taken at all: any value is only an unknown parameter, never read.
+    for (const value of ["3", "x".repeat(500)]) {
+      const offset = await expectProblem(
+        await server.request("GET", itemsOf(env, `?offset=${value}`), { token }),
+        400,
+        "invalid_argument",
+      );
+      expect(offset.errors.map((e) => e.pointer)).toEqual(["/query/offset"]);
+      expect(offset.errors[0].detail).toMatch(/^unknown query parameter "offset"; allowed here: /);
+    }
     const notGeoJson = await expectProblem(
       await server.request("GET", itemsOf(env), { token, headers: { accept: "text/html" } }),
       406,

@@ -48,9 +48,13 @@ export interface OgcItemsOptions {
   call: InProcessCaller;
 }
 
-/** The scheme and authority the request came to: OGC links are absolute. */
+/**
+ * The scheme and authority the request came to: OGC links are absolute. The Host is a checked
+ * host[:port] (http/host-check.ts); an empty one names no authority, so links are path-absolute.
+ */
 export function baseUrlOf(request: FastifyRequest): string {
-  return `${request.protocol}://${request.host}`;
+  const host = request.host as string | undefined;
+  return host ? `${request.protocol}://${host}` : "";
 }
 
 /**
