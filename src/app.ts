@@ -21,6 +21,7 @@ import {
   rpcMethodsByPath,
   sendRpcError,
 } from "./http/early-auth.js";
+import { installExpectContinue } from "./http/expect-continue.js";
 import { answerUnknownGrpcMethod } from "./http/grpc-not-found.js";
 import { refuseMalformedHost } from "./http/host-check.js";
 import { configureHttp2, takeHttp2Streams } from "./http/listen.js";
@@ -158,6 +159,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
 
   installRequestIdEcho(app);
   refuseMalformedHost(app);
+  installExpectContinue(app);
   clientErrors = createClientErrorHandler(app.log, clientErrorCounts);
   // Timeouts and caps (docs/api.md §1.2): headers and connections on the server, the body deadline
   // per request over HTTP/1.1 and HTTP/2, the stream cap on every HTTP/2 session.

@@ -167,6 +167,14 @@ class OnePortServer extends http.Server {
     this.#h2.on("session", (session) => this.#trackSession(session, this.#sessionTimeout));
 
     this.on("request", (_req: http.IncomingMessage, res: http.ServerResponse) => this.#trackResponse(res));
+    // Node answers `Expect: 100-continue` itself, before any check, and any other expectation with a
+    // bare 417. Both go to the app as requests instead: it sends 100 Continue only once the request
+    // has passed its checks (expect-continue.ts), so a refused client never sends its body (docs/api.md
+    // §2.4); an expectation it does not know it ignores (RFC 9110 §10.1.1 allows a 417, not requires it).
+    this.on("checkContinue", (req: http.IncomingMessage, res: http.ServerResponse) => this.emit("request", req, res));
+    this.on("checkExpectation", (req: http.IncomingMessage, res: http.ServerResponse) =>
+      this.emit("request", req, res),
+    );
     this.on("close", () => clearTimeout(this.#deadlineTimer));
 
     // Fastify applies its timeout options only to servers it builds itself.

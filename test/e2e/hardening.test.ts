@@ -1,4 +1,5 @@
 import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_DETAIL_VIOLATIONS } from "../../src/rpc/errors.js";
@@ -154,6 +155,45 @@ describe("hardening against hostile input", () => {
       expect(answer.status, host).toBe(200);
       expect(JSON.parse(answer.body).links[0].href.startsWith(`http://${host}/ogc/`), host).toBe(true);
     }
+  });
+
+  it("Expect: 100-continue gets 100 only once the token passed; another expectation is ignored, not a bare 417", async () => {
+    const { port } = new URL(server.baseUrl);
+    // The head alone, then the body only if the server says 100 Continue (as curl does).
+    const exchange = (headers: string, body: string, waitFor100 = true) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), "127.0.0.1");
+        let received = "";
+        let sentBody = false;
+        socket.on("data", (chunk) => {
+          received += chunk.toString("latin1");
+          if (!sentBody && received.startsWith("HTTP/1.1 100 Continue\r\n\r\n")) {
+            sentBody = true;
+            socket.write(body);
+          }
+          // Done once the final answer's body is complete (Content-Length).
+          const final = received.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, "");
+          const head = final.indexOf("\r\n\r\n");
+          const length = /\r\ncontent-length: (\d+)/i.exec(final.slice(0, head))?.[1];
+          if (head >= 0 && length !== undefined && final.length - head - 4 >= Number(length)) {
+            socket.destroy();
+            resolve(received);
+          }
+        });
+        socket.on("error", reject);
+        socket.write(
+          `POST /sources HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n` +
+            `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n${headers}\r\n${waitFor100 ? "" : body}`,
+        );
+      });
+    const body = JSON.stringify({ alt_id: "expecting", start_at: "2024-01-01T00:00:00Z" });
+    const anonymous = await exchange("expect: 100-continue\r\n", body);
+    expect(anonymous.startsWith("HTTP/1.1 401 ")).toBe(true);
+    const accepted = await exchange(`expect: 100-continue\r\nauthorization: Bearer ${token}\r\n`, body);
+    expect(accepted.startsWith("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 422 ")).toBe(true);
+    const other = await exchange(`expect: 200-ok\r\nauthorization: Bearer ${token}\r\n`, body, false);
+    expect(other.startsWith("HTTP/1.1 422 ")).toBe(true);
+    expect(other).toMatch(/content-type: application\/problem\+json/i);
   });
 
   it("a malformed URL is a 400 problem, not Fastify's own error shape, with the request id echoed", async () => {
