@@ -140,9 +140,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     return503OnClosing: false,
     routerOptions: {
       querystringParser: parseQueryString,
-      // A path segment as long as any URL Node takes (its header limit): an id of 101 characters or
-      // more is an unknown id (404), not a request Fastify refuses to route (its default is 100).
-      maxParamLength: maxHeaderSize,
+      // A path segment as long as any URL either protocol takes (HTTP/1.1: Node's 16 KiB header
+      // limit; HTTP/2's header list may be longer): an id of 101 characters or more is an unknown id
+      // (404), not a request Fastify refuses to route (its default is 100).
+      maxParamLength: Math.max(maxHeaderSize, 1 << 20),
     },
     // Requests Fastify cannot route at all (a malformed URL) still get problem details, and the
     // request id (these answers skip the onRequest hook that echoes it).

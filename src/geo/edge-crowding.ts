@@ -1,41 +1,58 @@
 import type { Position } from "./types.js";
 
 /**
- * The most pairs of edges overlapping along the longitude axis that OGC validity is checked for,
- * when the ring fast paths could not settle a polygon (docs/api.md §5.4). JTS's IsValidOp finds
- * self-intersections with a sweep along x (SimpleMCSweepLineIntersector) that visits every such
- * pair: ~60 ns each on the reference machine, so this bounds that sweep to about 0.6 s. A
- * 100,000-position circle has ~250,000 such pairs; a 16,000-position zig-zag star ~37 million (a
+ * The most pairs of monotone chains (runs of edges heading into one quadrant) overlapping along
+ * the longitude axis that OGC validity is checked for, when the ring fast paths could not settle a
+ * polygon (docs/api.md §5.4). JTS's IsValidOp finds self-intersections with a sweep along x
+ * (SimpleMCSweepLineIntersector) that visits every such pair: ~60 ns each on the reference
+ * machine, so this bounds that sweep to about 0.6 s. A circle is 4 chains however many positions
+ * it has; a 16,000-position zig-zag star, whose every edge is a chain, has ~37 million pairs (a
  * request that held the event loop for seconds, minutes at 100,000 positions).
  */
 export const MAX_CROWDED_EDGE_PAIRS = 10_000_000;
 
 /**
- * How many pairs of the rings' edges overlap along x (touching extents count): an upper bound of
- * the pairs an x sweep visits. O(n log n): each edge, taken in order of its western end, overlaps
- * the edges that started before it and have not ended before it starts.
+ * How many pairs of the rings' monotone chains overlap along x (touching extents count): the
+ * pairs JTS's x sweep visits. A chain is a run of edges heading into one quadrant, as JTS builds
+ * them (MonotoneChainIndexer), repeated positions dropped, so a straight or gently curving run
+ * of thousands of positions is one chain, as it is to JTS. O(n log n): each chain, taken in order
+ * of its western end, overlaps the chains that started before it and have not ended before it.
  */
 export function xOverlappingEdgePairs(rings: readonly (readonly Position[])[]): number {
-  let edges = 0;
-  for (const ring of rings) edges += Math.max(0, ring.length - 1);
-  const west = new Float64Array(edges);
-  const east = new Float64Array(edges);
-  let k = 0;
+  const west: number[] = [];
+  const east: number[] = [];
   for (const ring of rings) {
+    let quadrant = -1;
+    let min = Number.POSITIVE_INFINITY;
+    let max = Number.NEGATIVE_INFINITY;
     for (let i = 1; i < ring.length; i++) {
-      const a = ring[i - 1][0];
-      const b = ring[i][0];
-      west[k] = Math.min(a, b);
-      east[k] = Math.max(a, b);
-      k++;
+      const [ax, ay] = ring[i - 1];
+      const [bx, by] = ring[i];
+      const dx = bx - ax;
+      const dy = by - ay;
+      if (dx === 0 && dy === 0) continue;
+      const heading = dx >= 0 ? (dy >= 0 ? 0 : 3) : dy >= 0 ? 1 : 2;
+      if (heading !== quadrant && quadrant !== -1) {
+        west.push(min);
+        east.push(max);
+        min = Number.POSITIVE_INFINITY;
+        max = Number.NEGATIVE_INFINITY;
+      }
+      quadrant = heading;
+      min = Math.min(min, ax, bx);
+      max = Math.max(max, ax, bx);
+    }
+    if (quadrant !== -1) {
+      west.push(min);
+      east.push(max);
     }
   }
-  west.sort();
-  east.sort();
+  const starts = Float64Array.from(west).sort();
+  const ends = Float64Array.from(east).sort();
   let pairs = 0;
   let ended = 0;
-  for (let started = 0; started < edges; started++) {
-    while (east[ended] < west[started]) ended++;
+  for (let started = 0; started < starts.length; started++) {
+    while (ends[ended] < starts[started]) ended++;
     pairs += started - ended;
   }
   return pairs;

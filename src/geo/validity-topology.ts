@@ -73,7 +73,7 @@ class CrowdingBudget {
       path: partPath(this.g, part),
       detail:
         `${multi ? "the multipolygon" : "the polygon"} is too intricate to check for OGC validity: ` +
-        `${this.#counted.toLocaleString("en-US")} pairs of its edges overlap in longitude` +
+        `${this.#counted.toLocaleString("en-US")} pairs of its edge runs (monotone chains) overlap in longitude` +
         `${multi ? ` (counted up to polygon ${part})` : ""}, at most ${MAX_CROWDED_EDGE_PAIRS.toLocaleString("en-US")} ` +
         "are checked; simplify it or split it into several sources",
     };

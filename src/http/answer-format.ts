@@ -75,7 +75,14 @@ export function preferredMediaType(accept: string | undefined, offered: readonly
  * q among equals.
  */
 function rankOf(accept: string, type: string): { q: number; specificity: number } {
-  const [mainType, subtype] = type.toLowerCase().split("/");
+  const [offeredName = "", ...offeredParameters] = type.split(";").map((part) => part.trim());
+  const [mainType, subtype] = offeredName.toLowerCase().split("/");
+  const offeredValue = new Map(
+    offeredParameters.map((parameter) => {
+      const [key = "", value = ""] = parameter.split("=").map((part) => part.trim());
+      return [key.toLowerCase(), value.replaceAll('"', "").toLowerCase()];
+    }),
+  );
   let best = { q: 0, specificity: -1 };
   for (const range of accept.split(",")) {
     const [name = "", ...parameters] = range.split(";").map((part) => part.trim());
@@ -87,14 +94,18 @@ function rankOf(accept: string, type: string): { q: number; specificity: number 
     let others = false;
     let admits = true;
     for (const parameter of parameters) {
-      const [key = "", value = ""] = parameter.split("=").map((part) => part.trim());
-      if (key.toLowerCase() === "q") q = Number.parseFloat(value);
-      else {
-        others = true;
-        // Every answer is UTF-8: a charset asking for it admits the type.
-        const utf8 = key.toLowerCase() === "charset" && value.replaceAll('"', "").toLowerCase() === "utf-8";
-        if (value !== "*" && !utf8) admits = false;
+      const [key = "", raw = ""] = parameter.split("=").map((part) => part.trim());
+      const name = key.toLowerCase();
+      // Parameters after q are accept-extensions, not the media type's (RFC 9110 §12.5.1).
+      if (name === "q") {
+        q = Number.parseFloat(raw);
+        break;
       }
+      others = true;
+      const value = raw.replaceAll('"', "").toLowerCase();
+      // The offer's own parameter value, a wildcard, or (every answer is UTF-8) charset=utf-8.
+      const utf8 = name === "charset" && value === "utf-8";
+      if (value !== "*" && !utf8 && offeredValue.get(name) !== value) admits = false;
     }
     if (!admits) continue;
     const specificity = (rangeType === mainType ? 4 : 0) + (rangeSubtype === subtype ? 2 : 0) + (others ? 1 : 0);

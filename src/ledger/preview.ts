@@ -2,7 +2,21 @@ const MAX_PREVIEW = 80;
 
 /** A client's text cut after 80 characters with `…`, unquoted: for paths and names in messages. */
 export function shortened(text: string): string {
-  return text.length > MAX_PREVIEW ? `${text.slice(0, MAX_PREVIEW)}…` : text;
+  return wellFormed(text.length > MAX_PREVIEW ? `${cutAt(text, MAX_PREVIEW)}…` : text);
+}
+
+/** A text with each unpaired surrogate (a client's, kept in a message) as U+FFFD. */
+export function wellFormed(text: string): string {
+  return text.replace(/\p{Cs}/gu, "\uFFFD");
+}
+
+/**
+ * The first `units` UTF-16 units of a text, one fewer when that would split a surrogate pair: half
+ * a pair is not Unicode, and encodeURIComponent (grpc-message) throws on it.
+ */
+export function cutAt(text: string, units: number): string {
+  const code = text.charCodeAt(units - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? units - 1 : units);
 }
 
 /**

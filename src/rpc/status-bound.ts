@@ -1,4 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
+import { cutAt, wellFormed } from "../ledger/preview.js";
 import type { AnswerStatus } from "./answer-status.js";
 
 /**
@@ -9,17 +10,25 @@ import type { AnswerStatus } from "./answer-status.js";
  */
 export const MAX_STATUS_MESSAGE = 1_000;
 
-function cut(message: string): string {
-  return `${message.slice(0, MAX_STATUS_MESSAGE)}…`;
+/**
+ * The message cut (with `…`) and well-formed (an unpaired surrogate quoted from a client made
+ * encodeURIComponent throw while writing grpc-message, and the answer lost its status); undefined
+ * when it is both already.
+ */
+function bounded(message: string): string | undefined {
+  const cut = message.length > MAX_STATUS_MESSAGE ? `${cutAt(message, MAX_STATUS_MESSAGE)}…` : message;
+  const sound = wellFormed(cut);
+  return sound === message ? undefined : sound;
 }
 
-/** A status visitor (answer-status.ts): a longer message cut, with `…` (a replacement carries no details). */
+/** A status visitor (answer-status.ts): a message bounded as `bounded` says (a replacement carries no details). */
 export function boundedStatus(status: AnswerStatus): AnswerStatus | undefined {
-  return status.message.length > MAX_STATUS_MESSAGE ? { code: status.code, message: cut(status.message) } : undefined;
+  const message = bounded(status.message);
+  return message === undefined ? undefined : { code: status.code, message };
 }
 
 /** The lean gRPC path's twin of boundedStatus: the same message, and as there no details. */
 export function boundedError(error: ConnectError): ConnectError {
-  if (error.rawMessage.length <= MAX_STATUS_MESSAGE) return error;
-  return new ConnectError(cut(error.rawMessage), error.code, error.metadata);
+  const message = bounded(error.rawMessage);
+  return message === undefined ? error : new ConnectError(message, error.code, error.metadata);
 }

@@ -7,6 +7,17 @@ const GEOJSON = "application/geo+json";
 const OFFERED = [JSON_TYPE, GEOJSON];
 
 describe("preferredMediaType", () => {
+  it("matches an offer with parameters by its own values, as the OGC landing page's OpenAPI link asks", () => {
+    const openapi = "application/vnd.oai.openapi+json;version=3.0";
+    const offers = [openapi, JSON_TYPE];
+    expect(preferredMediaType("application/vnd.oai.openapi+json;version=3.0", offers)).toBe(openapi);
+    expect(preferredMediaType("application/vnd.oai.openapi+json", offers)).toBe(openapi);
+    expect(preferredMediaType(`${openapi}, application/json;q=0.5`, offers)).toBe(openapi);
+    expect(preferredMediaType("application/vnd.oai.openapi+json;version=2.0", offers)).toBeUndefined();
+    // Parameters after q are extensions of the Accept range, not of the media type.
+    expect(preferredMediaType("application/json;q=0.9;level=1", OFFERED)).toBe(JSON_TYPE);
+  });
+
   it("takes the first offer without a header, with an empty one, and whenever the header ranks offers alike", () => {
     for (const accept of [
       undefined,
