@@ -2,11 +2,22 @@ import { TOUCH_TOLERANCE_DEG } from "./planar.js";
 import type { BoundingBox } from "./types.js";
 
 /**
- * Index pairs (first < second) of boxes that intersect or touch, in ascending order. A sweep
+ * The most pairs of boxes overlapping along the sweep's axis that intersectingBoxPairs compares
+ * (~0.2 s), and the most intersecting pairs it hands back (each costs its caller a ring test).
+ * Thousands of parts whose boxes all overlap (diagonal strips: 4,000 parts took 32 s and 700 MB,
+ * 20,000 would have run out of memory) are beyond them; a 100 × 100 grid of fields compares
+ * ~500,000 and finds none.
+ */
+export const MAX_SWEPT_BOX_PAIRS = 20_000_000;
+export const MAX_INTERSECTING_BOX_PAIRS = 500_000;
+
+/**
+ * Index pairs (first < second) of boxes that intersect or touch, in ascending order; null when
+ * there are too many to look at (MAX_SWEPT_BOX_PAIRS, MAX_INTERSECTING_BOX_PAIRS). A sweep
  * along the axis on which the boxes overlap least keeps the active list short for both a row
  * and a column of boxes.
  */
-export function intersectingBoxPairs(boxes: BoundingBox[]): [number, number][] {
+export function intersectingBoxPairs(boxes: BoundingBox[]): [number, number][] | null {
   const n = boxes.length;
   const alongX = crowding(boxes, "minX", "maxX") <= crowding(boxes, "minY", "maxY");
   const lo = new Float64Array(n);
@@ -24,6 +35,7 @@ export function intersectingBoxPairs(boxes: BoundingBox[]): [number, number][] {
   order.sort((a, b) => lo[a] - lo[b]);
 
   const t = TOUCH_TOLERANCE_DEG;
+  if (sweptPairs(lo, hi, t) > MAX_SWEPT_BOX_PAIRS) return null;
   const pairs: [number, number][] = [];
   const active: number[] = [];
   for (const i of order) {
@@ -34,11 +46,25 @@ export function intersectingBoxPairs(boxes: BoundingBox[]): [number, number][] {
         active.pop();
       } else if (crossLo[j] <= crossHi[i] + t && crossLo[i] <= crossHi[j] + t) {
         pairs.push(j < i ? [j, i] : [i, j]);
+        if (pairs.length > MAX_INTERSECTING_BOX_PAIRS) return null;
       }
     }
     active.push(i);
   }
   return pairs.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+}
+
+/** How many pairs of [lo, hi + t] intervals overlap: the comparisons the sweep makes. O(n log n). */
+function sweptPairs(lo: Float64Array, hi: Float64Array, t: number): number {
+  const starts = Float64Array.from(lo).sort();
+  const ends = Float64Array.from(hi, (value) => value + t).sort();
+  let pairs = 0;
+  let ended = 0;
+  for (let started = 0; started < starts.length; started++) {
+    while (ends[ended] < starts[started]) ended++;
+    pairs += started - ended;
+  }
+  return pairs;
 }
 
 export function boxesNear(a: BoundingBox, b: BoundingBox): boolean {

@@ -20,7 +20,10 @@ export function isClearlyValidPolygon(rings: PolygonCoordinates): boolean {
   for (let hole = 1; hole < rings.length; hole++) {
     if (!boxContains(shell.box, indexes[hole].box) || !shell.contains(rings[hole][0])) return false;
   }
-  for (const [a, b] of intersectingBoxPairs(indexes.map((index) => index.box))) {
+  // Too many rings whose boxes overlap to settle here: JTS's check, and its bound, decide.
+  const pairs = intersectingBoxPairs(indexes.map((index) => index.box));
+  if (pairs === null) return false;
+  for (const [a, b] of pairs) {
     if (ringsMayTouch(indexes[a], indexes[b])) return false;
     const bothHoles = a > 0;
     if (bothHoles && (indexes[a].contains(rings[b][0]) || indexes[b].contains(rings[a][0]))) return false;

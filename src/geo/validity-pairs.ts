@@ -1,4 +1,4 @@
-import { intersectingBoxPairs } from "./box-pairs.js";
+import { intersectingBoxPairs, MAX_INTERSECTING_BOX_PAIRS, MAX_SWEPT_BOX_PAIRS } from "./box-pairs.js";
 import { boxContains, ringBox } from "./planar.js";
 import { ringsMayTouch } from "./ring-contact.js";
 import { RingIndex } from "./ring-index.js";
@@ -22,7 +22,17 @@ export function findPartInteraction(parts: PolygonCoordinates[], exact: ExactPai
   const indexOf = (part: number): RingIndex[] => (indexes[part] ??= parts[part].map((ring) => new RingIndex(ring)));
   const boxes = parts.map((rings) => ringBox(rings[0]));
 
-  for (const [first, second] of intersectingBoxPairs(boxes)) {
+  const pairs = intersectingBoxPairs(boxes);
+  if (pairs === null) {
+    return {
+      path: [],
+      detail:
+        "the multipolygon is too intricate to check for OGC validity: too many of its polygons' bounding boxes " +
+        `overlap (over ${MAX_INTERSECTING_BOX_PAIRS.toLocaleString("en-US")} pairs, or ${MAX_SWEPT_BOX_PAIRS.toLocaleString("en-US")} ` +
+        "along one axis); simplify it or split it into several sources",
+    };
+  }
+  for (const [first, second] of pairs) {
     const a = indexOf(first);
     const b = indexOf(second);
     const touching = a.some((p) => b.some((q) => ringsMayTouch(p, q)));
