@@ -1,3 +1,4 @@
+import { overlappingIntervalPairs } from "./interval-pairs.js";
 import { TOUCH_TOLERANCE_DEG } from "./planar.js";
 import type { BoundingBox } from "./types.js";
 
@@ -35,7 +36,13 @@ export function intersectingBoxPairs(boxes: BoundingBox[]): [number, number][] |
   order.sort((a, b) => lo[a] - lo[b]);
 
   const t = TOUCH_TOLERANCE_DEG;
-  if (sweptPairs(lo, hi, t) > MAX_SWEPT_BOX_PAIRS) return null;
+  if (
+    overlappingIntervalPairs(
+      lo,
+      Float64Array.from(hi, (value) => value + t),
+    ) > MAX_SWEPT_BOX_PAIRS
+  )
+    return null;
   const pairs: [number, number][] = [];
   const active: number[] = [];
   for (const i of order) {
@@ -52,19 +59,6 @@ export function intersectingBoxPairs(boxes: BoundingBox[]): [number, number][] |
     active.push(i);
   }
   return pairs.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-}
-
-/** How many pairs of [lo, hi + t] intervals overlap: the comparisons the sweep makes. O(n log n). */
-function sweptPairs(lo: Float64Array, hi: Float64Array, t: number): number {
-  const starts = Float64Array.from(lo).sort();
-  const ends = Float64Array.from(hi, (value) => value + t).sort();
-  let pairs = 0;
-  let ended = 0;
-  for (let started = 0; started < starts.length; started++) {
-    while (ends[ended] < starts[started]) ended++;
-    pairs += started - ended;
-  }
-  return pairs;
 }
 
 export function boxesNear(a: BoundingBox, b: BoundingBox): boolean {

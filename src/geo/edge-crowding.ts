@@ -1,3 +1,4 @@
+import { overlappingIntervalPairs } from "./interval-pairs.js";
 import type { Position } from "./types.js";
 
 /**
@@ -47,13 +48,5 @@ export function xOverlappingEdgePairs(rings: readonly (readonly Position[])[]): 
       east.push(max);
     }
   }
-  const starts = Float64Array.from(west).sort();
-  const ends = Float64Array.from(east).sort();
-  let pairs = 0;
-  let ended = 0;
-  for (let started = 0; started < starts.length; started++) {
-    while (ends[ended] < starts[started]) ended++;
-    pairs += started - ended;
-  }
-  return pairs;
+  return overlappingIntervalPairs(west, east);
 }
