@@ -1,22 +1,26 @@
 const MAX_PREVIEW = 80;
 
-/** A client's text cut after 80 characters with `…`, unquoted: for paths and names in messages. */
-export function shortened(text: string): string {
-  return wellFormed(text.length > MAX_PREVIEW ? `${cutAt(text, MAX_PREVIEW)}…` : text);
-}
+// With the u flag a surrogate pair is one character, so this matches only an unpaired surrogate.
+const UNPAIRED_SURROGATE = /\p{Cs}/u;
+const UNPAIRED_SURROGATES = new RegExp(UNPAIRED_SURROGATE, "gu");
 
-/** A text with each unpaired surrogate (a client's, kept in a message) as U+FFFD. */
-export function wellFormed(text: string): string {
-  return text.replace(/\p{Cs}/gu, "\uFFFD");
+/** Where a text's first unpaired surrogate is (a UTF-16 index), or -1: such text is not Unicode. */
+export function firstUnpairedSurrogate(text: string): number {
+  return text.search(UNPAIRED_SURROGATE);
 }
 
 /**
- * The first `units` UTF-16 units of a text, one fewer when that would split a surrogate pair: half
- * a pair is not Unicode, and encodeURIComponent (grpc-message) throws on it.
+ * A client's text cut after `max` UTF-16 units (80 unless given) with `…`, unquoted, and Unicode:
+ * a cut never splits a surrogate pair and an unpaired surrogate shows as U+FFFD (encodeURIComponent,
+ * which writes grpc-message, throws on either). For paths, names and status messages.
  */
-export function cutAt(text: string, units: number): string {
-  const code = text.charCodeAt(units - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? units - 1 : units);
+export function shortened(text: string, max = MAX_PREVIEW): string {
+  let cut = text;
+  if (text.length > max) {
+    const last = text.charCodeAt(max - 1);
+    cut = `${text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max)}…`;
+  }
+  return cut.replace(UNPAIRED_SURROGATES, "\uFFFD");
 }
 
 /**

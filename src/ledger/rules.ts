@@ -1,4 +1,5 @@
 import { RANGE_TOLERANCE_DEG } from "../geo/validity-structure.js";
+import { firstUnpairedSurrogate } from "./preview.js";
 
 /**
  * The field rules of docs/api.md §5, each written once and read by create and list alike.
@@ -27,16 +28,13 @@ export function characters(text: string): number {
   return n;
 }
 
-// With the u flag a surrogate pair is one character, so this matches only a lone surrogate.
-const LONE_SURROGATE = /\p{Cs}/u;
-
 /**
  * Text that is not Unicode (a lone UTF-16 surrogate, which JSON's \ud800 escapes can carry): the
  * stores keep UTF-8, where it becomes U+FFFD, so two different alt_ids would be stored equal and a
  * record would read back otherwise than it was answered.
  */
 function unicodeProblem(value: string, name: string): string | null {
-  const at = value.search(LONE_SURROGATE);
+  const at = firstUnpairedSurrogate(value);
   if (at < 0) return null;
   const code = value.charCodeAt(at).toString(16).toUpperCase();
   return `${name} must be Unicode text: it has an unpaired surrogate (U+${code}) at character ${characters(value.slice(0, at)) + 1}`;

@@ -1,5 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
-import { cutAt, wellFormed } from "../ledger/preview.js";
+import { shortened } from "../ledger/preview.js";
 import type { AnswerStatus } from "./answer-status.js";
 
 /**
@@ -11,13 +11,12 @@ import type { AnswerStatus } from "./answer-status.js";
 export const MAX_STATUS_MESSAGE = 1_000;
 
 /**
- * The message cut (with `…`) and well-formed (an unpaired surrogate quoted from a client made
- * encodeURIComponent throw while writing grpc-message, and the answer lost its status); undefined
- * when it is both already.
+ * The message shortened to MAX_STATUS_MESSAGE and made Unicode (an unpaired surrogate quoted from a
+ * client made encodeURIComponent throw while writing grpc-message, and the answer lost its
+ * status); undefined when it is both already.
  */
 function bounded(message: string): string | undefined {
-  const cut = message.length > MAX_STATUS_MESSAGE ? `${cutAt(message, MAX_STATUS_MESSAGE)}…` : message;
-  const sound = wellFormed(cut);
+  const sound = shortened(message, MAX_STATUS_MESSAGE);
   return sound === message ? undefined : sound;
 }
 
