@@ -12,7 +12,14 @@ import { type Config, ConfigError } from "./config.js";
 import { DevClientsFileError } from "./dev-identity/dev-clients.js";
 import { createDevIdentityProvider, type DevIdentityProvider } from "./dev-identity/dev-provider.js";
 import { devIdentityRefusal } from "./dev-identity/guard.js";
-import { DEFAULT_ENGINES, intersectionAreaM2, type OverlayEngine } from "./geo/overlap.js";
+import { clipperEngine } from "./geo/clipper-engine.js";
+import {
+  DEFAULT_ENGINES,
+  intersectionAreaM2,
+  type OverlayEngine,
+  OverlayFailedError,
+  OverlayTooIntricateError,
+} from "./geo/overlap.js";
 import { type ClientErrorCounts, createClientErrorHandler } from "./http/client-errors.js";
 import {
   contextValuesOf,
@@ -93,8 +100,8 @@ function rateLimiterOf(config: Config, metrics: ServiceMetrics): RateLimiter | n
 }
 
 /**
- * The conflict policy of docs/api.md §8, counted: each pair checked by result, and each overlay
- * engine failure by engine (the next engine is then tried).
+ * The conflict policy of docs/api.md §8, counted: each pair checked by result, each overlay engine
+ * failure by engine (the next engine is then tried), and each overlay past the limits, not tried.
  */
 function countedConflictPolicy(metrics: ServiceMetrics): ConflictPolicy {
   const engines: OverlayEngine[] = DEFAULT_ENGINES.map((engine) => {
@@ -112,7 +119,19 @@ function countedConflictPolicy(metrics: ServiceMetrics): ConflictPolicy {
       union: (inputs) => engine.union(inputs),
     };
   });
-  const overlapArea: OverlapArea = (a, b) => intersectionAreaM2(a, b, engines);
+  const tooIntricate = metrics.overlaysTooIntricate;
+  const overlapArea: OverlapArea = (a, b) => {
+    try {
+      return intersectionAreaM2(a, b, engines);
+    } catch (error) {
+      if (error instanceof OverlayTooIntricateError) tooIntricate.inc();
+      // The intricate route's one engine fails outside the counted chain above.
+      else if (error instanceof OverlayFailedError && error.attempts[0]?.engine === clipperEngine.name) {
+        metrics.overlayFailures.labels({ engine: clipperEngine.name }).inc();
+      }
+      throw error;
+    }
+  };
   const conflict = metrics.conflictChecks.labels({ result: "conflict" });
   const clear = metrics.conflictChecks.labels({ result: "clear" });
   const measure: ConflictPolicy["measure"] = (a, b) => {

@@ -1,4 +1,5 @@
 import { overlappingIntervalPairs } from "./interval-pairs.js";
+import { addChainBoxes, emptyChainBoxes } from "./monotone-chains.js";
 import type { Position } from "./types.js";
 
 /**
@@ -14,39 +15,9 @@ export const MAX_CROWDED_EDGE_PAIRS = 10_000_000;
 
 /**
  * How many pairs of the rings' monotone chains overlap along x (touching extents count): the
- * pairs JTS's x sweep visits. A chain is a run of edges heading into one quadrant, as JTS builds
- * them (MonotoneChainIndexer), repeated positions dropped, so a straight or gently curving run
- * of thousands of positions is one chain, as it is to JTS. O(n log n): each chain, taken in order
- * of its western end, overlaps the chains that started before it and have not ended before it.
+ * pairs JTS's x sweep visits (chains as monotone-chains.ts builds them). O(n log n).
  */
 export function xOverlappingEdgePairs(rings: readonly (readonly Position[])[]): number {
-  const west: number[] = [];
-  const east: number[] = [];
-  for (const ring of rings) {
-    let quadrant = -1;
-    let min = Number.POSITIVE_INFINITY;
-    let max = Number.NEGATIVE_INFINITY;
-    for (let i = 1; i < ring.length; i++) {
-      const [ax, ay] = ring[i - 1];
-      const [bx, by] = ring[i];
-      const dx = bx - ax;
-      const dy = by - ay;
-      if (dx === 0 && dy === 0) continue;
-      const heading = dx >= 0 ? (dy >= 0 ? 0 : 3) : dy >= 0 ? 1 : 2;
-      if (heading !== quadrant && quadrant !== -1) {
-        west.push(min);
-        east.push(max);
-        min = Number.POSITIVE_INFINITY;
-        max = Number.NEGATIVE_INFINITY;
-      }
-      quadrant = heading;
-      min = Math.min(min, ax, bx);
-      max = Math.max(max, ax, bx);
-    }
-    if (quadrant !== -1) {
-      west.push(min);
-      east.push(max);
-    }
-  }
-  return overlappingIntervalPairs(west, east);
+  const chains = addChainBoxes(emptyChainBoxes(), rings);
+  return overlappingIntervalPairs(chains.minX, chains.maxX);
 }

@@ -1,8 +1,11 @@
 import { geodesicAreaM2 } from "./area.js";
 import { boundingBox, boxesIntersect } from "./bbox.js";
+import { clipperEngine } from "./clipper-engine.js";
 import { DEFAULT_ENGINES, type OverlayEngine } from "./overlay-engines.js";
+import { OverlayFailedError, type OverlayOperation } from "./overlay-errors.js";
+import { type OverlayJob, planIntersection, planUnion } from "./overlay-plan.js";
 import { geometryFromPolygons, polygonsOf } from "./parts.js";
-import type { PolygonCoordinates, SourceGeometry } from "./types.js";
+import type { PolygonCoordinates, Position, SourceGeometry } from "./types.js";
 
 export {
   DEFAULT_ENGINES,
@@ -11,26 +14,7 @@ export {
   polyclipEngine,
   snappedJstsEngine,
 } from "./overlay-engines.js";
-
-export interface OverlayAttempt {
-  engine: string;
-  error: unknown;
-}
-
-/** Every engine threw; `attempts` holds each engine's error, in the order they were tried. */
-export class OverlayFailedError extends Error {
-  override readonly name = "OverlayFailedError";
-
-  constructor(
-    readonly operation: "intersection" | "union",
-    readonly attempts: OverlayAttempt[],
-  ) {
-    const reasons = attempts.map(
-      ({ engine, error }) => `${engine}: ${error instanceof Error ? error.message : String(error)}`,
-    );
-    super(`polygon ${operation} failed in every overlay engine (${reasons.join("; ") || "no engines given"})`);
-  }
-}
+export { type OverlayAttempt, OverlayFailedError, OverlayTooIntricateError } from "./overlay-errors.js";
 
 /**
  * Geodesic area (square metres, see geodesicAreaM2) of the planar lon/lat intersection of a
@@ -45,7 +29,12 @@ export function intersectionAreaM2(
   return common === null ? 0 : geodesicAreaM2(common);
 }
 
-/** The planar lon/lat intersection, or null when it has no area. */
+/**
+ * The planar lon/lat intersection, or null when it has no area. Planned first (overlay-plan.ts):
+ * ordinary inputs go part pair by part pair through `engines`; inputs beyond JTS's few hundred
+ * milliseconds go whole through Clipper2; inputs beyond that throw OverlayTooIntricateError, an
+ * OverlayFailedError, without any engine tried.
+ */
 export function intersection(
   a: SourceGeometry,
   b: SourceGeometry,
@@ -53,26 +42,69 @@ export function intersection(
 ): SourceGeometry | null {
   // Most pairs a conflict scan looks at are far apart; no engine needs to see those.
   if (!boxesIntersect(boundingBox(a), boundingBox(b))) return null;
-  const result = firstSuccess("intersection", engines, (engine) => engine.intersection(polygonsOf(a), polygonsOf(b)));
-  return geometryFromPolygons(result);
+  const plan = planIntersection(polygonsOf(a), polygonsOf(b));
+  if (plan.route === "intricate") {
+    const whole = [polygonsOf(a), polygonsOf(b)];
+    return geometryFromPolygons(
+      firstSuccess("intersection", [clipperEngine], (engine) => engine.intersection(...pair(whole))),
+    );
+  }
+  const pieces: PolygonCoordinates[] = [];
+  for (const job of plan.jobs) {
+    pieces.push(...run("intersection", engines, job, (engine, inputs) => engine.intersection(...pair(inputs))));
+  }
+  return geometryFromPolygons(pieces);
 }
 
-/** The planar lon/lat union, or null for an empty list. */
+/** The planar lon/lat union, or null for an empty list; planned and limited as intersection is. */
 export function unionOf(
   geoms: SourceGeometry[],
   engines: readonly OverlayEngine[] = DEFAULT_ENGINES,
 ): SourceGeometry | null {
   if (geoms.length === 0) return null;
-  const result = firstSuccess("union", engines, (engine) => engine.union(geoms.map(polygonsOf)));
-  return geometryFromPolygons(result);
+  const plan = planUnion(geoms.map(polygonsOf));
+  const [job] = plan.jobs;
+  const chain = plan.route === "intricate" ? [clipperEngine] : engines;
+  return geometryFromPolygons(run("union", chain, job, (engine, inputs) => engine.union(inputs)));
+}
+
+function pair(inputs: PolygonCoordinates[][]): [PolygonCoordinates[], PolygonCoordinates[]] {
+  return [inputs[0], inputs[1]];
+}
+
+/** The job's overlay by the first engine that does not throw, in the job's own orientation. */
+function run(
+  operation: OverlayOperation,
+  engines: readonly OverlayEngine[],
+  job: OverlayJob,
+  overlay: (engine: OverlayEngine, inputs: PolygonCoordinates[][]) => PolygonCoordinates[],
+): PolygonCoordinates[] {
+  if (!job.transposed) return firstSuccess(operation, engines, (engine) => overlay(engine, job.inputs));
+  const inputs = job.inputs.map((polygons) => polygons.map(transposed));
+  return firstSuccess(operation, engines, (engine) => overlay(engine, inputs)).map(transposed);
+}
+
+/**
+ * x and y swapped, each ring reversed: a reflection flips a ring's orientation, so the reversal
+ * keeps it. Applied twice, the identity.
+ */
+function transposed(rings: PolygonCoordinates): PolygonCoordinates {
+  return rings.map((ring) => {
+    const swapped: Position[] = new Array(ring.length);
+    for (let i = 0; i < ring.length; i++) {
+      const [x, y] = ring[ring.length - 1 - i];
+      swapped[i] = [y, x];
+    }
+    return swapped;
+  });
 }
 
 function firstSuccess(
-  operation: OverlayFailedError["operation"],
+  operation: OverlayOperation,
   engines: readonly OverlayEngine[],
   run: (engine: OverlayEngine) => PolygonCoordinates[],
 ): PolygonCoordinates[] {
-  const attempts: OverlayAttempt[] = [];
+  const attempts: OverlayFailedError["attempts"] = [];
   for (const engine of engines) {
     try {
       return run(engine);

@@ -39,6 +39,7 @@ export class ServiceMetrics {
   readonly groupCommitSources: Histogram;
   readonly conflictChecks: Counter<"result">;
   readonly overlayFailures: Counter<"engine">;
+  readonly overlaysTooIntricate: Counter;
   readonly rateLimited: Counter<"kind">;
   readonly jwksFetches: Counter<"outcome">;
 
@@ -85,8 +86,13 @@ export class ServiceMetrics {
     });
     this.overlayFailures = new Counter({
       name: "source_ledger_overlay_engine_failures_total",
-      help: "Conflict-check overlays an engine failed on, by engine; the next engine is tried, and a failure of the last (jsts-snapped) flags the pair.",
+      help: "Conflict-check overlays an engine failed on, by engine; the next engine is tried, and a failure of the last (jsts-snapped, or clipper2 for intricate inputs) flags the pair.",
       labelNames: ["engine"],
+      registers,
+    });
+    this.overlaysTooIntricate = new Counter({
+      name: "source_ledger_overlays_too_intricate_total",
+      help: "Conflict-check overlays not attempted because counting showed them past the overlay limits (docs/api.md §8.2); each such pair is flagged.",
       registers,
     });
     this.rateLimited = new Counter({

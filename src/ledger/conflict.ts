@@ -25,8 +25,9 @@ export type OverlapArea = (a: SpatialSubject["geometry"], b: SpatialSubject["geo
  * candidates.
  *
  * When every overlay engine fails on a pair whose boxes, periods and attribute types already
- * coincide, the pair is taken as conflicting: for a ledger that must not sell an acre twice, a
- * flag to review is the safe error, and an exception here would fail the whole create.
+ * coincide, or the pair is past the overlay limits and no engine is tried (OverlayTooIntricateError,
+ * an OverlayFailedError), the pair is taken as conflicting: for a ledger that must not sell an acre
+ * twice, a flag to review is the safe error, and an exception here would fail the whole create.
  */
 export function sourcesConflict(
   a: SpatialSubject,

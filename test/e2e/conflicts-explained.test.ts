@@ -8,7 +8,9 @@
  * sandbox's constant `[]`; and the three protocols answering the same.
  */
 import { describe, expect, it } from "vitest";
+import { type Comb, combGeometry, combIntersectionCells, zigzag } from "../geo/fixtures.js";
 import {
+  box,
   createdAtOf,
   type Env,
   type ExplainedConflict,
@@ -241,6 +243,46 @@ describe.each(PROTOCOLS)("%s", (protocol) => {
       expect(listed).toEqual(await api().get(token, "sandbox", id));
       expect(listed.ok ? "found" : listed.status).toBe(api().notFound);
     }
+  });
+
+  it("intricate pairs: two combs measured exactly (Clipper2's route); zig-zags across each other flagged unmeasured, with the smaller area", async () => {
+    const { tokenA, tokenB } = await twoAccounts();
+    const [x, y] = freshArea()(0, 0, 1, 1).coordinates[0][0];
+    // 1,000 teeth running east-west: JTS's sweep along x took ~1 s over two of them (16,000 positions: 4.6 s).
+    const combA: Comb = { x, y, teeth: 1_000, height: 0.1, length: 0.1, spine: 0.005 };
+    const shift = 0.1 / 8_000;
+    await api().createOne(tokenA, env, { alt_id: unique("comb-a"), geometry: combGeometry(combA) });
+    const b = await api().createOne(tokenB, env, {
+      alt_id: unique("comb-b"),
+      geometry: combGeometry({ ...combA, y: y + shift }),
+    });
+    expect(b.conflict).toBe(true);
+    const [combs] = await api().conflictList(tokenB, env, b.id);
+    const exact = combIntersectionCells(combA, shift).reduce(
+      (sum, [x1, y1, x2, y2]) => sum + rectangleAreaM2(box(x1, y1, x2, y2)),
+      0,
+    );
+    expectClose(combs.overlap_area_m2, exact, 1e-9, "the combs' overlap");
+    expect(combs.overlap_fraction).toBeLessThan(0.9);
+
+    // Over 400,000 pairs of their edges meet: not attempted, so flagged with the smaller area.
+    const [u, v] = freshArea()(0, 0, 1, 1).coordinates[0][0];
+    const tooIntricate = async () => {
+      const text = await (await h.server.request("GET", "/metrics")).text();
+      return Number(/^source_ledger_overlays_too_intricate_total (\d+)$/m.exec(text)?.[1]);
+    };
+    const before = await tooIntricate();
+    await api().createOne(tokenA, env, { alt_id: unique("zig-a"), geometry: zigzag(u, v, 0.1, 4_000, 0.2) });
+    const across = await api().createOne(tokenB, env, {
+      alt_id: unique("zig-b"),
+      geometry: zigzag(u, v, 0.1, 4_000, 0.2, true),
+    });
+    expect(across.conflict).toBe(true);
+    expect(await tooIntricate()).toBe(before + 1);
+    const [zigzags] = await api().conflictList(tokenB, env, across.id);
+    expect(Math.max(zigzags.overlap_fraction, zigzags.counterpart_overlap_fraction)).toBe(1);
+    // They truly overlap in about half of each: the bound is visibly not a measure.
+    expect(Math.min(zigzags.overlap_fraction, zigzags.counterpart_overlap_fraction)).toBeGreaterThan(0.99);
   });
 });
 

@@ -28,3 +28,76 @@ export function multiPolygon(...polygons: PolygonCoordinates[]): MultiPolygonGeo
 export function square(x: number, y: number, size = 1): PolygonGeometry {
   return polygon(squareRing(x, y, size));
 }
+
+/**
+ * A comb: a spine [x, x + spine] × [y, top] on the west and `teeth` + 1 teeth [x + spine, x + length]
+ * × [y + 2id, y + 2id + d] running east, d = height / (2 · teeth). Every edge runs along a meridian
+ * or a parallel, so its area, and the area of two combs' intersection, are exact sums of lon/lat
+ * cells (combIntersectionCells). The teeth all overlap along x: JTS's sweep along x compares
+ * every pair of them.
+ */
+export interface Comb {
+  x: number;
+  y: number;
+  teeth: number;
+  height: number;
+  length: number;
+  spine: number;
+}
+
+export function combGeometry(comb: Comb): PolygonGeometry {
+  const { x, y, teeth, height, length, spine } = comb;
+  const d = height / (2 * teeth);
+  const positions: Position[] = [
+    [x, y],
+    [x + length, y],
+  ];
+  for (let i = 0; i < teeth; i++) {
+    const base = y + 2 * i * d;
+    positions.push(
+      [x + length, base + d],
+      [x + spine, base + d],
+      [x + spine, base + 2 * d],
+      [x + length, base + 2 * d],
+    );
+  }
+  const top = y + 2 * teeth * d + d;
+  positions.push([x + length, top], [x, top], [x, y]);
+  return polygon(positions);
+}
+
+/**
+ * The lon/lat cells that make up a ∩ b for two combs alike but for b lying `shift` (less than a
+ * tooth's height) north of a: the spines' overlap, and each tooth's overlap with its twin.
+ */
+export function combIntersectionCells(a: Comb, shift: number): [number, number, number, number][] {
+  const { x, y, teeth, height, length, spine } = a;
+  const d = height / (2 * teeth);
+  const cells: [number, number, number, number][] = [[x, y + shift, x + spine, y + 2 * teeth * d + d]];
+  for (let i = 0; i <= teeth; i++) {
+    const base = y + 2 * i * d;
+    cells.push([x + spine, base + shift, x + length, base + d]);
+  }
+  return cells;
+}
+
+/**
+ * A zig-zag `n` teeth wide across [x, x + size], its teeth between y + size·(½ ± amplitude/2),
+ * closed below; across = true swaps x and y, so that two of them, one across, cross each other
+ * at many points around the middle.
+ */
+export function zigzag(
+  x: number,
+  y: number,
+  size: number,
+  n: number,
+  amplitude: number,
+  across = false,
+): PolygonGeometry {
+  const positions: Position[] = [];
+  for (let i = 0; i <= n; i++) {
+    positions.push([(i / n) * size, size * (0.5 + (i % 2 === 1 ? amplitude : -amplitude) / 2)]);
+  }
+  positions.push([size, 0], [0, 0], positions[0]);
+  return polygon(positions.map(([u, v]) => (across ? [x + v, y + u] : [x + u, y + v])));
+}

@@ -8,14 +8,25 @@ import {
   jstsEngine,
   type OverlayEngine,
   OverlayFailedError,
+  OverlayTooIntricateError,
   polyclipEngine,
   snappedJstsEngine,
   unionOf,
 } from "../../src/geo/overlap.js";
+import { planIntersection } from "../../src/geo/overlay-plan.js";
 import type { Position, SourceGeometry } from "../../src/geo/types.js";
 import { checkGeometry } from "../../src/geo/validity.js";
 import { ring } from "../support/geometry-fixtures.js";
-import { multiPolygon, polygon, square, squareRing } from "./fixtures.js";
+import {
+  type Comb,
+  combGeometry,
+  combIntersectionCells,
+  multiPolygon,
+  polygon,
+  square,
+  squareRing,
+  zigzag,
+} from "./fixtures.js";
 
 const RAD = Math.PI / 180;
 
@@ -321,5 +332,84 @@ describe("overlay engines and fallback", () => {
       unionOf([first, second], [engine]);
     }
     expect(JSON.stringify([first, second])).toBe(before);
+  });
+});
+
+describe("overlays planned within bounds (docs/api.md §8.2)", () => {
+  const combAt = (teeth: number): Comb => ({ x: 20, y: 40, teeth, height: 0.1, length: 0.1, spine: 0.005 });
+  const shifted = (comb: Comb, shift: number): Comb => ({ ...comb, y: comb.y + shift });
+  const cellsArea = (cells: [number, number, number, number][]) =>
+    cells.reduce((sum, [x1, y1, x2, y2]) => sum + cellArea(x1, y1, x2, y2), 0);
+
+  for (const [teeth, route] of [
+    [60, "ordinary"],
+    [2_000, "intricate"],
+  ] as const) {
+    it(`measures two combs of ${teeth} teeth exactly (${route} route)`, () => {
+      const a = combAt(teeth);
+      const shift = 0.1 / (8 * teeth);
+      const b = shifted(a, shift);
+      const [ga, gb] = [combGeometry(a), combGeometry(b)];
+      expect(checkGeometry(ga)).toEqual([]);
+      expect(planIntersection([ga.coordinates], [gb.coordinates]).route).toBe(route);
+      const expected = cellsArea(combIntersectionCells(a, shift));
+      expect(Math.abs(intersectionAreaM2(ga, gb) - expected) / expected).toBeLessThan(1e-9);
+      expect(Math.abs(intersectionAreaM2(gb, ga) - expected) / expected).toBeLessThan(1e-9);
+    });
+  }
+
+  it("measures two grids of fields, each field of one meeting four of the other, exactly (part pairs, or Clipper2)", () => {
+    const corner = (offset: number, i: number, j: number) => [5 + i * 0.01 + offset, 5 + j * 0.01 + offset];
+    const grid = (offset: number, cells: number) => {
+      const parts: Position[][][] = [];
+      for (let i = 0; i < cells; i++) {
+        for (let j = 0; j < cells; j++) {
+          const [x, y] = corner(offset, i, j);
+          parts.push([ring(x, y, x + 0.008, y + 0.008)]);
+        }
+      }
+      return multiPolygon(...parts);
+    };
+    for (const cells of [3, 30]) {
+      const [a, b] = [grid(0, cells), grid(0.005, cells)];
+      // Field (i, j) of b meets fields (i, j), (i + 1, j), (i, j + 1) and (i + 1, j + 1) of a, each
+      // in a 0.003° square.
+      let expected = 0;
+      let pieces = 0;
+      for (let i = 0; i < cells; i++) {
+        for (let j = 0; j < cells; j++) {
+          const [bx, by] = corner(0.005, i, j);
+          for (const [di, dj] of [
+            [0, 0],
+            [1, 0],
+            [0, 1],
+            [1, 1],
+          ]) {
+            if (i + di >= cells || j + dj >= cells) continue;
+            const [ax, ay] = corner(0, i + di, j + dj);
+            expected += cellArea(
+              Math.max(ax, bx),
+              Math.max(ay, by),
+              Math.min(ax, bx) + 0.008,
+              Math.min(ay, by) + 0.008,
+            );
+            pieces += 1;
+          }
+        }
+      }
+      expect(planIntersection(a.coordinates, b.coordinates).route).toBe(cells === 3 ? "ordinary" : "intricate");
+      expect(Math.abs(intersectionAreaM2(a, b) - expected) / expected).toBeLessThan(1e-9);
+      expect(intersection(a, b)?.coordinates).toHaveLength(pieces);
+    }
+  });
+
+  it("refuses inputs past the limits without trying an engine, as an OverlayFailedError", () => {
+    const calls: string[] = [];
+    const a = zigzag(0, 0, 0.1, 4_000, 0.2);
+    const b = zigzag(0, 0, 0.1, 4_000, 0.2, true);
+    expect(checkGeometry(a)).toEqual([]);
+    expect(() => intersectionAreaM2(a, b, [spying(jstsEngine, calls)])).toThrow(OverlayTooIntricateError);
+    expect(() => unionOf([a, b], [spying(jstsEngine, calls)])).toThrow(OverlayTooIntricateError);
+    expect(calls).toEqual([]);
   });
 });

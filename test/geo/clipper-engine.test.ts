@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { geodesicAreaM2 } from "../../src/geo/area.js";
+import { clipperEngine } from "../../src/geo/clipper-engine.js";
+import { jstsEngine } from "../../src/geo/overlay-engines.js";
+import { geometryFromPolygons } from "../../src/geo/parts.js";
+import type { PolygonCoordinates, Position } from "../../src/geo/types.js";
+import { checkGeometry } from "../../src/geo/validity.js";
+import { ring } from "../support/geometry-fixtures.js";
+import { circleRing } from "./fixtures.js";
+
+const area = (polygons: PolygonCoordinates[]) => {
+  const g = geometryFromPolygons(polygons);
+  return g === null ? 0 : geodesicAreaM2(g);
+};
+const clockwise = (positions: Position[]) => [...positions].reverse();
+
+describe("clipperEngine", () => {
+  it("agrees with JTS on a field with a hole against a circle, to 1e-10", () => {
+    const field: PolygonCoordinates = [ring(30, 10, 30.01, 10.01), ring(30.003, 10.003, 30.006, 10.006)];
+    const circle: PolygonCoordinates = [circleRing(30.005, 10.005, 0.004, 500)];
+    const expected = area(jstsEngine.intersection([field], [circle]));
+    const result = clipperEngine.intersection([field], [circle]);
+    expect(Math.abs(area(result) - expected) / expected).toBeLessThan(1e-10);
+    // One polygon, its hole kept, closed rings, valid.
+    expect(result).toHaveLength(1);
+    expect(result[0]).toHaveLength(2);
+    const g = geometryFromPolygons(result);
+    expect(g && checkGeometry(g)).toEqual([]);
+  });
+
+  it("reads rings whichever way round they are given", () => {
+    const field: PolygonCoordinates = [clockwise(ring(0, 0, 1, 1)), clockwise(clockwise(ring(0.25, 0.25, 0.75, 0.75)))];
+    const result = clipperEngine.intersection([field], [[ring(0, 0, 0.5, 1)]]);
+    expect(area(result)).toBeCloseTo(area([[ring(0, 0, 0.5, 1)]]) - area([[ring(0.25, 0.25, 0.5, 0.75)]]), 0);
+  });
+
+  it("keeps an island inside a hole as a polygon of its own", () => {
+    const frame: PolygonCoordinates = [ring(0, 0, 3, 3), ring(1, 1, 2, 2)];
+    const island: PolygonCoordinates = [ring(1.25, 1.25, 1.75, 1.75)];
+    const result = clipperEngine.union([[frame], [island]]);
+    expect(result).toHaveLength(2);
+    expect(result.map((polygon) => polygon.length).sort()).toEqual([1, 2]);
+    expect(area(result)).toBeCloseTo(area([frame]) + area([island]), 0);
+  });
+
+  it("unions overlapping inputs once, and gives nothing for disjoint intersections", () => {
+    const union = clipperEngine.union([[[ring(0, 0, 1, 1)]], [[clockwise(ring(0.5, 0, 1.5, 1))]]]);
+    expect(union).toHaveLength(1);
+    expect(area(union)).toBeCloseTo(area([[ring(0, 0, 1.5, 1)]]), 0);
+    expect(clipperEngine.intersection([[ring(0, 0, 1, 1)]], [[ring(2, 0, 3, 1)]])).toEqual([]);
+    expect(clipperEngine.intersection([[ring(0, 0, 1, 1)]], [[ring(1, 0, 2, 1)]])).toEqual([]);
+  });
+});
