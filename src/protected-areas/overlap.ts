@@ -1,12 +1,11 @@
 import { geodesicAreaM2 } from "../geo/area.js";
 import { boxesIntersect } from "../geo/bbox.js";
+import { nearParts } from "../geo/clip.js";
 import { DEFAULT_ENGINES, intersection, type OverlayEngine, polyclipEngine, unionOf } from "../geo/overlap.js";
 import { geometryFromPolygons, polygonsOf } from "../geo/parts.js";
-import { ringBox } from "../geo/planar.js";
-import type { BoundingBox, PolygonCoordinates, SourceGeometry } from "../geo/types.js";
+import type { BoundingBox, SourceGeometry } from "../geo/types.js";
 import type { UnepOverlapRecord } from "../model/records.js";
 import type { ProtectedArea, ProtectedAreaPolicy, SpatialSubject } from "../model/spatial.js";
-import { clipPolygon, clippingBox } from "./clip.js";
 import { sampleOverlapFractions } from "./sampling.js";
 
 /** docs/api.md §8: `areas` lists at most this many protected areas, the largest overlaps first. */
@@ -36,30 +35,12 @@ interface GroupResult {
   areaM2: number | null;
 }
 
-/**
- * What of `g` can meet a source whose box is `box`: the polygon parts whose exterior ring's box
- * meets it (a large marine MultiPolygon may have thousands of parts far from a field), each with
- * its large rings clipped to the box grown by a margin (clip.ts), so the overlay sees the few
- * hundred vertices near the source rather than a whole coastline. source ∩ near = source ∩ g.
- * Null when nothing is near.
- */
+/** What of `g` can meet a source whose box is `box` (nearParts), or null when nothing is near. */
 export function partsNear(g: SourceGeometry, box: BoundingBox): Parcel | null {
-  const clipBox = clippingBox(box);
   const parts = polygonsOf(g);
-  const whole: PolygonCoordinates[] = [];
-  const near: PolygonCoordinates[] = [];
-  for (const rings of parts) {
-    // A valid polygon's holes lie inside its exterior ring: that ring's box is the part's box.
-    if (!boxesIntersect(ringBox(rings[0]), box)) continue;
-    const clipped = clipPolygon(rings, clipBox);
-    if (clipped === null) continue;
-    whole.push(rings);
-    near.push(clipped);
-  }
-  const nearGeometry =
-    whole.length === parts.length && near.every((rings, i) => rings === parts[i]) ? g : geometryFromPolygons(near);
+  const { near, whole, clipped } = nearParts(parts, box);
+  const nearGeometry = whole.length === parts.length && !clipped ? g : geometryFromPolygons(near);
   if (nearGeometry === null) return null;
-  const clipped = near.some((rings, i) => rings !== whole[i]);
   return { near: nearGeometry, unclipped: clipped ? geometryFromPolygons(whole) : null };
 }
 
@@ -142,11 +123,12 @@ function measureGroup(subject: OverlapSubject, group: AreaGroup, engines: Overla
  * Only the parts of each area near the source are overlaid, with rings of more than 1,000
  * positions first clipped to the source's box plus a margin (clip.ts): a field next to a
  * 200,000-vertex coastline costs milliseconds rather than seconds. Clipped input goes to
- * polyclip-ts, which handles the clip's degenerate bridges exactly; if it fails, the unclipped
- * parts go through the whole engine chain (JSTS, polyclip-ts, snapped JSTS).
+ * polyclip-ts, which handles the clip's degenerate bridges exactly, or, past 1,000 positions, to
+ * Clipper2 (the overlay clips it again, docs/api.md §8.5); if that fails, the unclipped parts go
+ * through intersection() as any input does.
  *
  * Overlay failures never escape: when every overlay engine fails for an area, or for the union,
- * that figure is estimated by sampling a 64 × 64 grid over the source (sampling.ts), and the
+ * or the overlay is past the limits of docs/api.md §8.5, that figure is estimated by sampling a 64 × 64 grid over the source (sampling.ts), and the
  * total is kept within [largest single area, min(sum of areas, source area)].
  */
 export function computeUnepOverlap(

@@ -14,11 +14,13 @@ import {
   unionOf,
 } from "../../src/geo/overlap.js";
 import { planIntersection } from "../../src/geo/overlay-plan.js";
+import { geometryFromPolygons } from "../../src/geo/parts.js";
 import type { Position, SourceGeometry } from "../../src/geo/types.js";
 import { checkGeometry } from "../../src/geo/validity.js";
 import { ring } from "../support/geometry-fixtures.js";
 import {
   type Comb,
+  circleRing,
   combGeometry,
   combIntersectionCells,
   multiPolygon,
@@ -401,6 +403,29 @@ describe("overlays planned within bounds (docs/api.md §8.2)", () => {
       expect(Math.abs(intersectionAreaM2(a, b) - expected) / expected).toBeLessThan(1e-9);
       expect(intersection(a, b)?.coordinates).toHaveLength(pieces);
     }
+  });
+
+  it("cuts a large input down to the other's box first, and measures the same area through Clipper2", () => {
+    // A 5,000-position jurisdiction with a 2,000-position lake; fields across its shore and the lake's.
+    const lake = circleRing(30, 0, 0.5, 2_000).reverse();
+    const jurisdiction = polygon(circleRing(30, 0, 1, 5_000), lake);
+    const archipelago = multiPolygon([circleRing(30, 0, 1, 5_000), lake], [circleRing(40, 0, 1, 3_000)]);
+    for (const field of [square(30.99, 0, 0.02), square(30.49, -0.01, 0.02), square(29.5, 0.5, 0.03)]) {
+      const exact = geodesicAreaM2(
+        geometryFromPolygons(jstsEngine.intersection([jurisdiction.coordinates], [field.coordinates])) ?? field,
+      );
+      for (const big of [jurisdiction, archipelago]) {
+        const calls: string[] = [];
+        const area = intersectionAreaM2(big, field, [spying(jstsEngine, calls)]);
+        expect(Math.abs(area - exact) / exact).toBeLessThan(1e-9);
+        expect(intersectionAreaM2(field, big)).toBeCloseTo(area, 6);
+        // The clipped rings' zero-width bridges are not for JTS: Clipper2 took it.
+        expect(calls).toEqual([]);
+      }
+    }
+    // A field in the lake, or far off, meets nothing.
+    expect(intersection(jurisdiction, square(29.9, -0.1, 0.2))).toBeNull();
+    expect(intersection(archipelago, square(35, 0, 0.2))).toBeNull();
   });
 
   it("refuses inputs past the limits without trying an engine, as an OverlayFailedError", () => {
