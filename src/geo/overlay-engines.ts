@@ -5,6 +5,7 @@ import OverlayOp from "jsts/org/locationtech/jts/operation/overlay/OverlayOp.js"
 import UnaryUnionOp from "jsts/org/locationtech/jts/operation/union/UnaryUnionOp.js";
 import GeometryPrecisionReducer from "jsts/org/locationtech/jts/precision/GeometryPrecisionReducer.js";
 import * as polyclip from "polyclip-ts";
+import { clipperEngine } from "./clipper-engine.js";
 import { jstsFactory, polygonsFromJsts, polygonsToJsts, polygonToJsts } from "./jsts-convert.js";
 import type { PolygonCoordinates } from "./types.js";
 
@@ -51,11 +52,13 @@ export const snappedJstsEngine: OverlayEngine = {
 };
 
 /**
- * JTS first: on field-sized polygons it is several times faster than polyclip-ts, whose exact
- * arithmetic runs on bignumber.js (figures in docs/benchmarks.md), with the same areas; each
+ * Clipper2 first: exact integer predicates on the inputs' own coordinates (clipper-engine.ts), ~30
+ * times faster than JTS on two fields (~10 µs against ~300 µs) with areas within ~1e-12 of JTS's,
+ * and no robustness failures in the near-duplicate cases that defeat the others. JTS next, then
+ * polyclip-ts, whose exact arithmetic runs on bignumber.js, then JTS on snapped inputs; each
  * engine catches what the one before it throws on.
  */
-export const DEFAULT_ENGINES: readonly OverlayEngine[] = [jstsEngine, polyclipEngine, snappedJstsEngine];
+export const DEFAULT_ENGINES: readonly OverlayEngine[] = [clipperEngine, jstsEngine, polyclipEngine, snappedJstsEngine];
 
 function collectionOf(polygons: PolygonCoordinates[]): Geometry {
   return jstsFactory.createGeometryCollection(polygons.map(polygonToJsts));

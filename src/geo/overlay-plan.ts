@@ -14,7 +14,10 @@ import type { PolygonCoordinates, Position } from "./types.js";
  * part pair; Clipper2 ~2 µs per meeting edge pair and ~10 µs per part.
  */
 
-/** Within all three, JTS (the ordinary engine chain) overlays the inputs: at most ~0.5 s. */
+/**
+ * Within all three, the whole engine chain may overlay the inputs (Clipper2 first; should it throw,
+ * JTS and the others, each within ~0.5 s here). Past any, Clipper2 alone.
+ */
 export const ORDINARY_LIMITS = { sweptPairs: 2_000_000, edgePairs: 500, partPairs: 250 } as const;
 /** Past any of them, no engine is tried (OverlayTooIntricateError): ~1 s of Clipper2. */
 export const MAX_OVERLAY_EDGE_PAIRS = 400_000;
@@ -43,8 +46,9 @@ export interface OverlayJob {
 /** How one operation is overlaid, and what counting found. */
 export interface OverlayPlan {
   /**
-   * "ordinary": each job through the ordinary engine chain (JTS first). "intricate": the whole
-   * operation through Clipper2 at once, the inputs being beyond JTS's few hundred milliseconds.
+   * "ordinary": each job through the engine chain (Clipper2 first, JTS and the others as its
+   * fallbacks). "intricate": the whole operation through Clipper2 alone, the inputs being beyond
+   * what the fallbacks could do in a few hundred milliseconds.
    */
   route: "ordinary" | "intricate";
   jobs: OverlayJob[];

@@ -1,6 +1,7 @@
 import { geodesicAreaM2 } from "../geo/area.js";
 import { boxesIntersect } from "../geo/bbox.js";
 import { nearParts } from "../geo/clip.js";
+import { clipperEngine } from "../geo/clipper-engine.js";
 import { DEFAULT_ENGINES, intersection, type OverlayEngine, polyclipEngine, unionOf } from "../geo/overlap.js";
 import { geometryFromPolygons, polygonsOf } from "../geo/parts.js";
 import type { BoundingBox, SourceGeometry } from "../geo/types.js";
@@ -76,13 +77,17 @@ export interface OverlapEngines {
   engines: readonly OverlayEngine[];
   /**
    * For clipped geometries, whose zero-width bridges along the clipping box are degenerate
-   * input: only engines that handle them exactly (polyclip-ts does; JSTS throws or, snapped,
-   * can lose the polygon). When they fail, the unclipped parts go to `engines`.
+   * input: only engines that handle them exactly (Clipper2's winding rule and polyclip-ts do;
+   * JSTS throws or, snapped, can lose the polygon). When they fail, the unclipped parts go to
+   * `engines`.
    */
   clippedEngines: readonly OverlayEngine[];
 }
 
-const DEFAULT_OVERLAP_ENGINES: OverlapEngines = { engines: DEFAULT_ENGINES, clippedEngines: [polyclipEngine] };
+const DEFAULT_OVERLAP_ENGINES: OverlapEngines = {
+  engines: DEFAULT_ENGINES,
+  clippedEngines: [clipperEngine, polyclipEngine],
+};
 
 function pieceOf(subject: OverlapSubject, parcel: Parcel, engines: OverlapEngines): SourceGeometry | null {
   if (parcel.unclipped === null) return intersection(subject.geometry, parcel.near, engines.engines);
@@ -123,9 +128,9 @@ function measureGroup(subject: OverlapSubject, group: AreaGroup, engines: Overla
  * Only the parts of each area near the source are overlaid, with rings of more than 1,000
  * positions first clipped to the source's box plus a margin (clip.ts): a field next to a
  * 200,000-vertex coastline costs milliseconds rather than seconds. Clipped input goes to
- * polyclip-ts, which handles the clip's degenerate bridges exactly, or, past 1,000 positions, to
- * Clipper2 (the overlay clips it again, docs/api.md §8.5); if that fails, the unclipped parts go
- * through intersection() as any input does.
+ * Clipper2, then polyclip-ts, which handle the clip's degenerate bridges exactly (past 1,000
+ * positions, to Clipper2 alone: the overlay clips it again, docs/api.md §8.5); if that fails, the
+ * unclipped parts go through intersection() as any input does.
  *
  * Overlay failures never escape: when every overlay engine fails for an area, or for the union,
  * or the overlay is past the limits of docs/api.md §8.5, that figure is estimated by sampling a 64 × 64 grid over the source (sampling.ts), and the
