@@ -6,7 +6,7 @@ import { geometryFromPolygons } from "../../src/geo/parts.js";
 import type { PolygonCoordinates, Position } from "../../src/geo/types.js";
 import { checkGeometry } from "../../src/geo/validity.js";
 import { prng, ring } from "../support/geometry-fixtures.js";
-import { circleRing } from "./fixtures.js";
+import { circleRing, starRing } from "./fixtures.js";
 
 const area = (polygons: PolygonCoordinates[]) => {
   const g = geometryFromPolygons(polygons);
@@ -52,19 +52,6 @@ describe("clipperEngine", () => {
   });
 });
 
-/** A star-shaped ring of 3–60 vertices around (cx, cy), counter-clockwise, radii within [0.3, 1]·r. */
-function star(random: () => number, cx: number, cy: number, r: number): Position[] {
-  const n = 3 + Math.floor(random() * 58);
-  const positions: Position[] = [];
-  for (let i = 0; i < n; i++) {
-    const angle = (2 * Math.PI * i) / n;
-    const radius = r * (0.3 + 0.7 * random());
-    positions.push([cx + radius * Math.cos(angle), cy + radius * Math.sin(angle)]);
-  }
-  positions.push(positions[0]);
-  return positions;
-}
-
 describe("clipperEngine against JTS", () => {
   it("agrees on 500 random pairs of stars, with and without holes, fields to regions, equator to poles and ±180°", () => {
     const random = prng(27_11_2026);
@@ -75,7 +62,7 @@ describe("clipperEngine against JTS", () => {
       const cx = random() < 0.2 ? 180 - 1.501 * r : -178 + random() * 356;
       const cy = -85 + random() * 170;
       const polygonAt = (x: number, y: number): PolygonCoordinates => {
-        const shell = star(random, x, y, r);
+        const shell = starRing(random, x, y, r, 3 + Math.floor(random() * 58), 0.3);
         // A hole: a small square around the centre, inside every star (radii ≥ 0.3 r).
         return random() < 0.3 ? [shell, clockwise(ring(x - 0.1 * r, y - 0.1 * r, x + 0.1 * r, y + 0.1 * r))] : [shell];
       };

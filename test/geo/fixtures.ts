@@ -101,3 +101,25 @@ export function zigzag(
   positions.push([size, 0], [0, 0], positions[0]);
   return polygon(positions.map(([u, v]) => (across ? [x + v, y + u] : [x + u, y + v])));
 }
+
+/**
+ * A star-shaped, hence simple, counter-clockwise ring of `vertices` around a centre, each radius
+ * drawn in [inner · radius, radius].
+ */
+export function starRing(
+  next: () => number,
+  cx: number,
+  cy: number,
+  radius: number,
+  vertices: number,
+  inner = 0.5,
+): Position[] {
+  const ring: Position[] = [];
+  for (let i = 0; i < vertices; i++) {
+    const angle = (2 * Math.PI * i) / vertices;
+    const r = radius * (inner + (1 - inner) * next());
+    ring.push([cx + r * Math.cos(angle), cy + r * Math.sin(angle)]);
+  }
+  ring.push(ring[0]);
+  return ring;
+}

@@ -4,7 +4,7 @@ import { OverlayFailedError, OverlayTooIntricateError } from "../../src/geo/over
 import { MAX_OVERLAY_EDGE_PAIRS, ORDINARY_LIMITS, planIntersection, planUnion } from "../../src/geo/overlay-plan.js";
 import type { PolygonCoordinates, Position } from "../../src/geo/types.js";
 import { prng } from "../support/geometry-fixtures.js";
-import { circleRing, combGeometry, squareRing, zigzag } from "./fixtures.js";
+import { circleRing, combGeometry, squareRing, starRing, zigzag } from "./fixtures.js";
 
 const comb = (teeth: number, y = 0) =>
   combGeometry({ x: 10, y: 10 + y, teeth, height: 0.1, length: 0.1, spine: 0.005 }).coordinates;
@@ -23,18 +23,6 @@ function bruteForceEdgePairs(a: PolygonCoordinates[], b: PolygonCoordinates[]): 
   return pairs;
 }
 
-function randomStar(random: () => number, cx: number, cy: number): Position[] {
-  const n = 3 + Math.floor(random() * 40);
-  const ring: Position[] = [];
-  for (let i = 0; i < n; i++) {
-    const angle = (2 * Math.PI * i) / n;
-    const radius = 0.2 + random();
-    ring.push([cx + radius * Math.cos(angle), cy + radius * Math.sin(angle)]);
-  }
-  ring.push(ring[0]);
-  return ring;
-}
-
 describe("monotone chains", () => {
   it("splits a ring where its edges change quadrant, keeping each run's ends and box", () => {
     const chains = addChainBoxes(emptyChainBoxes(), [squareRing(0, 0, 2)], 3);
@@ -51,8 +39,8 @@ describe("planIntersection", () => {
   it("counts exactly the pairs of edges, one from each side, whose boxes meet (random stars, against brute force)", () => {
     const random = prng(20261127);
     for (let round = 0; round < 200; round++) {
-      const a = [[randomStar(random, 0, 0)]];
-      const b = [[randomStar(random, random() * 2 - 1, random() * 2 - 1)]];
+      const a = [[starRing(random, 0, 0, 1.2, 3 + Math.floor(random() * 40), 1 / 6)]];
+      const b = [[starRing(random, random() * 2 - 1, random() * 2 - 1, 1.2, 3 + Math.floor(random() * 40), 1 / 6)]];
       const plan = planIntersection(a, b);
       expect(plan.edgePairs).toBe(bruteForceEdgePairs(a, b));
     }

@@ -5,7 +5,7 @@ import { isClearlyValidPolygon } from "../../src/geo/polygon-fast-path.js";
 import { isClearlySimpleRing } from "../../src/geo/ring-simplicity.js";
 import type { PolygonCoordinates, Position } from "../../src/geo/types.js";
 import { checkGeometry } from "../../src/geo/validity.js";
-import { circleRing, multiPolygon, polygon, squareRing as sq } from "./fixtures.js";
+import { circleRing, multiPolygon, polygon, squareRing as sq, starRing } from "./fixtures.js";
 
 // checkGeometry reaches JTS's verdict by shortcuts (certainly-valid parts skip IsValidOp, parts
 // are compared pairwise); these tests hold it to IsValidOp on the whole geometry.
@@ -26,18 +26,6 @@ function gridRing(next: () => number, originX: number, originY: number, span: nu
   const count = 3 + Math.floor(next() * 5);
   const ring: Position[] = [];
   for (let i = 0; i < count; i++) ring.push([originX + Math.floor(next() * span), originY + Math.floor(next() * span)]);
-  ring.push(ring[0]);
-  return ring;
-}
-
-/** Star-shaped, hence simple, ring around a centre. */
-function starRing(next: () => number, cx: number, cy: number, radius: number, vertices: number): Position[] {
-  const ring: Position[] = [];
-  for (let i = 0; i < vertices; i++) {
-    const angle = (2 * Math.PI * i) / vertices;
-    const r = radius * (0.5 + 0.5 * next());
-    ring.push([cx + r * Math.cos(angle), cy + r * Math.sin(angle)]);
-  }
   ring.push(ring[0]);
   return ring;
 }
