@@ -120,9 +120,9 @@ function countedConflictPolicy(metrics: ServiceMetrics): ConflictPolicy {
     };
   });
   const tooIntricate = metrics.overlaysTooIntricate;
-  const overlapArea: OverlapArea = (a, b) => {
+  const overlapArea: OverlapArea = (a, b, allowance) => {
     try {
-      return intersectionAreaM2(a, b, engines);
+      return intersectionAreaM2(a, b, engines, allowance);
     } catch (error) {
       if (error instanceof OverlayTooIntricateError) tooIntricate.inc();
       // The intricate route's one engine fails outside the counted chain above.

@@ -4,8 +4,8 @@ import { CLIP_MIN_POSITIONS, nearParts } from "./clip.js";
 import { clipperEngine } from "./clipper-engine.js";
 import { DEFAULT_ENGINES, type OverlayEngine } from "./overlay-engines.js";
 import { OverlayFailedError, type OverlayOperation } from "./overlay-errors.js";
-import { type OverlayJob, planIntersection, planUnion } from "./overlay-plan.js";
-import { geometryFromPolygons, polygonsOf } from "./parts.js";
+import { type OverlayAllowance, type OverlayJob, planIntersection, planUnion } from "./overlay-plan.js";
+import { countPositions, geometryFromPolygons, polygonsOf } from "./parts.js";
 import type { BoundingBox, PolygonCoordinates, Position, SourceGeometry } from "./types.js";
 
 export {
@@ -16,6 +16,7 @@ export {
   snappedJstsEngine,
 } from "./overlay-engines.js";
 export { type OverlayAttempt, OverlayFailedError, OverlayTooIntricateError } from "./overlay-errors.js";
+export { OverlayAllowance } from "./overlay-plan.js";
 
 /**
  * Geodesic area (square metres, see geodesicAreaM2) of the planar lon/lat intersection of a
@@ -25,8 +26,9 @@ export function intersectionAreaM2(
   a: SourceGeometry,
   b: SourceGeometry,
   engines: readonly OverlayEngine[] = DEFAULT_ENGINES,
+  allowance?: OverlayAllowance,
 ): number {
-  const common = intersection(a, b, engines);
+  const common = intersection(a, b, engines, allowance);
   return common === null ? 0 : geodesicAreaM2(common);
 }
 
@@ -35,21 +37,25 @@ export function intersectionAreaM2(
  * what lies near the other input (nearBox). Then planned (overlay-plan.ts): ordinary inputs go part
  * pair by part pair through `engines`; clipped inputs, and inputs beyond JTS's few hundred
  * milliseconds, go whole through Clipper2; inputs beyond that throw OverlayTooIntricateError, an
- * OverlayFailedError, without any engine tried.
+ * OverlayFailedError, without any engine tried. With an `allowance`, the overlay's positions and
+ * meeting edge pairs are spent from it first, with the same refusal past its limits.
  */
 export function intersection(
   a: SourceGeometry,
   b: SourceGeometry,
   engines: readonly OverlayEngine[] = DEFAULT_ENGINES,
+  allowance?: OverlayAllowance,
 ): SourceGeometry | null {
   const boxA = boxOf(a);
   const boxB = boxOf(b);
   // Most pairs a conflict scan looks at are far apart; no engine needs to see those.
   if (!boxesIntersect(boxA, boxB)) return null;
+  allowance?.spendPositions(positionsOf(a) + positionsOf(b));
   const nearA = nearBox(polygonsOf(a), boxB);
   const nearB = nearBox(polygonsOf(b), boxA);
   if (nearA.polygons.length === 0 || nearB.polygons.length === 0) return null;
   const plan = planIntersection(nearA.polygons, nearB.polygons);
+  allowance?.spendPlan(plan);
   // Clipping leaves zero-width bridges along the clipping box, which JTS cannot take and Clipper2's
   // winding rule reads as the nothing they are.
   if (plan.route === "intricate" || nearA.clipped || nearB.clipped) {
@@ -67,17 +73,26 @@ export function intersection(
 
 /**
  * Geometries are values, never changed once parsed: a conflict scan overlays one new source with
- * each of its candidates, and need not measure its box (O(n)) again for every one.
+ * each of its candidates, and need not measure its box and count its positions (O(n)) again for
+ * every one.
  */
-const boxes = new WeakMap<SourceGeometry, BoundingBox>();
+const measured = new WeakMap<SourceGeometry, { box: BoundingBox; positions: number }>();
+
+function measuredOf(g: SourceGeometry): { box: BoundingBox; positions: number } {
+  let found = measured.get(g);
+  if (found === undefined) {
+    found = { box: boundingBox(g), positions: countPositions(g) };
+    measured.set(g, found);
+  }
+  return found;
+}
 
 function boxOf(g: SourceGeometry): BoundingBox {
-  let box = boxes.get(g);
-  if (box === undefined) {
-    box = boundingBox(g);
-    boxes.set(g, box);
-  }
-  return box;
+  return measuredOf(g).box;
+}
+
+function positionsOf(g: SourceGeometry): number {
+  return measuredOf(g).positions;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { boxesIntersect } from "../geo/bbox.js";
-import { intersectionAreaM2, OverlayFailedError } from "../geo/overlap.js";
+import { intersectionAreaM2, OverlayAllowance, OverlayFailedError } from "../geo/overlap.js";
 import type { ConflictMeasure } from "../model/history.js";
 import type { ConflictPolicy, SpatialSubject } from "../model/spatial.js";
 
@@ -17,7 +17,30 @@ export function attributesCompatible(a: SpatialSubject, b: SpatialSubject): bool
   return a.attributeType.some((type) => b.attributeType.includes(type));
 }
 
-export type OverlapArea = (a: SpatialSubject["geometry"], b: SpatialSubject["geometry"]) => number;
+/** The overlap's area; `allowance` is what the overlays of `a`'s source may still cost (§8.5). */
+export type OverlapArea = (
+  a: SpatialSubject["geometry"],
+  b: SpatialSubject["geometry"],
+  allowance?: OverlayAllowance,
+) => number;
+
+/**
+ * One allowance per subject object: a store checks a new source against each of its candidates
+ * with the same subject object, so the overlays of one source are limited together (docs/api.md
+ * §8.5). Candidates past it are decided as when every engine fails (below).
+ */
+const allowances = new WeakMap<SpatialSubject, OverlayAllowance>();
+
+const defaultOverlapArea: OverlapArea = (a, b, allowance) => intersectionAreaM2(a, b, undefined, allowance);
+
+function allowanceOf(subject: SpatialSubject): OverlayAllowance {
+  let allowance = allowances.get(subject);
+  if (allowance === undefined) {
+    allowance = new OverlayAllowance();
+    allowances.set(subject, allowance);
+  }
+  return allowance;
+}
 
 /**
  * The conflict decision of docs/api.md §8 for two sources, made on their exact geometry. The cheap
@@ -25,14 +48,14 @@ export type OverlapArea = (a: SpatialSubject["geometry"], b: SpatialSubject["geo
  * candidates.
  *
  * When every overlay engine fails on a pair whose boxes, periods and attribute types already
- * coincide, or the pair is past the overlay limits and no engine is tried (OverlayTooIntricateError,
- * an OverlayFailedError), the pair is taken as conflicting: for a ledger that must not sell an acre
+ * coincide, or the pair, or `a`'s overlays together, are past the overlay limits and no engine is
+ * tried (OverlayTooIntricateError, an OverlayFailedError), the pair is taken as conflicting: for a ledger that must not sell an acre
  * twice, a flag to review is the safe error, and an exception here would fail the whole create.
  */
 export function sourcesConflict(
   a: SpatialSubject,
   b: SpatialSubject,
-  overlapArea: OverlapArea = intersectionAreaM2,
+  overlapArea: OverlapArea = defaultOverlapArea,
 ): boolean {
   return conflictMeasure(a, b, overlapArea) !== null;
 }
@@ -46,14 +69,14 @@ export function sourcesConflict(
 export function conflictMeasure(
   a: SpatialSubject,
   b: SpatialSubject,
-  overlapArea: OverlapArea = intersectionAreaM2,
+  overlapArea: OverlapArea = defaultOverlapArea,
 ): ConflictMeasure | null {
   if (!periodsOverlap(a, b) || !attributesCompatible(a, b) || !boxesIntersect(a.bbox, b.bbox)) return null;
   const smaller = Math.min(a.areaM2, b.areaM2);
   if (!(smaller > 0)) return null;
   let overlap: number;
   try {
-    overlap = overlapArea(a.geometry, b.geometry);
+    overlap = overlapArea(a.geometry, b.geometry, allowanceOf(a));
   } catch (error) {
     if (!(error instanceof OverlayFailedError)) throw error;
     overlap = smaller;

@@ -19,7 +19,11 @@ export interface SpatialSubject {
  */
 export interface ConflictPolicy {
   conflicts(a: SpatialSubject, b: SpatialSubject): boolean;
-  /** What the conflict of `a` with `b` measures, from `a`'s side; null when they do not conflict. */
+  /**
+   * What the conflict of `a` with `b` measures, from `a`'s side; null when they do not conflict.
+   * The overlays of one `a` object share one allowance (docs/api.md §8.5): check a new source
+   * against all its candidates with the same object.
+   */
   measure(a: SpatialSubject, b: SpatialSubject): ConflictMeasure | null;
 }
 

@@ -7,7 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { EARTH_RADIUS_M, geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
-import { intersectionAreaM2, OverlayFailedError, polyclipEngine } from "../../src/geo/overlap.js";
+import { intersectionAreaM2, OverlayAllowance, OverlayFailedError, polyclipEngine } from "../../src/geo/overlap.js";
+import { SUBJECT_LIMITS } from "../../src/geo/overlay-plan.js";
 import type { MultiPolygonGeometry, PolygonGeometry, SourceGeometry } from "../../src/geo/types.js";
 import { checkGeometry } from "../../src/geo/validity.js";
 import {
@@ -455,5 +456,55 @@ describe("conflictMeasure (docs/api.md §14)", () => {
         throw bug;
       }),
     ).toThrow(bug);
+  });
+});
+
+describe("one source's overlays are limited together (docs/api.md §8.5)", () => {
+  it("hands every check of one subject object the same allowance, and each subject its own", () => {
+    const seen: { subject: string; allowance: OverlayAllowance | undefined }[] = [];
+    const recording =
+      (name: string): OverlapArea =>
+      (a, b, allowance) => {
+        seen.push({ subject: name, allowance });
+        return intersectionAreaM2(a, b, undefined, allowance);
+      };
+    const first = subject(unit);
+    const second = subject(unit);
+    for (const other of [cell(0.5, 0, 1.5, 1), cell(0, 0.5, 1, 1.5)]) {
+      expect(conflictMeasure(first, subject(other), recording("first"))).not.toBeNull();
+      expect(conflictMeasure(second, subject(other), recording("second"))).not.toBeNull();
+    }
+    const [a1, b1, a2, b2] = seen.map((s) => s.allowance);
+    expect(a1).toBeInstanceOf(OverlayAllowance);
+    expect(a2).toBe(a1);
+    expect(b2).toBe(b1);
+    expect(b1).not.toBe(a1);
+  });
+
+  it("refuses the overlays past an allowance, which the conflict decision then takes as conflicting", () => {
+    const allowance = new OverlayAllowance({ positions: 25, edgePairs: 1_000 });
+    const a = subject(unit);
+    const b = subject(cell(0.95, 0.95, 1.95, 1.95));
+    // Two squares are 10 positions: the first two overlays fit, the third is refused before any work.
+    const limited: OverlapArea = (x, y) => intersectionAreaM2(x, y, undefined, allowance);
+    expect(conflictMeasure(a, b, limited)).toBeNull();
+    expect(conflictMeasure(a, b, limited)).toBeNull();
+    expect(() => limited(a.geometry, b.geometry)).toThrow(
+      "polygon intersection not attempted: this source's overlays together came to 30 positions, more than 25",
+    );
+    // A quarter of a percent of each overlaps, but unmeasured the pair conflicts, with the smaller whole area.
+    const flagged = conflictMeasure(a, b, limited);
+    expect(flagged?.overlapAreaM2).toBe(Math.min(a.areaM2, b.areaM2));
+
+    // Two squares crossing at two points: 2 meeting edge pairs each time.
+    const pairs = new OverlayAllowance({ positions: 1_000_000, edgePairs: 3 });
+    expect(() => intersectionAreaM2(unit, cell(0.5, 0.5, 1.5, 1.5), undefined, pairs)).not.toThrow();
+    expect(() => intersectionAreaM2(unit, cell(0.5, 0.5, 1.5, 1.5), undefined, pairs)).toThrow(
+      /^polygon intersection not attempted: this source's overlays together came to \d+ meeting edge pairs, more than 3$/,
+    );
+  });
+
+  it("uses the service's limits by default: 40,000,000 positions and 800,000 meeting edge pairs", () => {
+    expect(SUBJECT_LIMITS).toEqual({ positions: 40_000_000, edgePairs: 800_000 });
   });
 });
