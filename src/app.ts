@@ -12,14 +12,7 @@ import { type Config, ConfigError } from "./config.js";
 import { DevClientsFileError } from "./dev-identity/dev-clients.js";
 import { createDevIdentityProvider, type DevIdentityProvider } from "./dev-identity/dev-provider.js";
 import { devIdentityRefusal } from "./dev-identity/guard.js";
-import { clipperEngine } from "./geo/clipper-engine.js";
-import {
-  DEFAULT_ENGINES,
-  intersectionAreaM2,
-  type OverlayEngine,
-  OverlayFailedError,
-  OverlayTooIntricateError,
-} from "./geo/overlap.js";
+import { DEFAULT_ENGINES, intersectionAreaM2, type OverlayEngine, OverlayTooIntricateError } from "./geo/overlap.js";
 import { type ClientErrorCounts, createClientErrorHandler } from "./http/client-errors.js";
 import {
   contextValuesOf,
@@ -107,7 +100,7 @@ function countedConflictPolicy(metrics: ServiceMetrics): ConflictPolicy {
   const engines: OverlayEngine[] = DEFAULT_ENGINES.map((engine) => {
     const failed = metrics.overlayFailures.labels({ engine: engine.name });
     return {
-      name: engine.name,
+      ...engine,
       intersection: (a, b) => {
         try {
           return engine.intersection(a, b);
@@ -116,7 +109,6 @@ function countedConflictPolicy(metrics: ServiceMetrics): ConflictPolicy {
           throw error;
         }
       },
-      union: (inputs) => engine.union(inputs),
     };
   });
   const tooIntricate = metrics.overlaysTooIntricate;
@@ -125,10 +117,6 @@ function countedConflictPolicy(metrics: ServiceMetrics): ConflictPolicy {
       return intersectionAreaM2(a, b, engines, allowance);
     } catch (error) {
       if (error instanceof OverlayTooIntricateError) tooIntricate.inc();
-      // The intricate route's one engine fails outside the counted chain above.
-      else if (error instanceof OverlayFailedError && error.attempts[0]?.engine === clipperEngine.name) {
-        metrics.overlayFailures.labels({ engine: clipperEngine.name }).inc();
-      }
       throw error;
     }
   };

@@ -1,10 +1,9 @@
 import { geodesicAreaM2 } from "./area.js";
 import { boundingBox, boxesIntersect } from "./bbox.js";
 import { CLIP_MIN_POSITIONS, nearParts } from "./clip.js";
-import { clipperEngine } from "./clipper-engine.js";
 import { DEFAULT_ENGINES, type OverlayEngine } from "./overlay-engines.js";
-import { OverlayFailedError, type OverlayOperation } from "./overlay-errors.js";
-import { type OverlayAllowance, type OverlayJob, planIntersection, planUnion } from "./overlay-plan.js";
+import { OverlayFailedError, type OverlayOperation, OverlayTooIntricateError } from "./overlay-errors.js";
+import { type OverlayAllowance, type OverlayPlan, orientationFor, planOverlay } from "./overlay-plan.js";
 import { countPositions, geometryFromPolygons, polygonsOf } from "./parts.js";
 import type { BoundingBox, PolygonCoordinates, Position, SourceGeometry } from "./types.js";
 
@@ -34,11 +33,12 @@ export function intersectionAreaM2(
 
 /**
  * The planar lon/lat intersection, or null when it has no area. Large inputs are first cut down to
- * what lies near the other input (nearBox). Then planned (overlay-plan.ts): ordinary inputs go part
- * pair by part pair through `engines`; clipped inputs, and inputs beyond JTS's few hundred
- * milliseconds, go whole through Clipper2; inputs beyond that throw OverlayTooIntricateError, an
- * OverlayFailedError, without any engine tried. With an `allowance`, the overlay's positions and
- * meeting edge pairs are spent from it first, with the same refusal past its limits.
+ * what lies near the other input (nearBox), when one of `engines` takes the cut's bridges. The overlay is then counted (overlay-plan.ts) and run
+ * by the first of `engines` that may run within its limits and does not throw, each in the
+ * orientation that keeps its sweep lean. Past every engine's limits it throws
+ * OverlayTooIntricateError, an OverlayFailedError, without any engine tried. With an `allowance`,
+ * the overlay's positions, meeting edge pairs and scan-beam visits are spent from it first, with
+ * the same refusal past its limits.
  */
 export function intersection(
   a: SourceGeometry,
@@ -51,24 +51,81 @@ export function intersection(
   // Most pairs a conflict scan looks at are far apart; no engine needs to see those.
   if (!boxesIntersect(boxA, boxB)) return null;
   allowance?.spendPositions(positionsOf(a) + positionsOf(b));
-  const nearA = nearBox(polygonsOf(a), boxB);
-  const nearB = nearBox(polygonsOf(b), boxA);
+  // Clipping leaves zero-width bridges, which only some engines take.
+  const mayClip = engines.some((engine) => engine.takesBridges);
+  const nearA = mayClip ? nearBox(polygonsOf(a), boxB) : { polygons: polygonsOf(a), clipped: false };
+  const nearB = mayClip ? nearBox(polygonsOf(b), boxA) : { polygons: polygonsOf(b), clipped: false };
   if (nearA.polygons.length === 0 || nearB.polygons.length === 0) return null;
-  const plan = planIntersection(nearA.polygons, nearB.polygons);
+  const inputs = [nearA.polygons, nearB.polygons];
+  const plan = planOverlay("intersection", inputs);
   allowance?.spendPlan(plan);
-  // Clipping leaves zero-width bridges along the clipping box, which JTS cannot take and Clipper2's
-  // winding rule reads as the nothing they are.
-  if (plan.route === "intricate" || nearA.clipped || nearB.clipped) {
-    const whole = [nearA.polygons, nearB.polygons];
-    return geometryFromPolygons(
-      firstSuccess("intersection", [clipperEngine], (engine) => engine.intersection(...pair(whole))),
-    );
+  const clipped = nearA.clipped || nearB.clipped;
+  return geometryFromPolygons(
+    overlay("intersection", engines, plan, inputs, clipped, (engine, [first, second]) =>
+      engine.intersection(first, second),
+    ),
+  );
+}
+
+/**
+ * What of `polygons` can meet a geometry whose box is `box` (nearParts), when they have more than
+ * CLIP_MIN_POSITIONS positions in all. A field under a 99,000-position jurisdiction then costs a few
+ * milliseconds instead of a quarter of a second, for the same area. Smaller inputs are returned as
+ * they are.
+ */
+function nearBox(
+  polygons: PolygonCoordinates[],
+  box: BoundingBox,
+): { polygons: PolygonCoordinates[]; clipped: boolean } {
+  let positions = 0;
+  for (const rings of polygons) for (const ring of rings) positions += ring.length;
+  if (positions <= CLIP_MIN_POSITIONS) return { polygons, clipped: false };
+  const { near, clipped } = nearParts(polygons, box);
+  return { polygons: near, clipped };
+}
+
+/** The planar lon/lat union, or null for an empty list; counted and limited as intersection is. */
+export function unionOf(
+  geoms: SourceGeometry[],
+  engines: readonly OverlayEngine[] = DEFAULT_ENGINES,
+): SourceGeometry | null {
+  if (geoms.length === 0) return null;
+  const inputs = geoms.map(polygonsOf);
+  const plan = planOverlay("union", inputs);
+  return geometryFromPolygons(overlay("union", engines, plan, inputs, false, (engine, all) => engine.union(all)));
+}
+
+/**
+ * The overlay by the first engine that may run (within its limits, and on clipped inputs only if
+ * it takes their bridges) and does not throw, in its own orientation.
+ */
+function overlay(
+  operation: OverlayOperation,
+  engines: readonly OverlayEngine[],
+  plan: OverlayPlan,
+  inputs: PolygonCoordinates[][],
+  clipped: boolean,
+  run: (engine: OverlayEngine, inputs: PolygonCoordinates[][]) => PolygonCoordinates[],
+): PolygonCoordinates[] {
+  const attempts: OverlayFailedError["attempts"] = [];
+  for (const engine of engines) {
+    if (clipped && !engine.takesBridges) continue;
+    const orientation = orientationFor(engine.sweep, plan);
+    if (orientation === null) continue;
+    try {
+      if (!orientation.transposed) return run(engine, inputs);
+      return run(
+        engine,
+        inputs.map((polygons) => polygons.map(transposed)),
+      ).map(transposed);
+    } catch (error) {
+      attempts.push({ engine: engine.name, error });
+    }
   }
-  const pieces: PolygonCoordinates[] = [];
-  for (const job of plan.jobs) {
-    pieces.push(...run("intersection", engines, job, (engine, inputs) => engine.intersection(...pair(inputs))));
+  if (attempts.length === 0) {
+    throw new OverlayTooIntricateError(operation, "no overlay engine may run on these inputs within its limits");
   }
-  return geometryFromPolygons(pieces);
+  throw new OverlayFailedError(operation, attempts);
 }
 
 /**
@@ -96,51 +153,6 @@ function positionsOf(g: SourceGeometry): number {
 }
 
 /**
- * What of `polygons` can meet a geometry whose box is `box` (nearParts), when they have more than
- * CLIP_MIN_POSITIONS positions in all. A field under a 99,000-position jurisdiction then costs a few
- * milliseconds instead of a quarter of a second, for the same area. Smaller inputs are returned as
- * they are: their parts are paired by box in planIntersection anyway.
- */
-function nearBox(
-  polygons: PolygonCoordinates[],
-  box: BoundingBox,
-): { polygons: PolygonCoordinates[]; clipped: boolean } {
-  let positions = 0;
-  for (const rings of polygons) for (const ring of rings) positions += ring.length;
-  if (positions <= CLIP_MIN_POSITIONS) return { polygons, clipped: false };
-  const { near, clipped } = nearParts(polygons, box);
-  return { polygons: near, clipped };
-}
-
-/** The planar lon/lat union, or null for an empty list; planned and limited as intersection is. */
-export function unionOf(
-  geoms: SourceGeometry[],
-  engines: readonly OverlayEngine[] = DEFAULT_ENGINES,
-): SourceGeometry | null {
-  if (geoms.length === 0) return null;
-  const plan = planUnion(geoms.map(polygonsOf));
-  const [job] = plan.jobs;
-  const chain = plan.route === "intricate" ? [clipperEngine] : engines;
-  return geometryFromPolygons(run("union", chain, job, (engine, inputs) => engine.union(inputs)));
-}
-
-function pair(inputs: PolygonCoordinates[][]): [PolygonCoordinates[], PolygonCoordinates[]] {
-  return [inputs[0], inputs[1]];
-}
-
-/** The job's overlay by the first engine that does not throw, in the job's own orientation. */
-function run(
-  operation: OverlayOperation,
-  engines: readonly OverlayEngine[],
-  job: OverlayJob,
-  overlay: (engine: OverlayEngine, inputs: PolygonCoordinates[][]) => PolygonCoordinates[],
-): PolygonCoordinates[] {
-  if (!job.transposed) return firstSuccess(operation, engines, (engine) => overlay(engine, job.inputs));
-  const inputs = job.inputs.map((polygons) => polygons.map(transposed));
-  return firstSuccess(operation, engines, (engine) => overlay(engine, inputs)).map(transposed);
-}
-
-/**
  * x and y swapped, each ring reversed: a reflection flips a ring's orientation, so the reversal
  * keeps it. Applied twice, the identity.
  */
@@ -153,20 +165,4 @@ function transposed(rings: PolygonCoordinates): PolygonCoordinates {
     }
     return swapped;
   });
-}
-
-function firstSuccess(
-  operation: OverlayOperation,
-  engines: readonly OverlayEngine[],
-  run: (engine: OverlayEngine) => PolygonCoordinates[],
-): PolygonCoordinates[] {
-  const attempts: OverlayFailedError["attempts"] = [];
-  for (const engine of engines) {
-    try {
-      return run(engine);
-    } catch (error) {
-      attempts.push({ engine: engine.name, error });
-    }
-  }
-  throw new OverlayFailedError(operation, attempts);
 }

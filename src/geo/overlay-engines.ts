@@ -7,6 +7,7 @@ import GeometryPrecisionReducer from "jsts/org/locationtech/jts/precision/Geomet
 import * as polyclip from "polyclip-ts";
 import { clipperEngine } from "./clipper-engine.js";
 import { jstsFactory, polygonsFromJsts, polygonsToJsts, polygonToJsts } from "./jsts-convert.js";
+import type { SweepKind } from "./overlay-plan.js";
 import type { PolygonCoordinates } from "./types.js";
 
 /**
@@ -15,6 +16,13 @@ import type { PolygonCoordinates } from "./types.js";
  */
 export interface OverlayEngine {
   readonly name: string;
+  /** How it sweeps, for choosing its orientation and whether it may run (overlay-plan.ts). */
+  readonly sweep: SweepKind;
+  /**
+   * Whether it reads the zero-width bridges that clipping leaves (clip.ts) as the nothing they are;
+   * JTS throws on them or, snapped, can lose the polygon.
+   */
+  readonly takesBridges: boolean;
   intersection(a: PolygonCoordinates[], b: PolygonCoordinates[]): PolygonCoordinates[];
   /** Called with at least one input. */
   union(inputs: PolygonCoordinates[][]): PolygonCoordinates[];
@@ -23,6 +31,8 @@ export interface OverlayEngine {
 /** Fast on ordinary input, but its sweep line can throw ("Unable to complete output ring") on near-duplicate edges. */
 export const polyclipEngine: OverlayEngine = {
   name: "polyclip-ts",
+  sweep: "chains",
+  takesBridges: true,
   intersection: (a, b) => polyclip.intersection(a, b),
   union: ([first, ...rest]) => polyclip.union(first, ...rest),
 };
@@ -30,6 +40,8 @@ export const polyclipEngine: OverlayEngine = {
 /** JTS's classic overlay, which snaps the inputs together and retries when noding fails. */
 export const jstsEngine: OverlayEngine = {
   name: "jsts",
+  sweep: "chains",
+  takesBridges: false,
   intersection: (a, b) => polygonsFromJsts(OverlayOp.intersection(polygonsToJsts(a), polygonsToJsts(b))),
   union: (inputs) =>
     polygonsFromJsts(UnaryUnionOp.union(collectionOf(inputs.flat())) ?? jstsFactory.createMultiPolygon([])),
@@ -46,6 +58,8 @@ const snapGrid = new PrecisionModel(SNAP_GRID_SCALE);
 /** Snap-rounds the inputs to a grid and repairs them with buffer(0) before overlaying. */
 export const snappedJstsEngine: OverlayEngine = {
   name: "jsts-snapped",
+  sweep: "chains",
+  takesBridges: false,
   intersection: (a, b) => polygonsFromJsts(OverlayOp.intersection(snapped(a), snapped(b))),
   // Overlapping inputs make an invalid MultiPolygon; buffer(0) dissolves it into their union.
   union: (inputs) => polygonsFromJsts(BufferOp.bufferOp(snapped(inputs.flat()), 0)),

@@ -1,159 +1,212 @@
-import { intersectingBoxPairs } from "./box-pairs.js";
 import { overlappingIntervalPairs } from "./interval-pairs.js";
 import { addChainBoxes, type ChainBoxes, emptyChainBoxes } from "./monotone-chains.js";
 import { type OverlayOperation, OverlayTooIntricateError } from "./overlay-errors.js";
-import { ringBox } from "./planar.js";
 import type { PolygonCoordinates, Position } from "./types.js";
 
 /*
- * What an overlay will cost is counted before any engine runs (docs/api.md §8.2), in the units
- * the engines spend: pairs of monotone chains (monotone-chains.ts) overlapping along the axis an
- * engine sweeps, pairs of edges from different inputs whose boxes meet (each may hold an
- * intersection, a node of the overlay's graph), and pairs of parts. Measured on the reference
- * machine, JTS spends ~60 ns per swept pair, 35–500 µs per meeting edge pair and 200–600 µs per
- * part pair; Clipper2 ~2 µs per meeting edge pair and ~10 µs per part.
+ * What an overlay will cost is counted before any engine runs (docs/api.md §8.5), in O(n log n),
+ * in the units the engines spend. Each engine sweeps one way, and its cost follows how crowded the
+ * inputs are along its sweep:
+ *
+ * - JTS (and polyclip-ts) sweep along x over monotone chains (monotone-chains.ts): every pair of
+ *   chains overlapping along x is compared (~60 ns each), every pair of edges of different inputs
+ *   whose boxes meet may be a node of the overlay's graph (35–500 µs each), and each pair of parts
+ *   costs 200–600 µs;
+ * - Clipper2 sweeps along y in scan-beams, one between each two successive vertex latitudes: every
+ *   edge is visited in every beam it spans (~125 ns each), each run of edges joins the active list
+ *   by walking the runs already in it (~15 ns per pair of runs overlapping along y), and it spends
+ *   ~2.5 µs per meeting edge pair.
+ *
+ * Either may be run with x and y swapped, which is exact and leaves every area as it was, so each
+ * runs along whichever axis is leaner for it (a comb with teeth running east–west is crowded along
+ * x, one with teeth running north–south along y).
  */
+
+/** Costs along each axis: the sweep along x as given, and along y (the inputs transposed). */
+export interface AxisCosts {
+  alongX: number;
+  alongY: number;
+}
+
+/** What counting found for one overlay (all its inputs together). */
+export interface OverlayPlan {
+  /** Pairs of monotone chains overlapping along each axis: what a chain sweep compares. */
+  chainPairs: AxisCosts;
+  /** Edges times the distinct vertex coordinates strictly inside their extent, per axis: a scan-beam sweep's visits. */
+  beamVisits: AxisCosts;
+  /** Pairs of edges of different inputs whose boxes meet. */
+  edgePairs: number;
+  positions: number;
+  /** Parts of the inputs multiplied together (intersection) or summed (union). */
+  partPairs: number;
+}
+
+/** A chain sweep (JTS, polyclip-ts) may run within all of these: ~0.5 s at most. */
+export const CHAIN_SWEEP_LIMITS = {
+  chainPairs: 2_000_000,
+  edgePairs: 500,
+  partPairs: 250,
+  positions: 100_000,
+} as const;
+/**
+ * A scan-beam sweep (Clipper2) may run within both: ~1 s at most. Its work along an axis is the
+ * chain pairs overlapping along it plus 8 × the beam visits (their costs' ratio).
+ */
+export const BEAM_SWEEP_LIMITS = { work: 60_000_000, edgePairs: 400_000 } as const;
+
+/** Clipper2's work along an axis, in chain-pair units (BEAM_SWEEP_LIMITS). */
+export function beamWork(plan: OverlayPlan, axis: keyof AxisCosts): number {
+  return plan.chainPairs[axis] + 8 * plan.beamVisits[axis];
+}
+/**
+ * Past these, counting itself stops and no engine is tried (OverlayTooIntricateError): chain pairs
+ * overlapping along the leaner axis (the count of meeting edges sweeps them, ~0.3 s), and chain
+ * pairs of different inputs whose boxes meet (each bisected by the count, ~0.3 s).
+ */
+export const COUNT_LIMITS = { chainPairs: 40_000_000, meetingChainPairs: 2_000_000 } as const;
 
 /**
- * Within all three, the whole engine chain may overlay the inputs (Clipper2 first; should it throw,
- * JTS and the others, each within ~0.5 s here). Past any, Clipper2 alone.
+ * How an engine sweeps, for choosing its orientation and deciding whether it may run: "chains"
+ * along x (JTS, polyclip-ts), "beams" along y (Clipper2).
  */
-export const ORDINARY_LIMITS = { sweptPairs: 2_000_000, edgePairs: 500, partPairs: 250 } as const;
-/** Past any of them, no engine is tried (OverlayTooIntricateError): ~1 s of Clipper2. */
-export const MAX_OVERLAY_EDGE_PAIRS = 400_000;
-/** The counting sweep itself visits these: ~0.2 s. */
-export const MAX_OVERLAY_SWEPT_PAIRS = 20_000_000;
-/** Chain pairs whose boxes meet, each bisected by the count: ~0.3 s. */
-export const MAX_OVERLAY_CHAIN_PAIRS = 2_000_000;
+export type SweepKind = "chains" | "beams";
 
 /**
- * What all the overlays of one source with the sources it is checked against may cost together
- * (docs/api.md §8.5): positions handed to overlays (each pair's box, clipping and count are linear
- * in them, ~40 ns each), and meeting edge pairs (~2.5 µs each in Clipper2). Each pair stays within
- * the limits above; without these, a source over a stack of a thousand intricate or very large
- * ones would cost a thousand of them. About 2 s in all.
+ * Whether an engine of this kind may overlay the inputs, and if so, transposed or not: null when
+ * the plan is past its limits along both axes.
  */
-export const SUBJECT_LIMITS = { positions: 40_000_000, edgePairs: 800_000 } as const;
-
-/** One source's overlays so far, against SUBJECT_LIMITS (or others, for tests). */
-export class OverlayAllowance {
-  #positions = 0;
-  #edgePairs = 0;
-
-  constructor(private readonly limits: { positions: number; edgePairs: number } = SUBJECT_LIMITS) {}
-
-  /** Before an overlay: its inputs' positions; throws OverlayTooIntricateError once past the limit. */
-  spendPositions(positions: number): void {
-    this.#positions += positions;
-    if (this.#positions > this.limits.positions) {
-      this.refuse(`${this.#positions.toLocaleString("en-US")} positions`, this.limits.positions);
-    }
+export function orientationFor(kind: SweepKind, plan: OverlayPlan): { transposed: boolean } | null {
+  if (kind === "beams") {
+    if (plan.edgePairs > BEAM_SWEEP_LIMITS.edgePairs) return null;
+    // Clipper2 sweeps along y; transposed, along x.
+    const [alongX, alongY] = [beamWork(plan, "alongX"), beamWork(plan, "alongY")];
+    const transposed = alongX < alongY;
+    return Math.min(alongX, alongY) <= BEAM_SWEEP_LIMITS.work ? { transposed } : null;
   }
-
-  /** After counting: the overlay's meeting edge pairs; throws OverlayTooIntricateError once past the limit. */
-  spendPlan(plan: OverlayPlan): void {
-    this.#edgePairs += plan.edgePairs;
-    if (this.#edgePairs > this.limits.edgePairs) {
-      this.refuse(`${this.#edgePairs.toLocaleString("en-US")} meeting edge pairs`, this.limits.edgePairs);
-    }
+  const limits = CHAIN_SWEEP_LIMITS;
+  if (plan.edgePairs > limits.edgePairs || plan.partPairs > limits.partPairs || plan.positions > limits.positions) {
+    return null;
   }
+  const { alongX, alongY } = plan.chainPairs;
+  // Transposed only when it clearly pays, so that ordinary inputs keep the engines' usual orientation.
+  const transposed = alongX > 10_000 && 2 * alongY < alongX;
+  return (transposed ? alongY : alongX) <= limits.chainPairs ? { transposed } : null;
+}
 
-  private refuse(spent: string, limit: number): never {
-    throw new OverlayTooIntricateError(
-      "intersection",
-      `this source's overlays together came to ${spent}, more than ${limit.toLocaleString("en-US")}`,
+/**
+ * Counts an overlay of `inputs` (two for an intersection, any number for a union); throws
+ * OverlayTooIntricateError when counting itself would pass COUNT_LIMITS or no engine could run
+ * (the edge pairs past BEAM_SWEEP_LIMITS).
+ */
+export function planOverlay(operation: OverlayOperation, inputs: PolygonCoordinates[][]): OverlayPlan {
+  const refuse = (reason: string): never => {
+    throw new OverlayTooIntricateError(operation, reason);
+  };
+  const chains = emptyChainBoxes();
+  let positions = 0;
+  inputs.forEach((polygons, input) => {
+    for (const rings of polygons) {
+      addChainBoxes(chains, rings, input);
+      for (const ring of rings) positions += ring.length;
+    }
+  });
+  const chainPairs = {
+    alongX: overlappingIntervalPairs(chains.minX, chains.maxX),
+    alongY: overlappingIntervalPairs(chains.minY, chains.maxY),
+  };
+  const leaner = Math.min(chainPairs.alongX, chainPairs.alongY);
+  if (leaner > COUNT_LIMITS.chainPairs) {
+    refuse(
+      `${leaner.toLocaleString("en-US")} pairs of edge runs (monotone chains) overlap along either axis, ` +
+        `more than ${COUNT_LIMITS.chainPairs.toLocaleString("en-US")}`,
     );
   }
+  const edgePairs = meetingEdgePairs(chains, chainPairs.alongY < chainPairs.alongX, refuse);
+  if (edgePairs > BEAM_SWEEP_LIMITS.edgePairs) {
+    refuse(`more than ${BEAM_SWEEP_LIMITS.edgePairs.toLocaleString("en-US")} pairs of edges of different inputs meet`);
+  }
+  const parts = inputs.map((polygons) => polygons.length);
+  const plan: OverlayPlan = {
+    chainPairs,
+    beamVisits: { alongX: beamVisits(inputs, 0), alongY: beamVisits(inputs, 1) },
+    edgePairs,
+    positions,
+    partPairs: operation === "intersection" ? parts.reduce((p, n) => p * n, 1) : parts.reduce((s, n) => s + n, 0),
+  };
+  if (orientationFor("beams", plan) === null && orientationFor("chains", plan) === null) {
+    const leanest = Math.min(beamWork(plan, "alongX"), beamWork(plan, "alongY"));
+    refuse(
+      `a scan-beam sweep would do ${leanest.toLocaleString("en-US")} units of work, ` +
+        `more than ${BEAM_SWEEP_LIMITS.work.toLocaleString("en-US")}`,
+    );
+  }
+  return plan;
 }
 
 /**
- * Below this many chain pairs swept along x, the inputs are never transposed: the saving would
- * not be measurable, and keeping the engines' usual orientation keeps their results as they were.
+ * Σ over edges of the distinct vertex coordinates (along `axis`) strictly inside the edge's extent:
+ * the edge visits a scan-beam sweep along that axis makes. O(n log n).
  */
-const TRANSPOSE_FROM_SWEPT_PAIRS = 10_000;
-
-/** One overlay for an engine of the ordinary chain: its inputs, and whether to swap x and y. */
-export interface OverlayJob {
-  inputs: PolygonCoordinates[][];
-  /**
-   * Swapping x and y is exact and leaves areas unchanged, and it turns the engines' sweep along x
-   * into one along y: chosen when the inputs overlap much less along y (a comb whose teeth run
-   * east–west, which took JTS 4.6 s along x).
-   */
-  transposed: boolean;
+function beamVisits(inputs: PolygonCoordinates[][], axis: 0 | 1): number {
+  let count = 0;
+  for (const polygons of inputs) for (const rings of polygons) for (const ring of rings) count += ring.length;
+  const values = new Float64Array(count);
+  let n = 0;
+  for (const polygons of inputs)
+    for (const rings of polygons) for (const ring of rings) for (const p of ring) values[n++] = p[axis];
+  values.sort();
+  let distinct = 0;
+  for (let i = 0; i < values.length; i++)
+    if (i === 0 || values[i] !== values[distinct - 1]) values[distinct++] = values[i];
+  const levels = values.subarray(0, distinct);
+  let visits = 0;
+  for (const polygons of inputs) {
+    for (const rings of polygons) {
+      for (const ring of rings) {
+        for (let i = 1; i < ring.length; i++) {
+          const a = ring[i - 1][axis];
+          const b = ring[i][axis];
+          if (a === b) continue;
+          visits += levelsBelow(levels, Math.max(a, b)) - levelsAtOrBelow(levels, Math.min(a, b));
+        }
+      }
+    }
+  }
+  return visits;
 }
 
-/** How one operation is overlaid, and what counting found. */
-export interface OverlayPlan {
-  /**
-   * "ordinary": each job through the engine chain (Clipper2 first, JTS and the others as its
-   * fallbacks). "intricate": the whole operation through Clipper2 alone, the inputs being beyond
-   * what the fallbacks could do in a few hundred milliseconds.
-   */
-  route: "ordinary" | "intricate";
-  jobs: OverlayJob[];
-  sweptPairs: number;
-  edgePairs: number;
+/** How many of the sorted `levels` are below `value`. */
+function levelsBelow(levels: Float64Array, value: number): number {
+  let low = 0;
+  let high = levels.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (levels[middle] < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
-/** Counts one operation's jobs against the limits; throws OverlayTooIntricateError past the largest. */
-class PlanCounter {
-  readonly jobs: OverlayJob[] = [];
-  sweptPairs = 0;
-  edgePairs = 0;
-
-  constructor(private readonly operation: OverlayOperation) {}
-
-  add(inputs: PolygonCoordinates[][]): void {
-    const chains = emptyChainBoxes();
-    inputs.forEach((polygons, input) => {
-      for (const rings of polygons) addChainBoxes(chains, rings, input);
-    });
-    const alongX = overlappingIntervalPairs(chains.minX, chains.maxX);
-    const alongY = overlappingIntervalPairs(chains.minY, chains.maxY);
-    const transposed = alongX >= TRANSPOSE_FROM_SWEPT_PAIRS && 2 * alongY < alongX;
-    this.sweptPairs += transposed ? alongY : alongX;
-    if (this.sweptPairs > MAX_OVERLAY_SWEPT_PAIRS) {
-      this.refuse(
-        `${this.sweptPairs.toLocaleString("en-US")} pairs of edge runs (monotone chains) overlap along the sweep, ` +
-          `more than ${MAX_OVERLAY_SWEPT_PAIRS.toLocaleString("en-US")}`,
-      );
-    }
-    this.edgePairs += meetingEdgePairs(chains, transposed, MAX_OVERLAY_EDGE_PAIRS - this.edgePairs, this);
-    if (this.edgePairs > MAX_OVERLAY_EDGE_PAIRS) {
-      this.refuse(
-        `more than ${MAX_OVERLAY_EDGE_PAIRS.toLocaleString("en-US")} pairs of edges of different inputs meet`,
-      );
-    }
-    this.jobs.push({ inputs, transposed });
+/** How many of the sorted `levels` are at or below `value`. */
+function levelsAtOrBelow(levels: Float64Array, value: number): number {
+  let low = 0;
+  let high = levels.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (levels[middle] <= value) low = middle + 1;
+    else high = middle;
   }
-
-  plan(): OverlayPlan {
-    const ordinary =
-      this.sweptPairs <= ORDINARY_LIMITS.sweptPairs &&
-      this.edgePairs <= ORDINARY_LIMITS.edgePairs &&
-      this.jobs.length <= ORDINARY_LIMITS.partPairs;
-    return {
-      route: ordinary ? "ordinary" : "intricate",
-      jobs: this.jobs,
-      sweptPairs: this.sweptPairs,
-      edgePairs: this.edgePairs,
-    };
-  }
-
-  refuse(reason: string): never {
-    throw new OverlayTooIntricateError(this.operation, reason);
-  }
+  return low;
 }
 
 /**
  * Pairs of edges from different inputs whose boxes meet (touching counts), found as JTS finds
- * them: a sweep along the engines' axis gives the pairs of chains from different inputs whose
- * boxes meet, and each such pair is bisected while the halves' boxes meet
- * (MonotoneChain.computeOverlaps). Stops once past `limit`.
+ * them: a sweep along the leaner axis gives the pairs of chains from different inputs whose boxes
+ * meet, and each such pair is bisected while the halves' boxes meet
+ * (MonotoneChain.computeOverlaps). Stops once past BEAM_SWEEP_LIMITS.edgePairs.
  */
-function meetingEdgePairs(chains: ChainBoxes, transposed: boolean, limit: number, counter: PlanCounter): number {
-  const [lo, hi, crossLo, crossHi] = transposed
+function meetingEdgePairs(chains: ChainBoxes, alongY: boolean, refuse: (reason: string) => never): number {
+  const [lo, hi, crossLo, crossHi] = alongY
     ? [chains.minY, chains.maxY, chains.minX, chains.maxX]
     : [chains.minX, chains.maxX, chains.minY, chains.maxY];
   const order = Uint32Array.from(lo.keys()).sort((i, j) => lo[i] - lo[j]);
@@ -167,14 +220,14 @@ function meetingEdgePairs(chains: ChainBoxes, transposed: boolean, limit: number
         active[k] = active[active.length - 1];
         active.pop();
       } else if (chains.input[i] !== chains.input[j] && crossLo[j] <= crossHi[i] && crossLo[i] <= crossHi[j]) {
-        if (++chainPairs > MAX_OVERLAY_CHAIN_PAIRS) {
-          counter.refuse(
-            `more than ${MAX_OVERLAY_CHAIN_PAIRS.toLocaleString("en-US")} pairs of edge runs (monotone chains) of different inputs meet`,
+        if (++chainPairs > COUNT_LIMITS.meetingChainPairs) {
+          refuse(
+            `more than ${COUNT_LIMITS.meetingChainPairs.toLocaleString("en-US")} pairs of edge runs (monotone chains) of different inputs meet`,
           );
         }
         const ring = chains.ring;
         edgePairs += meetingEdges(ring[i], chains.start[i], chains.end[i], ring[j], chains.start[j], chains.end[j]);
-        if (edgePairs > limit) return edgePairs;
+        if (edgePairs > BEAM_SWEEP_LIMITS.edgePairs) return edgePairs;
       }
     }
     active.push(i);
@@ -220,30 +273,46 @@ function meetingEdges(
 }
 
 /**
- * How to overlay a ∩ b. A MultiPolygon's parts have disjoint interiors, so a ∩ b is the union of
- * aᵢ ∩ bⱼ over the pairs of parts whose boxes meet, pieces that meet each other at most at points:
- * together they are the intersection, and their areas add up. Part by part, JTS never sees
- * thousands of parts at once (two grids of 10,000 fields took it 214 s whole), and each pair is
- * swept along its own leaner axis.
+ * What all the overlays of one source with the sources it is checked against may cost together
+ * (docs/api.md §8.5): positions handed to overlays (each pair's box, clipping and count are linear
+ * in them, ~40 ns each), and meeting edge pairs and scan-beam work (what the first engine,
+ * Clipper2, spends). Each pair stays within the limits above; without these, a source over a stack
+ * of a thousand intricate or very large ones would cost a thousand of them. About 2 s in all.
  */
-export function planIntersection(a: PolygonCoordinates[], b: PolygonCoordinates[]): OverlayPlan {
-  // Typed, so that refuse() (never) narrows what follows it.
-  const counter: PlanCounter = new PlanCounter("intersection");
-  if (a.length === 1 && b.length === 1) {
-    counter.add([a, b]);
-    return counter.plan();
-  }
-  const pairs = intersectingBoxPairs([...a, ...b].map((rings) => ringBox(rings[0])));
-  if (pairs === null) counter.refuse("too many of their parts' boxes overlap");
-  for (const [first, second] of pairs) {
-    if (first < a.length && second >= a.length) counter.add([[a[first]], [b[second - a.length]]]);
-  }
-  return counter.plan();
-}
+export const SUBJECT_LIMITS = { positions: 40_000_000, edgePairs: 800_000, beamWork: 120_000_000 } as const;
 
-/** How to overlay the union of `inputs` (each a list of polygons): one job. */
-export function planUnion(inputs: PolygonCoordinates[][]): OverlayPlan {
-  const counter = new PlanCounter("union");
-  counter.add(inputs);
-  return counter.plan();
+/** One source's overlays so far, against SUBJECT_LIMITS (or others, for tests). */
+export class OverlayAllowance {
+  #positions = 0;
+  #edgePairs = 0;
+  #beamWork = 0;
+
+  constructor(private readonly limits: { positions: number; edgePairs: number; beamWork: number } = SUBJECT_LIMITS) {}
+
+  /** Before an overlay: its inputs' positions; throws OverlayTooIntricateError once past the limit. */
+  spendPositions(positions: number): void {
+    this.#positions += positions;
+    if (this.#positions > this.limits.positions) {
+      this.refuse(`${this.#positions.toLocaleString("en-US")} positions`, this.limits.positions);
+    }
+  }
+
+  /** After counting: the overlay's meeting edge pairs and scan-beam work; throws once past a limit. */
+  spendPlan(plan: OverlayPlan): void {
+    this.#edgePairs += plan.edgePairs;
+    if (this.#edgePairs > this.limits.edgePairs) {
+      this.refuse(`${this.#edgePairs.toLocaleString("en-US")} meeting edge pairs`, this.limits.edgePairs);
+    }
+    this.#beamWork += Math.min(beamWork(plan, "alongX"), beamWork(plan, "alongY"));
+    if (this.#beamWork > this.limits.beamWork) {
+      this.refuse(`${this.#beamWork.toLocaleString("en-US")} units of scan-beam work`, this.limits.beamWork);
+    }
+  }
+
+  private refuse(spent: string, limit: number): never {
+    throw new OverlayTooIntricateError(
+      "intersection",
+      `this source's overlays together came to ${spent}, more than ${limit.toLocaleString("en-US")}`,
+    );
+  }
 }

@@ -86,7 +86,7 @@ export class ServiceMetrics {
     });
     this.overlayFailures = new Counter({
       name: "source_ledger_overlay_engine_failures_total",
-      help: "Conflict-check overlays an engine failed on, by engine; the next engine is tried, and a failure of the last (jsts-snapped, or clipper2 for intricate inputs) flags the pair.",
+      help: "Conflict-check overlays an engine failed on, by engine; the next engine that may run is tried, and when none is left the pair is flagged.",
       labelNames: ["engine"],
       registers,
     });

@@ -245,7 +245,7 @@ describe.each(PROTOCOLS)("%s", (protocol) => {
     }
   });
 
-  it("intricate pairs: two combs measured exactly (Clipper2's route); zig-zags across each other flagged unmeasured, with the smaller area", async () => {
+  it("intricate pairs: two combs measured exactly (by Clipper2); zig-zags across each other flagged unmeasured, with the smaller area", async () => {
     const { tokenA, tokenB } = await twoAccounts();
     const [x, y] = freshArea()(0, 0, 1, 1).coordinates[0][0];
     // 1,000 teeth running east-west: JTS's sweep along x took ~1 s over two of them (16,000 positions: 4.6 s).

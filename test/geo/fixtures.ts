@@ -43,26 +43,28 @@ export interface Comb {
   height: number;
   length: number;
   spine: number;
+  /**
+   * Teeth of different lengths, between 0.3 and 1 of `length` beyond the spine, every tip at its
+   * own longitude: a sweep across the teeth then stops at every tip (not for combIntersectionCells).
+   */
+  staggered?: boolean;
 }
 
 export function combGeometry(comb: Comb): PolygonGeometry {
-  const { x, y, teeth, height, length, spine } = comb;
+  const { x, y, teeth, height, length, spine, staggered = false } = comb;
   const d = height / (2 * teeth);
+  const tip = (i: number) =>
+    staggered ? x + spine + (length - spine) * (0.3 + (0.7 * ((i * 7_919) % teeth)) / teeth) : x + length;
   const positions: Position[] = [
     [x, y],
-    [x + length, y],
+    [tip(0), y],
   ];
   for (let i = 0; i < teeth; i++) {
     const base = y + 2 * i * d;
-    positions.push(
-      [x + length, base + d],
-      [x + spine, base + d],
-      [x + spine, base + 2 * d],
-      [x + length, base + 2 * d],
-    );
+    positions.push([tip(i), base + d], [x + spine, base + d], [x + spine, base + 2 * d], [tip(i + 1), base + 2 * d]);
   }
   const top = y + 2 * teeth * d + d;
-  positions.push([x + length, top], [x, top], [x, y]);
+  positions.push([tip(teeth), top], [x, top], [x, y]);
   return polygon(positions);
 }
 

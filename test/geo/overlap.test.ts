@@ -14,7 +14,6 @@ import {
   snappedJstsEngine,
   unionOf,
 } from "../../src/geo/overlap.js";
-import { planIntersection } from "../../src/geo/overlay-plan.js";
 import { geometryFromPolygons } from "../../src/geo/parts.js";
 import type { Position, SourceGeometry } from "../../src/geo/types.js";
 import { checkGeometry } from "../../src/geo/validity.js";
@@ -40,6 +39,8 @@ function cellArea(lon1: number, lat1: number, lon2: number, lat2: number): numbe
 
 const throwing = (name: string): OverlayEngine => ({
   name,
+  sweep: "beams",
+  takesBridges: true,
   intersection: () => {
     throw new Error(`${name} gave up`);
   },
@@ -51,7 +52,7 @@ const throwing = (name: string): OverlayEngine => ({
 /** Records which engines ran, to show where a result came from. */
 function spying(engine: OverlayEngine, calls: string[]): OverlayEngine {
   return {
-    name: engine.name,
+    ...engine,
     intersection: (a, b) => {
       calls.push(engine.name);
       return engine.intersection(a, b);
@@ -352,24 +353,28 @@ describe("overlays planned within bounds (docs/api.md §8.2)", () => {
   const cellsArea = (cells: [number, number, number, number][]) =>
     cells.reduce((sum, [x1, y1, x2, y2]) => sum + cellArea(x1, y1, x2, y2), 0);
 
-  for (const [teeth, route] of [
-    [60, "ordinary"],
-    [2_000, "intricate"],
-  ] as const) {
-    it(`measures two combs of ${teeth} teeth exactly (${route} route)`, () => {
+  for (const teeth of [60, 2_000]) {
+    it(`measures two combs of ${teeth} teeth exactly, with Clipper2 and, within its limits, JTS`, () => {
       const a = combAt(teeth);
       const shift = 0.1 / (8 * teeth);
       const b = shifted(a, shift);
       const [ga, gb] = [combGeometry(a), combGeometry(b)];
       expect(checkGeometry(ga)).toEqual([]);
-      expect(planIntersection([ga.coordinates], [gb.coordinates]).route).toBe(route);
       const expected = cellsArea(combIntersectionCells(a, shift));
-      expect(Math.abs(intersectionAreaM2(ga, gb) - expected) / expected).toBeLessThan(1e-9);
-      expect(Math.abs(intersectionAreaM2(gb, ga) - expected) / expected).toBeLessThan(1e-9);
+      const calls: string[] = [];
+      const engines = DEFAULT_ENGINES.map((engine) => spying(engine, calls));
+      expect(Math.abs(intersectionAreaM2(ga, gb, engines) - expected) / expected).toBeLessThan(1e-9);
+      expect(Math.abs(intersectionAreaM2(gb, ga, engines) - expected) / expected).toBeLessThan(1e-9);
+      expect(calls).toEqual(["clipper2", "clipper2"]);
+      // JTS alone, turned on its side (its sweep along x would compare every pair of teeth); the
+      // 2,000-tooth pair is past its limits, and with no other engine nothing is tried.
+      const jtsAlone = () => intersectionAreaM2(ga, gb, [jstsEngine]);
+      if (teeth === 60) expect(Math.abs(jtsAlone() - expected) / expected).toBeLessThan(1e-9);
+      else expect(jtsAlone).toThrow(OverlayTooIntricateError);
     });
   }
 
-  it("measures two grids of fields, each field of one meeting four of the other, exactly (part pairs, or Clipper2)", () => {
+  it("measures two grids of fields, each field of one meeting four of the other, exactly", () => {
     const corner = (offset: number, i: number, j: number) => [5 + i * 0.01 + offset, 5 + j * 0.01 + offset];
     const grid = (offset: number, cells: number) => {
       const parts: Position[][][] = [];
@@ -408,8 +413,11 @@ describe("overlays planned within bounds (docs/api.md §8.2)", () => {
           }
         }
       }
-      expect(planIntersection(a.coordinates, b.coordinates).route).toBe(cells === 3 ? "ordinary" : "intricate");
       expect(Math.abs(intersectionAreaM2(a, b) - expected) / expected).toBeLessThan(1e-9);
+      // JTS may take 9 × 9 parts, not 900 × 900.
+      if (cells === 3)
+        expect(Math.abs(intersectionAreaM2(a, b, [jstsEngine]) - expected) / expected).toBeLessThan(1e-9);
+      else expect(() => intersectionAreaM2(a, b, [jstsEngine])).toThrow(OverlayTooIntricateError);
       expect(intersection(a, b)?.coordinates).toHaveLength(pieces);
     }
   });
@@ -425,16 +433,38 @@ describe("overlays planned within bounds (docs/api.md §8.2)", () => {
       );
       for (const big of [jurisdiction, archipelago]) {
         const calls: string[] = [];
-        const area = intersectionAreaM2(big, field, [spying(jstsEngine, calls)]);
+        const area = intersectionAreaM2(
+          big,
+          field,
+          DEFAULT_ENGINES.map((engine) => spying(engine, calls)),
+        );
         expect(Math.abs(area - exact) / exact).toBeLessThan(1e-9);
         expect(intersectionAreaM2(field, big)).toBeCloseTo(area, 6);
-        // The clipped rings' zero-width bridges are not for JTS: Clipper2 took it.
-        expect(calls).toEqual([]);
+        expect(calls).toEqual(["clipper2"]);
+        // The clipped rings' zero-width bridges are not for JTS: alone, it gets the inputs whole.
+        const whole = intersectionAreaM2(big, field, [spying(jstsEngine, calls)]);
+        expect(Math.abs(whole - exact) / exact).toBeLessThan(1e-12);
+        expect(calls).toEqual(["clipper2", "jsts"]);
       }
     }
     // A field in the lake, or far off, meets nothing.
     expect(intersection(jurisdiction, square(29.9, -0.1, 0.2))).toBeNull();
     expect(intersection(archipelago, square(35, 0, 0.2))).toBeNull();
+  });
+
+  it("turns Clipper2 across a comb standing north–south, its tips at 4,000 latitudes (seconds along them)", () => {
+    const standing = combGeometry({ ...combAt(4_000), staggered: true });
+    const comb = polygon(...standing.coordinates.map((ring) => ring.map(([x, y]): Position => [y, x]).reverse()));
+    expect(checkGeometry(comb)).toEqual([]);
+    const calls: string[] = [];
+    const cover = square(39.9, 19.9, 1);
+    const area = intersectionAreaM2(
+      comb,
+      cover,
+      DEFAULT_ENGINES.map((engine) => spying(engine, calls)),
+    );
+    expect(Math.abs(area - geodesicAreaM2(comb)) / area).toBeLessThan(1e-12);
+    expect(calls).toEqual(["clipper2"]);
   });
 
   it("refuses inputs past the limits without trying an engine, as an OverlayFailedError", () => {

@@ -482,7 +482,7 @@ describe("one source's overlays are limited together (docs/api.md §8.5)", () =>
   });
 
   it("refuses the overlays past an allowance, which the conflict decision then takes as conflicting", () => {
-    const allowance = new OverlayAllowance({ positions: 25, edgePairs: 1_000 });
+    const allowance = new OverlayAllowance({ positions: 25, edgePairs: 1_000, beamWork: 1_000_000 });
     const a = subject(unit);
     const b = subject(cell(0.95, 0.95, 1.95, 1.95));
     // Two squares are 10 positions: the first two overlays fit, the third is refused before any work.
@@ -497,14 +497,14 @@ describe("one source's overlays are limited together (docs/api.md §8.5)", () =>
     expect(flagged?.overlapAreaM2).toBe(Math.min(a.areaM2, b.areaM2));
 
     // Two squares crossing at two points: 2 meeting edge pairs each time.
-    const pairs = new OverlayAllowance({ positions: 1_000_000, edgePairs: 3 });
+    const pairs = new OverlayAllowance({ positions: 1_000_000, edgePairs: 3, beamWork: 1_000_000 });
     expect(() => intersectionAreaM2(unit, cell(0.5, 0.5, 1.5, 1.5), undefined, pairs)).not.toThrow();
     expect(() => intersectionAreaM2(unit, cell(0.5, 0.5, 1.5, 1.5), undefined, pairs)).toThrow(
       /^polygon intersection not attempted: this source's overlays together came to \d+ meeting edge pairs, more than 3$/,
     );
   });
 
-  it("uses the service's limits by default: 40,000,000 positions and 800,000 meeting edge pairs", () => {
-    expect(SUBJECT_LIMITS).toEqual({ positions: 40_000_000, edgePairs: 800_000 });
+  it("uses the service's limits by default: 40,000,000 positions, 800,000 meeting edge pairs, 120,000,000 units of scan-beam work", () => {
+    expect(SUBJECT_LIMITS).toEqual({ positions: 40_000_000, edgePairs: 800_000, beamWork: 120_000_000 });
   });
 });
