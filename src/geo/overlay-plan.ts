@@ -1,6 +1,7 @@
 import { overlappingIntervalPairs } from "./interval-pairs.js";
 import { addChainBoxes, type ChainBoxes, emptyChainBoxes } from "./monotone-chains.js";
 import { type OverlayOperation, OverlayTooIntricateError } from "./overlay-errors.js";
+import { countBelow } from "./sorted-count.js";
 import type { PolygonCoordinates, Position } from "./types.js";
 
 /*
@@ -167,36 +168,12 @@ function beamVisits(inputs: PolygonCoordinates[][], axis: 0 | 1): number {
           const a = ring[i - 1][axis];
           const b = ring[i][axis];
           if (a === b) continue;
-          visits += levelsBelow(levels, Math.max(a, b)) - levelsAtOrBelow(levels, Math.min(a, b));
+          visits += countBelow(levels, Math.max(a, b)) - countBelow(levels, Math.min(a, b), true);
         }
       }
     }
   }
   return visits;
-}
-
-/** How many of the sorted `levels` are below `value`. */
-function levelsBelow(levels: Float64Array, value: number): number {
-  let low = 0;
-  let high = levels.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (levels[middle] < value) low = middle + 1;
-    else high = middle;
-  }
-  return low;
-}
-
-/** How many of the sorted `levels` are at or below `value`. */
-function levelsAtOrBelow(levels: Float64Array, value: number): number {
-  let low = 0;
-  let high = levels.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (levels[middle] <= value) low = middle + 1;
-    else high = middle;
-  }
-  return low;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { boundingBox } from "../geo/bbox.js";
 import { polygonsOf } from "../geo/parts.js";
 import { ringBox } from "../geo/planar.js";
+import { countBelow } from "../geo/sorted-count.js";
 import type { BoundingBox, PolygonCoordinates, SourceGeometry } from "../geo/types.js";
 
 /** Rows and columns of the sample grid laid over the subject's bounding box. */
@@ -45,14 +46,7 @@ function crossings(parts: readonly Part[], y: number): number[] {
 
 /** Even-odd rule: inside when an odd number of crossings lie west of x. */
 function inside(sortedCrossings: readonly number[], x: number): boolean {
-  let low = 0;
-  let high = sortedCrossings.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (sortedCrossings[middle] < x) low = middle + 1;
-    else high = middle;
-  }
-  return low % 2 === 1;
+  return countBelow(sortedCrossings, x) % 2 === 1;
 }
 
 export interface SampledFractions {
