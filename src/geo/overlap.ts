@@ -37,7 +37,7 @@ export function intersectionAreaM2(
  * by the first of `engines` that may run within its limits and does not throw, each in the
  * orientation that keeps its sweep lean. Past every engine's limits it throws
  * OverlayTooIntricateError, an OverlayFailedError, without any engine tried. With an `allowance`,
- * the overlay's positions, meeting edge pairs and scan-beam visits are spent from it first, with
+ * the overlay's positions, meeting edge pairs and scan-beam work are spent from it first, with
  * the same refusal past its limits.
  */
 export function intersection(
@@ -96,8 +96,8 @@ export function unionOf(
 }
 
 /**
- * The overlay by the first engine that may run (within its limits, and on clipped inputs only if
- * it takes their bridges) and does not throw, in its own orientation.
+ * The overlay by the first engine that may run (within its limits and its own position limit, and
+ * on clipped inputs only if it takes their bridges) and does not throw, in its own orientation.
  */
 function overlay(
   operation: OverlayOperation,
@@ -110,6 +110,7 @@ function overlay(
   const attempts: OverlayFailedError["attempts"] = [];
   for (const engine of engines) {
     if (clipped && !engine.takesBridges) continue;
+    if (engine.maxPositions !== undefined && plan.positions > engine.maxPositions) continue;
     const orientation = orientationFor(engine.sweep, plan);
     if (orientation === null) continue;
     try {

@@ -24,7 +24,7 @@ import type { PolygonCoordinates, Position } from "./types.js";
  */
 
 /** Costs along each axis: the sweep along x as given, and along y (the inputs transposed). */
-export interface AxisCosts {
+interface AxisCosts {
   alongX: number;
   alongY: number;
 }
@@ -40,14 +40,20 @@ export interface OverlayPlan {
   positions: number;
   /** Parts of the inputs multiplied together (intersection) or summed (union). */
   partPairs: number;
+  /** Holes times positions: what placing each hole in its shell costs JTS (holes × shell size). */
+  holeWork: number;
 }
 
-/** A chain sweep (JTS, polyclip-ts) may run within all of these: ~0.5 s at most. */
+/**
+ * A chain sweep (JTS, polyclip-ts) may run within all of these: ~0.5 s at most. A polygon with
+ * 10,000 holes took JTS 8 s to place them (~17 ns per hole and shell position).
+ */
 export const CHAIN_SWEEP_LIMITS = {
   chainPairs: 2_000_000,
   edgePairs: 500,
   partPairs: 250,
   positions: 100_000,
+  holeWork: 20_000_000,
 } as const;
 /**
  * A scan-beam sweep (Clipper2) may run within both: ~1 s at most. Its work along an axis is the
@@ -64,7 +70,7 @@ export function beamWork(plan: OverlayPlan, axis: keyof AxisCosts): number {
  * overlapping along the leaner axis (the count of meeting edges sweeps them, ~0.3 s), and chain
  * pairs of different inputs whose boxes meet (each bisected by the count, ~0.3 s).
  */
-export const COUNT_LIMITS = { chainPairs: 40_000_000, meetingChainPairs: 2_000_000 } as const;
+const COUNT_LIMITS = { chainPairs: 40_000_000, meetingChainPairs: 2_000_000 } as const;
 
 /**
  * How an engine sweeps, for choosing its orientation and deciding whether it may run: "chains"
@@ -85,7 +91,12 @@ export function orientationFor(kind: SweepKind, plan: OverlayPlan): { transposed
     return Math.min(alongX, alongY) <= BEAM_SWEEP_LIMITS.work ? { transposed } : null;
   }
   const limits = CHAIN_SWEEP_LIMITS;
-  if (plan.edgePairs > limits.edgePairs || plan.partPairs > limits.partPairs || plan.positions > limits.positions) {
+  if (
+    plan.edgePairs > limits.edgePairs ||
+    plan.partPairs > limits.partPairs ||
+    plan.positions > limits.positions ||
+    plan.holeWork > limits.holeWork
+  ) {
     return null;
   }
   const { alongX, alongY } = plan.chainPairs;
@@ -105,10 +116,12 @@ export function planOverlay(operation: OverlayOperation, inputs: PolygonCoordina
   };
   const chains = emptyChainBoxes();
   let positions = 0;
+  let holes = 0;
   inputs.forEach((polygons, input) => {
     for (const rings of polygons) {
       addChainBoxes(chains, rings, input);
       for (const ring of rings) positions += ring.length;
+      holes += rings.length - 1;
     }
   });
   const chainPairs = {
@@ -133,6 +146,7 @@ export function planOverlay(operation: OverlayOperation, inputs: PolygonCoordina
     edgePairs,
     positions,
     partPairs: operation === "intersection" ? parts.reduce((p, n) => p * n, 1) : parts.reduce((s, n) => s + n, 0),
+    holeWork: holes * positions,
   };
   if (orientationFor("beams", plan) === null && orientationFor("chains", plan) === null) {
     const leanest = Math.min(beamWork(plan, "alongX"), beamWork(plan, "alongY"));

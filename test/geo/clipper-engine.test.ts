@@ -43,6 +43,23 @@ describe("clipperEngine", () => {
     expect(area(result)).toBeCloseTo(area([frame]) + area([island]), 0);
   });
 
+  it("places each hole in its own ring when there are several: two fields with three holes each, and an island", () => {
+    const field = (x: number): PolygonCoordinates => [
+      ring(x, 0, x + 3, 1),
+      clockwise(ring(x + 0.25, 0.25, x + 0.75, 0.75)),
+      clockwise(ring(x + 1.25, 0.25, x + 1.75, 0.75)),
+      clockwise(ring(x + 2.25, 0.25, x + 2.75, 0.75)),
+    ];
+    const island: PolygonCoordinates = [ring(10.4, 0.4, 10.6, 0.6)];
+    const result = clipperEngine.intersection([field(0), field(10), island], [[ring(-1, -1, 20, 2)]]);
+    expect(result.map((polygon) => polygon.length).sort()).toEqual([1, 4, 4]);
+    for (const polygon of result) {
+      const g = geometryFromPolygons([polygon]);
+      expect(g && checkGeometry(g)).toEqual([]);
+    }
+    expect(area(result)).toBeCloseTo(area([field(0)]) + area([field(10)]) + area([island]), 0);
+  });
+
   it("unions overlapping inputs once, and gives nothing for disjoint intersections", () => {
     const union = clipperEngine.union([[[ring(0, 0, 1, 1)]], [[clockwise(ring(0.5, 0, 1.5, 1))]]]);
     expect(union).toHaveLength(1);

@@ -74,6 +74,7 @@ describe("planOverlay", () => {
       });
       expect(plan.positions).toBe(a[0][0].length + b[0][0].length);
       expect(plan.partPairs).toBe(1);
+      expect(plan.holeWork).toBe(0);
     }
   });
 
@@ -155,6 +156,7 @@ describe("orientationFor", () => {
     edgePairs: 10,
     positions: 100,
     partPairs: 1,
+    holeWork: 0,
     ...change,
   });
 
@@ -170,6 +172,8 @@ describe("orientationFor", () => {
     expect(orientationFor("chains", plan({ edgePairs: CHAIN_SWEEP_LIMITS.edgePairs + 1 }))).toBeNull();
     expect(orientationFor("chains", plan({ partPairs: CHAIN_SWEEP_LIMITS.partPairs + 1 }))).toBeNull();
     expect(orientationFor("chains", plan({ positions: CHAIN_SWEEP_LIMITS.positions + 1 }))).toBeNull();
+    expect(orientationFor("chains", plan({ holeWork: CHAIN_SWEEP_LIMITS.holeWork + 1 }))).toBeNull();
+    expect(orientationFor("beams", plan({ holeWork: CHAIN_SWEEP_LIMITS.holeWork + 1 }))).not.toBeNull();
     const chains = CHAIN_SWEEP_LIMITS.chainPairs;
     expect(orientationFor("chains", plan({ chainPairs: { alongX: chains + 1, alongY: chains + 1 } }))).toBeNull();
     expect(orientationFor("chains", plan({ chainPairs: { alongX: chains + 1, alongY: 5 } }))).toEqual({
