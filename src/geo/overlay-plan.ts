@@ -264,15 +264,16 @@ function meetingEdges(
 }
 
 /**
- * What all the overlays of one source with the sources it is checked against may cost together
- * (docs/api.md §8.5): positions handed to overlays (each pair's box, clipping and count are linear
+ * What all the overlays of one create request's sources with the sources they are checked against
+ * may cost together (docs/api.md §8.5): positions handed to overlays (each pair's box, clipping and count are linear
  * in them, ~40 ns each), and meeting edge pairs and scan-beam work (what the first engine,
  * Clipper2, spends). Each pair stays within the limits above; without these, a source over a stack
- * of a thousand intricate or very large ones would cost a thousand of them. About 2 s in all.
+ * of a thousand intricate or very large ones, or a batch of such sources, would cost a thousand of
+ * them. About 2 s in all.
  */
 export const SUBJECT_LIMITS = { positions: 40_000_000, edgePairs: 800_000, beamWork: 120_000_000 } as const;
 
-/** One source's overlays so far, against SUBJECT_LIMITS (or others, for tests). */
+/** One create request's overlays so far (src/ledger/conflict.ts), against SUBJECT_LIMITS (or others, for tests). */
 export class OverlayAllowance {
   #positions = 0;
   #edgePairs = 0;

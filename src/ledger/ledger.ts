@@ -28,6 +28,7 @@ import type {
   SearchCommand,
   SourcePageCommand,
 } from "./commands.js";
+import { shareOverlayAllowance } from "./conflict.js";
 import { altIdNotFound, invalid, LedgerError, sourceNotFound } from "./errors.js";
 import type { IdScheme } from "./ids.js";
 import { PageTokens, pageTokenKey } from "./page-token.js";
@@ -512,6 +513,7 @@ export function createLedger(options: LedgerOptions): Ledger {
         conflict: false,
         unepOverlap: null,
       }));
+      shareOverlayAllowance(records.map((record) => record.geometry));
       try {
         return await store.insertMany(records);
       } catch (error) {

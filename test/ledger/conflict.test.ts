@@ -18,6 +18,7 @@ import {
   MIN_OVERLAP_FRACTION,
   type OverlapArea,
   periodsOverlap,
+  shareOverlayAllowance,
   sourcesConflict,
 } from "../../src/ledger/conflict.js";
 import { fromOtherSide } from "../../src/model/history.js";
@@ -460,25 +461,38 @@ describe("conflictMeasure (docs/api.md §14)", () => {
 });
 
 describe("one source's overlays are limited together (docs/api.md §8.5)", () => {
-  it("hands every check of one subject object the same allowance, and each subject its own", () => {
-    const seen: { subject: string; allowance: OverlayAllowance | undefined }[] = [];
-    const recording =
-      (name: string): OverlapArea =>
-      (a, b, allowance) => {
-        seen.push({ subject: name, allowance });
-        return intersectionAreaM2(a, b, undefined, allowance);
-      };
-    const first = subject(unit);
-    const second = subject(unit);
-    for (const other of [cell(0.5, 0, 1.5, 1), cell(0, 0.5, 1, 1.5)]) {
-      expect(conflictMeasure(first, subject(other), recording("first"))).not.toBeNull();
-      expect(conflictMeasure(second, subject(other), recording("second"))).not.toBeNull();
+  it("hands every check of one subject the same allowance, each subject its own, and one create's subjects one", () => {
+    const seen: OverlayAllowance[] = [];
+    const recording: OverlapArea = (a, b, allowance) => {
+      if (allowance !== undefined) seen.push(allowance);
+      return intersectionAreaM2(a, b, undefined, allowance);
+    };
+    // Distinct geometry objects, as two parsed sources have; a store's copies of a record keep theirs.
+    const first = subject(cell(0, 0, 1, 1));
+    const second = subject(cell(0, 0, 1, 1));
+    const firstCopied = { ...first, conflict: true };
+    const others = [subject(cell(0.5, 0, 1.5, 1)), subject(cell(0, 0.5, 1, 1.5))];
+    for (const other of others) {
+      expect(conflictMeasure(first, other, recording)).not.toBeNull();
+      expect(conflictMeasure(second, other, recording)).not.toBeNull();
+      expect(conflictMeasure(firstCopied, other, recording)).not.toBeNull();
     }
-    const [a1, b1, a2, b2] = seen.map((s) => s.allowance);
+    const [a1, b1, c1, a2, b2, c2] = seen;
     expect(a1).toBeInstanceOf(OverlayAllowance);
     expect(a2).toBe(a1);
+    expect(c1).toBe(a1);
+    expect(c2).toBe(a1);
     expect(b2).toBe(b1);
     expect(b1).not.toBe(a1);
+
+    // One create request's sources share one allowance.
+    const batch = [subject(cell(0, 0, 1, 1)), subject(cell(0, 0, 1, 1))];
+    shareOverlayAllowance(batch.map((s) => s.geometry));
+    seen.length = 0;
+    for (const s of batch) conflictMeasure(s, others[0], recording);
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).toBe(seen[0]);
+    expect(seen[0]).not.toBe(a1);
   });
 
   it("refuses the overlays past an allowance, which the conflict decision then takes as conflicting", () => {
