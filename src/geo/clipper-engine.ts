@@ -1,4 +1,5 @@
 import { Clipper, Clipper64, ClipType, FillRule, type Path64, type Paths64, PointInPolygonResult } from "clipper2-ts";
+import { boundingBox } from "./bbox.js";
 import type { OverlayEngine } from "./overlay-engines.js";
 import type { PolygonCoordinates, Position } from "./types.js";
 
@@ -24,21 +25,7 @@ class Frame {
   ) {}
 
   static around(inputs: readonly PolygonCoordinates[][]): Frame {
-    let minX = Number.POSITIVE_INFINITY;
-    let maxX = Number.NEGATIVE_INFINITY;
-    let minY = Number.POSITIVE_INFINITY;
-    let maxY = Number.NEGATIVE_INFINITY;
-    for (const polygons of inputs) {
-      for (const rings of polygons) {
-        // A valid polygon's holes lie inside its exterior ring.
-        for (const [x, y] of rings[0]) {
-          if (x < minX) minX = x;
-          if (x > maxX) maxX = x;
-          if (y < minY) minY = y;
-          if (y > maxY) maxY = y;
-        }
-      }
-    }
+    const { minX, maxX, minY, maxY } = boundingBox({ type: "MultiPolygon", coordinates: inputs.flat() });
     const originX = origin(minX, maxX);
     const originY = origin(minY, maxY);
     const reach = Math.max(

@@ -265,9 +265,9 @@ function meetingEdges(
 
 /**
  * What all the overlays of one create request's sources with the sources they are checked against
- * may cost together (docs/api.md §8.5): positions handed to overlays (each pair's box, clipping and count are linear
- * in them, ~40 ns each), and meeting edge pairs and scan-beam work (what the first engine,
- * Clipper2, spends). Each pair stays within the limits above; without these, a source over a stack
+ * may cost together (docs/api.md §8.5): positions handed to overlays (each pair's box, clipping and
+ * count are linear in them, ~40 ns each), and meeting edge pairs and scan-beam work (what the
+ * first engine, Clipper2, spends). Each pair stays within the limits above; without these, a source over a stack
  * of a thousand intricate or very large ones, or a batch of such sources, would cost a thousand of
  * them. About 2 s in all.
  */

@@ -60,9 +60,10 @@ const defaultOverlapArea: OverlapArea = (a, b, allowance) => intersectionAreaM2(
  * candidates.
  *
  * When every overlay engine fails on a pair whose boxes, periods and attribute types already
- * coincide, or the pair, or `a`'s overlays together, are past the overlay limits and no engine is
- * tried (OverlayTooIntricateError, an OverlayFailedError), the pair is taken as conflicting: for a ledger that must not sell an acre
- * twice, a flag to review is the safe error, and an exception here would fail the whole create.
+ * coincide, or the pair, or the overlays of `a`'s create request together, are past the overlay
+ * limits and no engine is tried (OverlayTooIntricateError, an OverlayFailedError), the pair is
+ * taken as conflicting: for a ledger that must not sell an acre twice, a flag to review is the
+ * safe error, and an exception here would fail the whole create.
  */
 export function sourcesConflict(
   a: SpatialSubject,
