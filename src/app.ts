@@ -42,7 +42,7 @@ import { createLedger } from "./ledger/ledger.js";
 import { shortened } from "./ledger/preview.js";
 import type { ConflictPolicy } from "./model/spatial.js";
 import { unepOverlapPolicy } from "./protected-areas/overlap.js";
-import { withAnswerStatus } from "./rpc/answer-status.js";
+import { rpcProtocolOf, withAnswerStatus } from "./rpc/answer-status.js";
 import { preEncodedSourceAnswers } from "./rpc/binary-answers.js";
 import { COMPRESS_MIN_BYTES, RPC_COMPRESSIONS } from "./rpc/compression.js";
 import { decodeFailureAsInvalid } from "./rpc/decode-errors.js";
@@ -165,8 +165,20 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     ...(overrides.serverFactory ? { serverFactory: overrides.serverFactory } : {}),
   });
 
+  // Every RPC served is counted as one (/metrics); all but the public ones (auth/scopes.ts: health,
+  // reflection) need a token, checked early.
+  const api = [SourceLedgerService, SandboxSourceLedgerService];
+  const served = [...api, ...PUBLIC_SERVICES];
+  const rpcMethods = rpcMethodsByPath(served);
+  const tokenRpcMethods = rpcMethodsByPath(api);
   installRequestIdEcho(app);
-  refuseMalformedHost(app);
+  // An RPC (a method Connect serves, or any gRPC call) is refused in its own protocol's error form.
+  refuseMalformedHost(
+    app,
+    (request) =>
+      rpcMethods.has(request.url.split("?")[0]) || rpcProtocolOf(request.headers["content-type"]) !== "connect",
+    sendRpcError,
+  );
   installExpectContinue(app);
   clientErrors = createClientErrorHandler(app.log, clientErrorCounts);
   // Timeouts and caps (docs/api.md §1.2): headers and connections on the server, the body deadline
@@ -188,12 +200,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     clientErrors: clientErrorCounts,
     sandbox: sandboxStore,
   });
-  // Every RPC served is counted as one (/metrics); all but the public ones (auth/scopes.ts: health,
-  // reflection) need a token, checked early.
-  const api = [SourceLedgerService, SandboxSourceLedgerService];
-  const served = [...api, ...PUBLIC_SERVICES];
-  const rpcMethods = rpcMethodsByPath(served);
-  const tokenRpcMethods = rpcMethodsByPath(api);
   const observeRequest = requestObserver(metrics);
   installRequestMetrics(app, observeRequest, rpcMethods);
   // Bodies are parsed only by the routes that take one (REST, Connect): elsewhere (an unknown

@@ -1,4 +1,5 @@
 import type { JWTPayload } from "jose";
+import { firstUnpairedSurrogate } from "../ledger/preview.js";
 import type { Principal } from "../model/principal.js";
 import { AuthenticationError, type ClaimName } from "./errors.js";
 
@@ -35,9 +36,16 @@ export function principalFromClaims(payload: JWTPayload, audience: string): Prin
   };
 }
 
+/**
+ * A string claim: non-empty, and Unicode text. A lone UTF-16 surrogate (which JSON's \ud800
+ * escapes can carry) becomes U+FFFD in the UTF-8 stores, so two accounts or actors would be
+ * stored equal: the same rule as for the text fields a request sends (ledger/rules.ts).
+ */
 function optionalString(value: unknown, claim: ClaimName): string | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== "string" || value === "") throw new AuthenticationError(`invalid ${claim} claim`);
+  if (typeof value !== "string" || value === "" || firstUnpairedSurrogate(value) >= 0) {
+    throw new AuthenticationError(`invalid ${claim} claim`);
+  }
   return value;
 }
 

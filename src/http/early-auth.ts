@@ -79,7 +79,7 @@ async function authenticateEarly(
  * fills the session's buffer and has the whole session torn down (ENHANCE_YOUR_CALM), other calls
  * on it included. Over HTTP/1.1 Node discards the rest itself.
  */
-function discardBody(request: FastifyRequest, reply: FastifyReply): void {
+export function discardBody(request: FastifyRequest, reply: FastifyReply): void {
   request.raw.resume();
   const raw = request.raw as FastifyRequest["raw"] & { stream?: Http2Stream };
   const stream = raw.stream;

@@ -1,4 +1,4 @@
-import { STATUS_CODES } from "node:http";
+import { type IncomingHttpHeaders, STATUS_CODES } from "node:http";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
@@ -194,15 +194,32 @@ export async function answerCreate(
 }
 
 /**
- * A body in a content coding (RFC 9110 §8.4): the service reads bodies as sent, so a compressed
- * one would be parsed as garbage, and a plain one labelled compressed taken as plain. 415 (§15.5.16).
+ * A body in a content coding (RFC 9110 §8.4) or a transfer coding other than chunked (RFC 9112
+ * §6.1, which Node's parser lets through undecoded): the service reads bodies as sent, so a
+ * compressed one would be parsed as garbage, and a plain one labelled compressed taken as plain.
+ * 415 (RFC 9110 §15.5.16); RFC 9112 suggests 501 for an unknown transfer coding, but the fault is
+ * the request's, and a 5xx would read as the service's own.
  */
-class UnsupportedContentEncoding extends Error {
+class UnsupportedCoding extends Error {
   readonly statusCode = 415;
 
-  constructor(coding: string) {
-    super(`Content-Encoding ${preview(coding)} is not supported; send the body uncompressed`);
+  constructor(header: "Content-Encoding" | "Transfer-Encoding", value: string) {
+    const only = header === "Transfer-Encoding" ? " (only chunked is)" : "";
+    super(`${header} ${preview(value)} is not supported${only}; send the body uncompressed`);
   }
+}
+
+/** The refusal of a body's coding, if it has one the service does not read. */
+function unsupportedCoding(headers: IncomingHttpHeaders): UnsupportedCoding | undefined {
+  const coding = headers["content-encoding"]?.trim();
+  if (coding !== undefined && coding !== "" && coding.toLowerCase() !== "identity") {
+    return new UnsupportedCoding("Content-Encoding", coding);
+  }
+  const transfer = headers["transfer-encoding"];
+  if (transfer?.split(",").some((part) => part.trim().toLowerCase() !== "chunked")) {
+    return new UnsupportedCoding("Transfer-Encoding", transfer.trim());
+  }
+  return undefined;
 }
 
 /**
@@ -214,10 +231,11 @@ export function installJsonHandling(app: FastifyInstance): void {
   // GeoJSON's own media type (RFC 7946 §12) is JSON too; create bodies are GeoJSON.
   const jsonTypes = ["application/json", "application/geo+json"];
   app.addContentTypeParser(jsonTypes, { parseAs: "string", bodyLimit: MAX_BODY_BYTES }, (req, text, done) => {
-    const coding = req.headers["content-encoding"]?.trim();
-    if (coding !== undefined && coding !== "" && coding.toLowerCase() !== "identity") {
-      return done(new UnsupportedContentEncoding(coding), undefined);
-    }
+    // Only POST routes read a body: one sent with DELETE (no defined meaning, RFC 9110 §9.3.5)
+    // or GET is let past unread, whatever its coding.
+    if (req.method !== "POST") return done(null, undefined);
+    const refusal = unsupportedCoding(req.headers);
+    if (refusal !== undefined) return done(refusal, undefined);
     if (text === "") return done(null, new UnparseableBody("the body is empty; send a JSON object"));
     try {
       done(null, JSON.parse(text as string));
@@ -231,7 +249,7 @@ export function installJsonHandling(app: FastifyInstance): void {
   // to point violations into the body it decoded.
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     if (error instanceof ConnectError) return sendError(reply, error, null);
-    if (error instanceof UnsupportedContentEncoding) {
+    if (error instanceof UnsupportedCoding) {
       return sendProblem(reply, problem(415, "invalid_argument", error.message));
     }
     const status = error.statusCode ?? 500;

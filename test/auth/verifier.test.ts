@@ -112,8 +112,28 @@ describe("createTokenVerifier claims", () => {
     ["v1_client_id", { "https://ledger.example/api/v1_client_id": {} }, "invalid v1_client_id claim"],
     ["exp", { exp: "tomorrow" }, "invalid exp claim"],
     ["nbf", { nbf: "now" }, "invalid nbf claim"],
+    // Not Unicode text: a lone surrogate would be stored as U+FFFD, alike for different accounts.
+    ["sub (a lone surrogate)", { sub: "client-\ud800" }, "invalid sub claim"],
+    [
+      "account_id (a lone surrogate)",
+      { "https://ledger.example/api/account_id": "acct-\udc00-1" },
+      "invalid account_id claim",
+    ],
+    [
+      "client_name (a lone surrogate)",
+      { "https://ledger.example/api/client_name": "\ud83d" },
+      "invalid client_name claim",
+    ],
   ] as const)("rejects a mistyped %s claim", async (_claim, overrides, reason) => {
     expect(await reasonOf(verifierFor(idp)(await idp.token(overrides)))).toBe(reason);
+  });
+
+  it("accepts claims with paired surrogates (characters beyond the BMP)", async () => {
+    const principal = await verifierFor(idp)(
+      await idp.token({ "https://ledger.example/api/account_id": "acct-\u{1F30D}", sub: "client-\u{1D11E}" }),
+    );
+    expect(principal.accountId).toBe("acct-\u{1F30D}");
+    expect(principal.subject).toBe("client-\u{1D11E}");
   });
 
   it("recognises admins, who may have no account", async () => {

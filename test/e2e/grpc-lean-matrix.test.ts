@@ -29,6 +29,7 @@ import {
   SearchSourcesRequestSchema,
   SourceLedgerService,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { MALFORMED_HOST } from "../../src/http/host-check.js";
 import { conflictPolicy } from "../../src/ledger/conflict.js";
 import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
 import { openProductionStore } from "../../src/store/open.js";
@@ -567,6 +568,22 @@ describe("raw HTTP/2: the lean path and Connect's answer byte for byte alike", (
     );
     expect(json.headers["content-type"]).toBe("application/grpc+json");
     expect(json.trailers).toEqual({ "grpc-status": "0" });
+  });
+
+  it("a malformed :authority is invalid_argument naming the Host rule, before the token is read", async () => {
+    const request = same(encoded(GetSourceRequestSchema, { id: fixtureIds[0] }));
+    // Those nghttp2 lets through: it resets a stream whose :authority has other characters (`"`, `/`, space).
+    // An IPv6 zone id too: Connect's handler builds a WHATWG URL from :authority, which takes none.
+    for (const authority of ["x.example:99999999", "user@x.example", "a!b.example", "[fe80::1%25eth0]:8080"]) {
+      const refused = await bothRaw(`${PRODUCTION}/GetSource`, request, { ":authority": authority }, () => null);
+      expect(refused.headers[":status"], authority).toBe(200);
+      expect(refused.trailers, authority).toMatchObject({
+        "grpc-status": "3",
+        "grpc-message": encodeURIComponent(MALFORMED_HOST),
+      });
+    }
+    const literal = await bothRaw(`${PRODUCTION}/GetSource`, request, { ":authority": "[::1]:8080" });
+    expect(literal.trailers?.["grpc-status"]).toBe("0");
   });
 
   it("metadata: a client's request id is echoed, other metadata is not", async () => {

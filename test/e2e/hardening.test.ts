@@ -2,9 +2,11 @@ import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MALFORMED_HOST } from "../../src/http/host-check.js";
 import { MAX_DETAIL_VIOLATIONS } from "../../src/rpc/errors.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { fieldViolations, LedgerGrpc, polygonGeometry, sourceInput, uniqueAlt } from "./grpc-support.js";
+import { flat } from "./rest-support.js";
 
 /** Hostile or malformed input: every answer a clear 4xx in problem details, never a 5xx. */
 describe("hardening against hostile input", () => {
@@ -122,6 +124,47 @@ describe("hardening against hostile input", () => {
     expect(identity.status).toBe(422);
   });
 
+  it("a transfer coding other than chunked is a 415 naming it; chunked alone is read", async () => {
+    const { port } = new URL(server.baseUrl);
+    const body = Buffer.from(JSON.stringify({ alt_id: "chunked", start_at: "2024-01-01T00:00:00Z" }));
+    const post = (transferEncoding: string, payload: Buffer) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), "127.0.0.1");
+        let received = "";
+        socket.on("data", (chunk) => (received += chunk.toString("latin1")));
+        socket.on("end", () => resolve(received));
+        socket.on("error", reject);
+        socket.write(
+          `POST /sources HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n` +
+            `authorization: Bearer ${token}\r\ntransfer-encoding: ${transferEncoding}\r\nconnection: close\r\n\r\n`,
+        );
+        socket.write(`${payload.length.toString(16)}\r\n`);
+        socket.write(payload);
+        socket.end("\r\n0\r\n\r\n");
+      });
+    const compressed = await post("gzip, chunked", gzipSync(body));
+    expect(compressed.startsWith("HTTP/1.1 415 ")).toBe(true);
+    expect(compressed).toContain(
+      '"detail":"Transfer-Encoding \\"gzip, chunked\\" is not supported (only chunked is); send the body uncompressed"',
+    );
+    const chunked = await post("chunked", body);
+    // Read and validated: the geometry is missing.
+    expect(chunked.startsWith("HTTP/1.1 422 ")).toBe(true);
+  });
+
+  it("a body sent with DELETE is ignored, whatever its coding", async () => {
+    const created = await server.request("POST", "/sources", { token, json: flat(uniqueAlt("delete-body")) });
+    expect(created.status).toBe(201);
+    const [{ id }] = (await created.json()) as { id: string }[];
+    const deleted = await server.request("DELETE", `/sources/${id}`, {
+      token,
+      body: gzipSync("{}") as unknown as string,
+      headers: { "content-type": "application/json", "content-encoding": "gzip" },
+    });
+    expect(deleted.status).toBe(204);
+    expect((await server.request("GET", `/sources/${id}`, { token })).status).toBe(404);
+  });
+
   it("a Host that is not a host[:port] is a 400 before anything else; OGC links never echo one", async () => {
     const { port } = new URL(server.baseUrl);
     const raw = (host: string) =>
@@ -142,7 +185,8 @@ describe("hardening against hostile input", () => {
         req.on("error", reject);
         req.end();
       });
-    for (const host of ['evil.example"><script>', "a b", "x.example/path", "x.example:99999999"]) {
+    // An IPv6 zone id too: WHATWG URLs, which Connect's handler builds from the Host, have none.
+    for (const host of ['evil.example"><script>', "a b", "x.example/path", "x.example:99999999", "[fe80::1%25eth0]"]) {
       const answer = await raw(host);
       expect(answer.status, host).toBe(400);
       expect(JSON.parse(answer.body)).toMatchObject({
@@ -155,6 +199,34 @@ describe("hardening against hostile input", () => {
       expect(answer.status, host).toBe(200);
       expect(JSON.parse(answer.body).links[0].href.startsWith(`http://${host}/ogc/`), host).toBe(true);
     }
+  });
+
+  it("a Host that is not a host[:port] on an RPC is invalid_argument in the caller's protocol, before the token", async () => {
+    const { port } = new URL(server.baseUrl);
+    const raw = (path: string, contentType: string) =>
+      new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+        const req = httpRequest(
+          { host: "127.0.0.1", port, path, method: "POST", headers: { host: "a b", "content-type": contentType } },
+          (res) => {
+            let body = "";
+            res.on("data", (chunk) => (body += chunk));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+          },
+        );
+        req.on("error", reject);
+        req.end(contentType === "application/json" ? "{}" : Buffer.from([0, 0, 0, 0, 0]));
+      });
+    const method = "/sourceledger.v2.SourceLedgerService/GetSource";
+    const connectCall = await raw(method, "application/json");
+    expect(connectCall.status).toBe(400);
+    expect(JSON.parse(connectCall.body)).toEqual({ code: "invalid_argument", message: MALFORMED_HOST });
+    const grpcWeb = await raw(method, "application/grpc-web+proto");
+    expect(grpcWeb.status).toBe(200);
+    expect(grpcWeb.headers).toMatchObject({ "grpc-status": "3", "grpc-message": encodeURIComponent(MALFORMED_HOST) });
+    // A REST route keeps problem details.
+    const rest = await raw("/sources", "application/json");
+    expect(rest.status).toBe(400);
+    expect(JSON.parse(rest.body)).toMatchObject({ code: "invalid_argument", detail: MALFORMED_HOST });
   });
 
   it("Expect: 100-continue gets 100 only once the token passed; another expectation is ignored, not a bare 417", async () => {

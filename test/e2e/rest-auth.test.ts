@@ -150,6 +150,13 @@ describe("401 unauthenticated", () => {
       async () => ({ authorization: `Bearer ${await server.issuer.unknownKid()}` }),
       "unknown signing key",
     ],
+    [
+      "an account claim that is not Unicode text (a lone surrogate)",
+      async () => ({
+        authorization: `Bearer ${await server.token({ [server.issuer.claim("account_id")]: "acct-\ud800" })}`,
+      }),
+      "invalid account_id claim",
+    ],
   ];
 
   it.each(cases)("%s → 401 on every endpoint of both environments", async (_name, headersOf, reason) => {
