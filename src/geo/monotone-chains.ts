@@ -34,8 +34,11 @@ export function addChainBoxes(into: ChainBoxes, rings: readonly (readonly Positi
     let minY = Number.POSITIVE_INFINITY;
     let maxY = Number.NEGATIVE_INFINITY;
     for (let i = 1; i < ring.length; i++) {
-      const [ax, ay] = ring[i - 1];
-      const [bx, by] = ring[i];
+      // Indexed, not destructured: this runs for every edge of every overlay's inputs.
+      const ax = ring[i - 1][0];
+      const ay = ring[i - 1][1];
+      const bx = ring[i][0];
+      const by = ring[i][1];
       const dx = bx - ax;
       const dy = by - ay;
       if (dx === 0 && dy === 0) continue;

@@ -142,7 +142,7 @@ export function planOverlay(operation: OverlayOperation, inputs: PolygonCoordina
   const parts = inputs.map((polygons) => polygons.length);
   const plan: OverlayPlan = {
     chainPairs,
-    beamVisits: { alongX: beamVisits(inputs, 0), alongY: beamVisits(inputs, 1) },
+    beamVisits: { alongX: beamVisits(inputs, chains, positions, 0), alongY: beamVisits(inputs, chains, positions, 1) },
     edgePairs,
     positions,
     partPairs: operation === "intersection" ? parts.reduce((p, n) => p * n, 1) : parts.reduce((s, n) => s + n, 0),
@@ -160,31 +160,34 @@ export function planOverlay(operation: OverlayOperation, inputs: PolygonCoordina
 
 /**
  * Σ over edges of the distinct vertex coordinates (along `axis`) strictly inside the edge's extent:
- * the edge visits a scan-beam sweep along that axis makes. O(n log n).
+ * the edge visits a scan-beam sweep along that axis makes. O(n log n), with the sorted coordinates
+ * searched once per monotone chain, not once per edge: a chain's edges are monotone along the
+ * axis, so their open extents are disjoint and together make the chain's open extent less its
+ * inner vertices' coordinates, each of which is itself a coordinate counted there.
  */
-function beamVisits(inputs: PolygonCoordinates[][], axis: 0 | 1): number {
-  let count = 0;
-  for (const polygons of inputs) for (const rings of polygons) for (const ring of rings) count += ring.length;
-  const values = new Float64Array(count);
+function beamVisits(inputs: PolygonCoordinates[][], chains: ChainBoxes, positions: number, axis: 0 | 1): number {
+  const values = new Float64Array(positions);
   let n = 0;
-  for (const polygons of inputs)
-    for (const rings of polygons) for (const ring of rings) for (const p of ring) values[n++] = p[axis];
-  values.sort();
-  let distinct = 0;
-  for (let i = 0; i < values.length; i++)
-    if (i === 0 || values[i] !== values[distinct - 1]) values[distinct++] = values[i];
-  const levels = values.subarray(0, distinct);
-  let visits = 0;
   for (const polygons of inputs) {
     for (const rings of polygons) {
-      for (const ring of rings) {
-        for (let i = 1; i < ring.length; i++) {
-          const a = ring[i - 1][axis];
-          const b = ring[i][axis];
-          if (a === b) continue;
-          visits += countBelow(levels, Math.max(a, b)) - countBelow(levels, Math.min(a, b), true);
-        }
-      }
+      for (const ring of rings) for (let i = 0; i < ring.length; i++) values[n++] = ring[i][axis];
+    }
+  }
+  values.sort();
+  let distinct = 0;
+  for (let i = 0; i < n; i++) if (i === 0 || values[i] !== values[distinct - 1]) values[distinct++] = values[i];
+  const levels = values.subarray(0, distinct);
+  const [lows, highs] = axis === 0 ? [chains.minX, chains.maxX] : [chains.minY, chains.maxY];
+  let visits = 0;
+  for (let c = 0; c < lows.length; c++) {
+    const low = lows[c];
+    const high = highs[c];
+    if (low === high) continue;
+    visits += countBelow(levels, high) - countBelow(levels, low, true);
+    const ring = chains.ring[c];
+    for (let i = chains.start[c] + 1; i < chains.end[c]; i++) {
+      const value = ring[i][axis];
+      if (value !== ring[i - 1][axis] && value > low && value < high) visits--;
     }
   }
   return visits;
@@ -235,11 +238,15 @@ function meetingEdges(
   s1: number,
   e1: number,
 ): number {
-  // A monotone run's box is the box of its two ends.
-  const [ax, ay] = a[s0];
-  const [bx, by] = a[e0];
-  const [cx, cy] = b[s1];
-  const [dx, dy] = b[e1];
+  // A monotone run's box is the box of its two ends (indexed, not destructured: this is the hot loop).
+  const ax = a[s0][0];
+  const ay = a[s0][1];
+  const bx = a[e0][0];
+  const by = a[e0][1];
+  const cx = b[s1][0];
+  const cy = b[s1][1];
+  const dx = b[e1][0];
+  const dy = b[e1][1];
   if (
     Math.max(cx, dx) < Math.min(ax, bx) ||
     Math.max(ax, bx) < Math.min(cx, dx) ||

@@ -78,6 +78,26 @@ describe("planOverlay", () => {
     }
   });
 
+  it("counts scan-beam visits exactly over repeated positions, axis-parallel edges and coordinates shared by both inputs", () => {
+    const repeated = (ring: Position[]): Position[] => ring.flatMap((p, i) => (i % 3 === 0 ? [p, p] : [p]));
+    const cases: [PolygonCoordinates[], PolygonCoordinates[]][] = [
+      [[comb(12)], [comb(12, 0.0002)]],
+      [[upright(comb(9, 0, true))], [comb(7, 0.03)]],
+      [
+        [[repeated(squareRing(0, 0, 2)), repeated(squareRing(0.5, 0.5, 0.5))]],
+        [[squareRing(1, 1, 2)], [squareRing(3, 0, 1)]],
+      ],
+      [[[repeated(circleRing(0, 0, 1, 40))]], [[repeated(circleRing(0.5, 0, 1, 40))]]],
+      [[zigzag(0, 0, 0.1, 30, 0.2).coordinates], [zigzag(0, 0, 0.1, 30, 0.2, true).coordinates]],
+    ];
+    for (const [a, b] of cases) {
+      expect(intersectionPlan(a, b).beamVisits).toEqual({
+        alongX: bruteForceBeamVisits([a, b], 0),
+        alongY: bruteForceBeamVisits([a, b], 1),
+      });
+    }
+  });
+
   it("lets two fields run in every engine's usual orientation", () => {
     const plan = intersectionPlan([[squareRing(0, 0)]], [[circleRing(1, 1, 0.5, 200)]]);
     expect(orientationFor("beams", plan)).toEqual({ transposed: false });
