@@ -66,6 +66,21 @@ export function beamWork(plan: OverlayPlan, axis: keyof AxisCosts): number {
   return plan.chainPairs[axis] + 8 * plan.beamVisits[axis];
 }
 /**
+ * Whether Clipper2 (which sweeps along y) runs on the inputs transposed, sweeping along x: only
+ * when that clearly pays (half the work) or is the only way within its limit, since transposing
+ * copies every position (for two ordinary fields, about as long as the overlay's own setup).
+ */
+function beamsTransposed(plan: OverlayPlan): boolean {
+  const [alongX, alongY] = [beamWork(plan, "alongX"), beamWork(plan, "alongY")];
+  return 2 * alongX < alongY || (alongY > BEAM_SWEEP_LIMITS.work && alongX < alongY);
+}
+
+/** Clipper2's work on the inputs in the orientation it runs in (beamsTransposed). */
+export function beamSweepWork(plan: OverlayPlan): number {
+  return beamWork(plan, beamsTransposed(plan) ? "alongX" : "alongY");
+}
+
+/**
  * Past these, counting itself stops and no engine is tried (OverlayTooIntricateError): chain pairs
  * overlapping along the leaner axis (the count of meeting edges sweeps them, ~0.3 s), and chain
  * pairs of different inputs whose boxes meet (each bisected by the count, ~0.3 s).
@@ -85,10 +100,8 @@ export type SweepKind = "chains" | "beams";
 export function orientationFor(kind: SweepKind, plan: OverlayPlan): { transposed: boolean } | null {
   if (kind === "beams") {
     if (plan.edgePairs > BEAM_SWEEP_LIMITS.edgePairs) return null;
-    // Clipper2 sweeps along y; transposed, along x.
-    const [alongX, alongY] = [beamWork(plan, "alongX"), beamWork(plan, "alongY")];
-    const transposed = alongX < alongY;
-    return Math.min(alongX, alongY) <= BEAM_SWEEP_LIMITS.work ? { transposed } : null;
+    const transposed = beamsTransposed(plan);
+    return beamWork(plan, transposed ? "alongX" : "alongY") <= BEAM_SWEEP_LIMITS.work ? { transposed } : null;
   }
   const limits = CHAIN_SWEEP_LIMITS;
   if (
@@ -302,7 +315,7 @@ export class OverlayAllowance {
     if (this.#edgePairs > this.limits.edgePairs) {
       this.refuse(`${this.#edgePairs.toLocaleString("en-US")} meeting edge pairs`, this.limits.edgePairs);
     }
-    this.#beamWork += Math.min(beamWork(plan, "alongX"), beamWork(plan, "alongY"));
+    this.#beamWork += beamSweepWork(plan);
     if (this.#beamWork > this.limits.beamWork) {
       this.refuse(`${this.#beamWork.toLocaleString("en-US")} units of scan-beam work`, this.limits.beamWork);
     }

@@ -3,6 +3,7 @@ import { addChainBoxes, emptyChainBoxes } from "../../src/geo/monotone-chains.js
 import { OverlayFailedError, OverlayTooIntricateError } from "../../src/geo/overlay-errors.js";
 import {
   BEAM_SWEEP_LIMITS,
+  beamSweepWork,
   beamWork,
   CHAIN_SWEEP_LIMITS,
   type OverlayPlan,
@@ -189,6 +190,11 @@ describe("orientationFor", () => {
     expect(orientationFor("beams", plan(beams(work / 8, work / 8)))).toBeNull();
     expect(orientationFor("beams", plan(beams(work / 8 - 10, work / 8)))).toEqual({ transposed: true });
     expect(orientationFor("beams", plan(beams(work / 8, work / 8 - 10)))).toEqual({ transposed: false });
+    // Within the limit, Clipper2 is turned only when that halves its work: turning copies every position.
+    expect(orientationFor("beams", plan(beams(100, 150)))).toEqual({ transposed: false });
+    expect(orientationFor("beams", plan(beams(100, 250)))).toEqual({ transposed: true });
+    expect(beamSweepWork(plan(beams(100, 150)))).toBe(10 + 8 * 150);
+    expect(beamSweepWork(plan(beams(100, 250)))).toBe(10 + 8 * 100);
     expect(orientationFor("chains", plan({ edgePairs: CHAIN_SWEEP_LIMITS.edgePairs + 1 }))).toBeNull();
     expect(orientationFor("chains", plan({ partPairs: CHAIN_SWEEP_LIMITS.partPairs + 1 }))).toBeNull();
     expect(orientationFor("chains", plan({ positions: CHAIN_SWEEP_LIMITS.positions + 1 }))).toBeNull();
