@@ -298,14 +298,22 @@ export class OverlayAllowance {
   #positions = 0;
   #edgePairs = 0;
   #beamWork = 0;
+  /** Why the allowance ran out, once it has. */
+  #refusal: string | null = null;
 
   constructor(private readonly limits: { positions: number; edgePairs: number; beamWork: number } = SUBJECT_LIMITS) {}
 
-  /** Before an overlay: its inputs' positions; throws OverlayTooIntricateError once past the limit. */
+  /** Whether a limit was passed: every overlay charged to it from then on is refused before any work. */
+  get exhausted(): boolean {
+    return this.#refusal !== null;
+  }
+
+  /** Before an overlay: its inputs' positions; throws OverlayTooIntricateError once past a limit. */
   spendPositions(positions: number): void {
+    if (this.#refusal !== null) this.refuse(this.#refusal);
     this.#positions += positions;
     if (this.#positions > this.limits.positions) {
-      this.refuse(`${this.#positions.toLocaleString("en-US")} positions`, this.limits.positions);
+      this.refuse(this.came(`${this.#positions.toLocaleString("en-US")} positions`, this.limits.positions));
     }
   }
 
@@ -313,18 +321,20 @@ export class OverlayAllowance {
   spendPlan(plan: OverlayPlan): void {
     this.#edgePairs += plan.edgePairs;
     if (this.#edgePairs > this.limits.edgePairs) {
-      this.refuse(`${this.#edgePairs.toLocaleString("en-US")} meeting edge pairs`, this.limits.edgePairs);
+      this.refuse(this.came(`${this.#edgePairs.toLocaleString("en-US")} meeting edge pairs`, this.limits.edgePairs));
     }
     this.#beamWork += beamSweepWork(plan);
     if (this.#beamWork > this.limits.beamWork) {
-      this.refuse(`${this.#beamWork.toLocaleString("en-US")} units of scan-beam work`, this.limits.beamWork);
+      this.refuse(this.came(`${this.#beamWork.toLocaleString("en-US")} units of scan-beam work`, this.limits.beamWork));
     }
   }
 
-  private refuse(spent: string, limit: number): never {
-    throw new OverlayTooIntricateError(
-      "intersection",
-      `this source's overlays together came to ${spent}, more than ${limit.toLocaleString("en-US")}`,
-    );
+  private came(spent: string, limit: number): string {
+    return `this source's overlays together came to ${spent}, more than ${limit.toLocaleString("en-US")}`;
+  }
+
+  private refuse(reason: string): never {
+    this.#refusal = reason;
+    throw new OverlayTooIntricateError("intersection", reason);
   }
 }

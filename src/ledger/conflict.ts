@@ -1,6 +1,6 @@
 import { boxesIntersect } from "../geo/bbox.js";
-import { intersectionAreaM2, OverlayAllowance, OverlayFailedError } from "../geo/overlap.js";
-import type { SourceGeometry } from "../geo/types.js";
+import { intersectionAreaM2, type OverlayAllowance, OverlayFailedError } from "../geo/overlap.js";
+import { conflictAllowances } from "../geo/overlay-allowances.js";
 import type { ConflictMeasure } from "../model/history.js";
 import type { ConflictPolicy, SpatialSubject } from "../model/spatial.js";
 
@@ -24,33 +24,6 @@ export type OverlapArea = (
   b: SpatialSubject["geometry"],
   allowance?: OverlayAllowance,
 ) => number;
-
-/**
- * Overlay allowances (docs/api.md §8.5), keyed by the subject's geometry object, which a record
- * keeps however a store copies it: a store checks a new source against each of its candidates with
- * the same subject, so its overlays are limited together, and shareOverlayAllowance puts all the
- * sources of one create request under one. Candidates past it are decided as when every engine
- * fails (below).
- */
-const allowances = new WeakMap<SourceGeometry, OverlayAllowance>();
-
-/**
- * One allowance for all the sources of one create request: a batch of intricate sources must not
- * multiply what one request may hold the event loop for.
- */
-export function shareOverlayAllowance(geometries: readonly SourceGeometry[]): void {
-  const allowance = new OverlayAllowance();
-  for (const geometry of geometries) allowances.set(geometry, allowance);
-}
-
-function allowanceOf(subject: SpatialSubject): OverlayAllowance {
-  let allowance = allowances.get(subject.geometry);
-  if (allowance === undefined) {
-    allowance = new OverlayAllowance();
-    allowances.set(subject.geometry, allowance);
-  }
-  return allowance;
-}
 
 const defaultOverlapArea: OverlapArea = (a, b, allowance) => intersectionAreaM2(a, b, undefined, allowance);
 
@@ -89,7 +62,7 @@ export function conflictMeasure(
   if (!(smaller > 0)) return null;
   let overlap: number;
   try {
-    overlap = overlapArea(a.geometry, b.geometry, allowanceOf(a));
+    overlap = overlapArea(a.geometry, b.geometry, conflictAllowances.of(a.geometry));
   } catch (error) {
     if (!(error instanceof OverlayFailedError)) throw error;
     overlap = smaller;

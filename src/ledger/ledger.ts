@@ -1,5 +1,6 @@
 import { geodesicAreaM2 } from "../geo/area.js";
 import { boundingBox } from "../geo/bbox.js";
+import { shareOverlayAllowances } from "../geo/overlay-allowances.js";
 import type { SearchArea } from "../geo/types.js";
 import { checkGeometry } from "../geo/validity.js";
 import {
@@ -28,7 +29,6 @@ import type {
   SearchCommand,
   SourcePageCommand,
 } from "./commands.js";
-import { shareOverlayAllowance } from "./conflict.js";
 import { altIdNotFound, invalid, LedgerError, sourceNotFound } from "./errors.js";
 import type { IdScheme } from "./ids.js";
 import { PageTokens, pageTokenKey } from "./page-token.js";
@@ -513,7 +513,7 @@ export function createLedger(options: LedgerOptions): Ledger {
         conflict: false,
         unepOverlap: null,
       }));
-      shareOverlayAllowance(records.map((record) => record.geometry));
+      shareOverlayAllowances(records.map((record) => record.geometry));
       try {
         return await store.insertMany(records);
       } catch (error) {

@@ -2,7 +2,15 @@ import { geodesicAreaM2 } from "../geo/area.js";
 import { boxesIntersect } from "../geo/bbox.js";
 import { nearParts } from "../geo/clip.js";
 import { clipperEngine } from "../geo/clipper-engine.js";
-import { DEFAULT_ENGINES, intersection, type OverlayEngine, polyclipEngine, unionOf } from "../geo/overlap.js";
+import {
+  DEFAULT_ENGINES,
+  intersection,
+  type OverlayAllowance,
+  type OverlayEngine,
+  polyclipEngine,
+  unionOf,
+} from "../geo/overlap.js";
+import { protectedAreaAllowances } from "../geo/overlay-allowances.js";
 import { geometryFromPolygons, polygonsOf } from "../geo/parts.js";
 import type { BoundingBox, SourceGeometry } from "../geo/types.js";
 import type { UnepOverlapRecord } from "../model/records.js";
@@ -89,20 +97,32 @@ const DEFAULT_OVERLAP_ENGINES: OverlapEngines = {
   clippedEngines: [clipperEngine, polyclipEngine],
 };
 
-function pieceOf(subject: OverlapSubject, parcel: Parcel, engines: OverlapEngines): SourceGeometry | null {
-  if (parcel.unclipped === null) return intersection(subject.geometry, parcel.near, engines.engines);
+function pieceOf(
+  subject: OverlapSubject,
+  parcel: Parcel,
+  engines: OverlapEngines,
+  allowance: OverlayAllowance,
+): SourceGeometry | null {
+  if (parcel.unclipped === null) return intersection(subject.geometry, parcel.near, engines.engines, allowance);
   try {
-    return intersection(subject.geometry, parcel.near, engines.clippedEngines);
-  } catch {
-    return intersection(subject.geometry, parcel.unclipped, engines.engines);
+    return intersection(subject.geometry, parcel.near, engines.clippedEngines, allowance);
+  } catch (error) {
+    // Past the allowance, the unclipped parts would be refused too.
+    if (allowance.exhausted) throw error;
+    return intersection(subject.geometry, parcel.unclipped, engines.engines, allowance);
   }
 }
 
-function measureGroup(subject: OverlapSubject, group: AreaGroup, engines: OverlapEngines): GroupResult {
+function measureGroup(
+  subject: OverlapSubject,
+  group: AreaGroup,
+  engines: OverlapEngines,
+  allowance: OverlayAllowance,
+): GroupResult {
   const pieces: SourceGeometry[] = [];
   for (const parcel of group.parcels) {
     try {
-      const piece = pieceOf(subject, parcel, engines);
+      const piece = pieceOf(subject, parcel, engines, allowance);
       if (piece !== null) pieces.push(piece);
     } catch {
       // Every engine failed (OverlayFailedError) or an engine broke in a way it does not report
@@ -142,7 +162,10 @@ export function computeUnepOverlap(
   candidates: readonly ProtectedArea[],
   engines: OverlapEngines = DEFAULT_OVERLAP_ENGINES,
 ): UnepOverlapRecord {
-  const results = groupById(subject, candidates).map((group) => measureGroup(subject, group, engines));
+  // One create request's protected-area overlays share an allowance (docs/api.md §8.5); past it,
+  // the areas still unmeasured are sampled.
+  const allowance = protectedAreaAllowances.of(subject.geometry);
+  const results = groupById(subject, candidates).map((group) => measureGroup(subject, group, engines, allowance));
 
   const unknown = results.filter((r) => r.areaM2 === null);
   let total =

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { EARTH_RADIUS_M, geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
 import { intersectionAreaM2, OverlayAllowance, OverlayFailedError, polyclipEngine } from "../../src/geo/overlap.js";
+import { shareOverlayAllowances } from "../../src/geo/overlay-allowances.js";
 import { SUBJECT_LIMITS } from "../../src/geo/overlay-plan.js";
 import type { MultiPolygonGeometry, PolygonGeometry, SourceGeometry } from "../../src/geo/types.js";
 import { checkGeometry } from "../../src/geo/validity.js";
@@ -18,7 +19,6 @@ import {
   MIN_OVERLAP_FRACTION,
   type OverlapArea,
   periodsOverlap,
-  shareOverlayAllowance,
   sourcesConflict,
 } from "../../src/ledger/conflict.js";
 import { fromOtherSide } from "../../src/model/history.js";
@@ -487,7 +487,7 @@ describe("one source's overlays are limited together (docs/api.md §8.5)", () =>
 
     // One create request's sources share one allowance.
     const batch = [subject(cell(0, 0, 1, 1)), subject(cell(0, 0, 1, 1))];
-    shareOverlayAllowance(batch.map((s) => s.geometry));
+    shareOverlayAllowances(batch.map((s) => s.geometry));
     seen.length = 0;
     for (const s of batch) conflictMeasure(s, others[0], recording);
     expect(seen).toHaveLength(2);

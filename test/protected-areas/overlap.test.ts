@@ -1,7 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
-import { DEFAULT_ENGINES, jstsEngine, type OverlayEngine } from "../../src/geo/overlap.js";
+import {
+  DEFAULT_ENGINES,
+  intersection,
+  jstsEngine,
+  OverlayAllowance,
+  type OverlayEngine,
+  OverlayTooIntricateError,
+} from "../../src/geo/overlap.js";
+import {
+  conflictAllowances,
+  protectedAreaAllowances,
+  shareOverlayAllowances,
+} from "../../src/geo/overlay-allowances.js";
+import { SUBJECT_LIMITS } from "../../src/geo/overlay-plan.js";
 import { geometryFromPolygons, polygonsOf } from "../../src/geo/parts.js";
 import type { Position, SourceGeometry } from "../../src/geo/types.js";
 import type { ProtectedArea } from "../../src/model/spatial.js";
@@ -157,6 +170,66 @@ describe("computeUnepOverlap", () => {
 });
 
 /** A wavy ring of `n` vertices around (cx, cy): concave, valid, and far above the clipping threshold. */
+describe("one create request's protected-area overlays are limited together (docs/api.md §8.5)", () => {
+  // A triangle half over each of two areas: its overlaps are not a grid's cells, so sampling shows.
+  const triangle = (): SourceGeometry => ({
+    type: "Polygon",
+    coordinates: [
+      [
+        [0, 0],
+        [1, 0],
+        [0.3, 0.9],
+        [0, 0],
+      ],
+    ],
+  });
+  const parks = [area("1", rect(0.5, -1, 2, 2)), area("2", rect(-1, 0.4, 2, 2))];
+
+  it("past the request's allowance every area is sampled, and the overlap stays within its bounds", () => {
+    const geometry = triangle();
+    const exact = computeUnepOverlap(subjectOf(triangle()), "WDPA", parks);
+    shareOverlayAllowances([geometry]);
+    const allowance = protectedAreaAllowances.of(geometry);
+    expect(() => allowance.spendPositions(SUBJECT_LIMITS.positions + 1)).toThrow(OverlayTooIntricateError);
+    const sampled = computeUnepOverlap(subjectOf(geometry), "WDPA", parks);
+    const subject = subjectOf(geometry);
+    const fractions = sampleOverlapFractions(
+      geometry,
+      parks.map((park) => [park.geometry]),
+      undefined,
+      subject.bbox,
+    );
+    expect(sampled.areaM2).toBeCloseTo(fractions.union * subject.areaM2, 6);
+    expect(sampled.areaM2).not.toBeCloseTo(exact.areaM2, 3);
+    expect(Math.abs(sampled.fraction - exact.fraction)).toBeLessThan(0.03);
+    expect(sampled.areas.map((a) => a.id).sort()).toEqual(["1", "2"]);
+  });
+
+  it("is apart from the conflict checks' allowance: one running out leaves the other exact", () => {
+    const geometry = triangle();
+    const exact = computeUnepOverlap(subjectOf(triangle()), "WDPA", parks);
+    shareOverlayAllowances([geometry]);
+    expect(() => conflictAllowances.of(geometry).spendPositions(SUBJECT_LIMITS.positions + 1)).toThrow(
+      OverlayTooIntricateError,
+    );
+    expect(computeUnepOverlap(subjectOf(geometry), "WDPA", parks)).toEqual(exact);
+  });
+
+  it("once spent, refuses every later overlay before counting it, with the reason it ran out", () => {
+    const allowance = new OverlayAllowance({ positions: 10, edgePairs: 1, beamWork: 1_000 });
+    const square = rect(0, 0, 1, 1);
+    const crossing = rect(0.5, 0.5, 1.5, 1.5);
+    // Two meeting edge pairs: past the limit of one, after counting.
+    expect(() => intersection(square, crossing, undefined, allowance)).toThrow(
+      "polygon intersection not attempted: this source's overlays together came to 2 meeting edge pairs, more than 1",
+    );
+    expect(allowance.exhausted).toBe(true);
+    // Far apart pairs cost nothing; any other is refused with the same reason, positions unspent.
+    expect(intersection(square, rect(5, 5, 6, 6), undefined, allowance)).toBeNull();
+    expect(() => intersection(square, crossing, undefined, allowance)).toThrow("came to 2 meeting edge pairs");
+  });
+});
+
 function wavy(n: number, cx = 0, cy = 0, r0 = 1, waves = 40): Position[] {
   const ring: Position[] = [];
   for (let i = 0; i < n; i++) {
