@@ -123,18 +123,52 @@ export const clipperEngine: OverlayEngine = {
   takesBridges: true,
   intersection: (a, b) => {
     const frame = Frame.around([a, b]);
-    const clipper = new Clipper64();
-    clipper.addSubject(frame.paths(a));
-    clipper.addClip(frame.paths(b));
+    const subject = frame.paths(a);
+    const clip = frame.paths(b);
+    const clipper = new BoundedClipper64(pathsPositions(subject) + pathsPositions(clip));
+    clipper.addSubject(subject);
+    clipper.addClip(clip);
     return frame.polygons(execute(clipper, ClipType.Intersection));
   },
   union: (inputs) => {
     const frame = Frame.around(inputs);
-    const clipper = new Clipper64();
-    clipper.addSubject(inputs.flatMap((polygons) => frame.paths(polygons)));
+    const subject = inputs.flatMap((polygons) => frame.paths(polygons));
+    const clipper = new BoundedClipper64(pathsPositions(subject));
+    clipper.addSubject(subject);
     return frame.polygons(execute(clipper, ClipType.Union));
   },
 };
+
+function pathsPositions(paths: Paths64): number {
+  let positions = 0;
+  for (const path of paths) positions += path.length;
+  return positions;
+}
+
+/**
+ * Clipper64 with its sweep bounded. Each scan-beam starts at a vertex latitude not swept before,
+ * so a sound sweep takes at most one beam per position; on some inputs with near-coincident
+ * vertices clipper2-ts 2.0.1 instead re-inserts scan-lines without end (a field against a clipped
+ * 20,000-position jurisdiction, transposed, spun for minutes; test/geo/clipper-engine.test.ts). Past
+ * twice that many beams the sweep is stopped and the overlay reported failed, so the next engine
+ * decides. The beams are counted where the sweep records each one's bottom (`currentBotY`, which
+ * ClipperBase sets once a beam), the one hook its TypeScript declarations leave open.
+ */
+class BoundedClipper64 extends Clipper64 {
+  constructor(positions: number) {
+    super();
+    let beams = 0;
+    const maxBeams = 2 * positions + 16;
+    let bottom = 0;
+    Object.defineProperty(this, "currentBotY", {
+      get: () => bottom,
+      set: (y: number) => {
+        bottom = y;
+        if (++beams > maxBeams) this.succeeded = false;
+      },
+    });
+  }
+}
 
 function execute(clipper: Clipper64, operation: ClipType): Paths64 {
   const solution: Paths64 = [];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { clipperEngine } from "../../src/geo/clipper-engine.js";
-import { jstsEngine } from "../../src/geo/overlay-engines.js";
+import { jstsEngine, polyclipEngine } from "../../src/geo/overlay-engines.js";
 import { geometryFromPolygons } from "../../src/geo/parts.js";
 import type { PolygonCoordinates, Position } from "../../src/geo/types.js";
 import { checkGeometry } from "../../src/geo/validity.js";
@@ -96,5 +96,40 @@ describe("clipperEngine against JTS", () => {
       if (expected > 0) compared++;
     }
     expect(compared).toBeGreaterThan(300);
+  });
+});
+
+describe("clipperEngine's bounded sweep", () => {
+  // A field's square against a 20,000-position jurisdiction clipped to the square's box (its
+  // zero-width bridge leaves two vertices 6e-17 apart), x and y swapped: clipper2-ts 2.0.1 spun
+  // on it without end, re-inserting scan-lines.
+  const clippedJurisdiction: PolygonCoordinates = [
+    [
+      [0.42135595910297713, -0.23425120388902732],
+      [0.42135595910297713, -0.24025120388902732],
+      [0.42135595910297713, -0.24025120388902726],
+      [0.42135595910297713, -0.23439517273748767],
+      [0.4238857192083818, -0.2356411453930397],
+      [0.4266569460497117, -0.2370062606705104],
+      [0.42735595910297713, -0.2373506260193038],
+      [0.42735595910297713, -0.23425120388902726],
+      [0.42135595910297713, -0.23425120388902732],
+    ],
+  ];
+  const [x, y, size] = [0.42185595910297713, -0.23975120388902726, 0.005];
+  const field: PolygonCoordinates = [ring(x, y, x + size, y + size)];
+  const swapped = (rings: PolygonCoordinates): PolygonCoordinates =>
+    rings.map((r) => r.map(([a, b]): Position => [b, a]).reverse());
+
+  it("stops a sweep that would not end, reporting the overlay failed, and leaves sound ones alone", () => {
+    const started = performance.now();
+    expect(() => clipperEngine.intersection([swapped(clippedJurisdiction)], [swapped(field)])).toThrow(
+      "Clipper2 could not complete the overlay",
+    );
+    expect(performance.now() - started).toBeLessThan(1_000);
+    // The same overlay unswapped completes, with the polyclip-ts's area.
+    const common = clipperEngine.intersection([clippedJurisdiction], [field]);
+    expect(area(common)).toBeCloseTo(area(polyclipEngine.intersection([clippedJurisdiction], [field])), 0);
+    expect(area(common)).toBeGreaterThan(0);
   });
 });
