@@ -21,6 +21,16 @@ export function isServableHost(host: string | undefined): boolean {
   return host === undefined || host === "" || HOST.test(host);
 }
 
+/**
+ * Whether every authority a request names may be served: over HTTP/2 both `:authority` and a
+ * `host` header may come, and readers differ on which wins (Fastify's `request.host` takes `host`,
+ * Node's and Connect's `:authority`), so both are checked.
+ */
+export function servableAuthorities(headers: { host?: string; ":authority"?: string | string[] }): boolean {
+  const authority = headers[":authority"];
+  return isServableHost(headers.host) && isServableHost(Array.isArray(authority) ? authority.join(",") : authority);
+}
+
 /** The refusal of an RPC whose Host is not a host[:port], in the caller's protocol. */
 export function malformedHostError(): ConnectError {
   return new ConnectError(MALFORMED_HOST, Code.InvalidArgument);
@@ -37,7 +47,7 @@ export function refuseMalformedHost(
   sendRpc: (request: FastifyRequest, reply: FastifyReply, error: ConnectError) => FastifyReply,
 ): void {
   app.addHook("onRequest", (request, reply, done) => {
-    if (isServableHost(request.host as string | undefined)) return done();
+    if (servableAuthorities(request.headers as Parameters<typeof servableAuthorities>[0])) return done();
     discardBody(request, reply);
     if (isRpc(request)) {
       sendRpc(request, reply, malformedHostError());

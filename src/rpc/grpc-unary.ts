@@ -26,7 +26,7 @@ import { type Compression, compressedFlag, compressionNegotiate } from "@connect
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { principalKey } from "../auth/principal.js";
 import { type EarlyChecks, runEarlyChecks } from "../http/early-auth.js";
-import { isServableHost, malformedHostError } from "../http/host-check.js";
+import { malformedHostError, servableAuthorities } from "../http/host-check.js";
 import type { RequestObserver } from "../http/metrics.js";
 import { PROBLEM_CONTENT_TYPE } from "../http/problem.js";
 import { bodyDeadlineProblem } from "../http/request-deadline.js";
@@ -139,7 +139,7 @@ class LeanCall {
   async run(): Promise<void> {
     const { headers, target, options } = this;
     // The Host check of every request (http/host-check.ts), in this path's error form.
-    if (!isServableHost(single(headers[":authority"]) ?? single(headers.host) ?? undefined)) {
+    if (!servableAuthorities(headers)) {
       this.#refuse(malformedHostError());
       return;
     }

@@ -582,6 +582,15 @@ describe("raw HTTP/2: the lean path and Connect's answer byte for byte alike", (
         "grpc-message": encodeURIComponent(MALFORMED_HOST),
       });
     }
+    // Both an :authority and a host header: each is checked, whichever a reader takes.
+    for (const headers of [
+      { ":authority": "localhost", host: "a!b.example" },
+      { ":authority": "a!b.example", host: "localhost" },
+      { ":authority": "[fe80::1%25eth0]", host: "localhost" },
+    ]) {
+      const refused = await bothRaw(`${PRODUCTION}/GetSource`, request, headers);
+      expect(refused.trailers?.["grpc-status"], JSON.stringify(headers)).toBe("3");
+    }
     const literal = await bothRaw(`${PRODUCTION}/GetSource`, request, { ":authority": "[::1]:8080" });
     expect(literal.trailers?.["grpc-status"]).toBe("0");
   });
