@@ -1,5 +1,6 @@
 import { geodesicAreaM2 } from "./area.js";
 import { boundingBox, boxesIntersect } from "./bbox.js";
+import { boundaryIndexOf } from "./boundary-index.js";
 import { CLIP_MIN_POSITIONS, nearParts } from "./clip.js";
 import { DEFAULT_ENGINES, type OverlayEngine } from "./overlay-engines.js";
 import { OverlayFailedError, type OverlayOperation, OverlayTooIntricateError } from "./overlay-errors.js";
@@ -50,6 +51,12 @@ export function intersection(
   const boxB = boxOf(b);
   // Most pairs a conflict scan looks at are far apart; no engine needs to see those.
   if (!boxesIntersect(boxA, boxB)) return null;
+  // A small input wholly inside or outside a large one needs no overlay (boundary-index.ts).
+  const settled = containedIn(a, b) ?? containedIn(b, a);
+  if (settled !== undefined) {
+    allowance?.spendPositions(Math.min(positionsOf(a), positionsOf(b)));
+    return settled;
+  }
   allowance?.spendPositions(positionsOf(a) + positionsOf(b));
   // Clipping leaves zero-width bridges, which only some engines take.
   const mayClip = engines.some((engine) => engine.takesBridges);
@@ -65,6 +72,23 @@ export function intersection(
       engine.intersection(first, second),
     ),
   );
+}
+
+/**
+ * a ∩ b when b lies wholly inside or wholly outside a large a: b itself, or null. Undefined when
+ * a is small, is in its first overlay (its boundary is indexed from its second, boundaryIndexOf),
+ * or its boundary comes near b's box. Exact: a's boundary does not meet b's box, so every point of
+ * the box is on one side of it, and one of b's positions tells which.
+ */
+function containedIn(a: SourceGeometry, b: SourceGeometry): SourceGeometry | null | undefined {
+  if (positionsOf(a) <= CLIP_MIN_POSITIONS) return undefined;
+  const index = boundaryIndexOf(a);
+  if (index === undefined || index.nearBox(boxOf(b))) return undefined;
+  return index.contains(firstPosition(b)) ? b : null;
+}
+
+function firstPosition(g: SourceGeometry): Position {
+  return g.type === "Polygon" ? g.coordinates[0][0] : g.coordinates[0][0][0];
 }
 
 /**

@@ -113,8 +113,10 @@ export function orientationFor(kind: SweepKind, plan: OverlayPlan): { transposed
     return null;
   }
   const { alongX, alongY } = plan.chainPairs;
-  // Transposed only when it clearly pays, so that ordinary inputs keep the engines' usual orientation.
-  const transposed = alongX > 10_000 && 2 * alongY < alongX;
+  // Transposed only when it clearly pays or is the only way within the limit, so that ordinary
+  // inputs keep the engines' usual orientation.
+  const transposed =
+    (alongX > 10_000 && 2 * alongY < alongX) || (alongX > limits.chainPairs && alongY <= limits.chainPairs);
   return (transposed ? alongY : alongX) <= limits.chainPairs ? { transposed } : null;
 }
 
@@ -323,7 +325,8 @@ export class OverlayAllowance {
     if (this.#edgePairs > this.limits.edgePairs) {
       this.refuse(this.came(`${this.#edgePairs.toLocaleString("en-US")} meeting edge pairs`, this.limits.edgePairs));
     }
-    this.#beamWork += beamSweepWork(plan);
+    // Clipper2's work, when it may run: past its limits a fallback runs, within limits of its own.
+    if (orientationFor("beams", plan) !== null) this.#beamWork += beamSweepWork(plan);
     if (this.#beamWork > this.limits.beamWork) {
       this.refuse(this.came(`${this.#beamWork.toLocaleString("en-US")} units of scan-beam work`, this.limits.beamWork));
     }

@@ -205,5 +205,12 @@ describe("orientationFor", () => {
     expect(orientationFor("chains", plan({ chainPairs: { alongX: chains + 1, alongY: 5 } }))).toEqual({
       transposed: true,
     });
+    // Turned when that is the only way within the limit, though it does not halve the sweep.
+    expect(orientationFor("chains", plan({ chainPairs: { alongX: chains + 1, alongY: chains } }))).toEqual({
+      transposed: true,
+    });
+    expect(orientationFor("chains", plan({ chainPairs: { alongX: 15_000, alongY: 10_000 } }))).toEqual({
+      transposed: false,
+    });
   });
 });

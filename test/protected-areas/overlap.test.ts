@@ -14,7 +14,7 @@ import {
   protectedAreaAllowances,
   shareOverlayAllowances,
 } from "../../src/geo/overlay-allowances.js";
-import { SUBJECT_LIMITS } from "../../src/geo/overlay-plan.js";
+import { BEAM_SWEEP_LIMITS, type OverlayPlan, SUBJECT_LIMITS } from "../../src/geo/overlay-plan.js";
 import { geometryFromPolygons, polygonsOf } from "../../src/geo/parts.js";
 import type { Position, SourceGeometry } from "../../src/geo/types.js";
 import type { ProtectedArea } from "../../src/model/spatial.js";
@@ -213,6 +213,23 @@ describe("one create request's protected-area overlays are limited together (doc
       OverlayTooIntricateError,
     );
     expect(computeUnepOverlap(subjectOf(geometry), "WDPA", parks)).toEqual(exact);
+  });
+
+  it("charges Clipper2's work only for overlays Clipper2 may run", () => {
+    const allowance = new OverlayAllowance({ positions: 1_000_000, edgePairs: 1_000, beamWork: 100 });
+    const plan = (beamVisits: number): OverlayPlan => ({
+      chainPairs: { alongX: 10, alongY: 10 },
+      beamVisits: { alongX: beamVisits, alongY: beamVisits },
+      edgePairs: 1,
+      positions: 10,
+      partPairs: 1,
+      holeWork: 0,
+    });
+    // Past Clipper2's limit (a fallback runs): nothing of its work is charged, however often.
+    for (let i = 0; i < 3; i++) allowance.spendPlan(plan(BEAM_SWEEP_LIMITS.work));
+    expect(allowance.exhausted).toBe(false);
+    // Within it: 10 + 8 × 12 = 106 units, past the 100 allowed.
+    expect(() => allowance.spendPlan(plan(12))).toThrow("came to 106 units of scan-beam work, more than 100");
   });
 
   it("once spent, refuses every later overlay before counting it, with the reason it ran out", () => {
