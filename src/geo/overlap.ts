@@ -5,7 +5,7 @@ import { CLIP_MIN_POSITIONS, nearParts } from "./clip.js";
 import { DEFAULT_ENGINES, type OverlayEngine } from "./overlay-engines.js";
 import { OverlayFailedError, type OverlayOperation, OverlayTooIntricateError } from "./overlay-errors.js";
 import { type OverlayAllowance, type OverlayPlan, orientationFor, planOverlay } from "./overlay-plan.js";
-import { countPositions, geometryFromPolygons, polygonsOf } from "./parts.js";
+import { countPositions, firstPosition, geometryFromPolygons, polygonsOf } from "./parts.js";
 import type { BoundingBox, PolygonCoordinates, Position, SourceGeometry } from "./types.js";
 
 export {
@@ -87,10 +87,6 @@ function containedIn(a: SourceGeometry, b: SourceGeometry): SourceGeometry | nul
   return index.contains(firstPosition(b)) ? b : null;
 }
 
-function firstPosition(g: SourceGeometry): Position {
-  return g.type === "Polygon" ? g.coordinates[0][0] : g.coordinates[0][0][0];
-}
-
 /**
  * What of `g` can meet a geometry whose box is `box` (nearParts), when it has more than
  * CLIP_MIN_POSITIONS positions (counted once per geometry object, measuredOf). A field under a
@@ -168,7 +164,8 @@ function boxOf(g: SourceGeometry): BoundingBox {
   return measuredOf(g).box;
 }
 
-function positionsOf(g: SourceGeometry): number {
+/** A geometry's positions, counted once per geometry object. */
+export function positionsOf(g: SourceGeometry): number {
   return measuredOf(g).positions;
 }
 

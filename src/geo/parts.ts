@@ -1,4 +1,4 @@
-import type { PolygonCoordinates, SourceGeometry } from "./types.js";
+import type { PolygonCoordinates, Position, SourceGeometry } from "./types.js";
 
 /** Treats a Polygon as a one-part MultiPolygon so callers handle both shapes with one loop. */
 export function polygonsOf(g: SourceGeometry): PolygonCoordinates[] {
@@ -17,4 +17,9 @@ export function countPositions(g: SourceGeometry): number {
   let n = 0;
   for (const rings of polygonsOf(g)) for (const ring of rings) n += ring.length;
   return n;
+}
+
+/** A geometry's first position (its first part's exterior ring's first). */
+export function firstPosition(g: SourceGeometry): Position {
+  return g.type === "Polygon" ? g.coordinates[0][0] : g.coordinates[0][0][0];
 }

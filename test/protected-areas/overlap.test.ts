@@ -170,6 +170,32 @@ describe("computeUnepOverlap", () => {
 });
 
 /** A wavy ring of `n` vertices around (cx, cy): concave, valid, and far above the clipping threshold. */
+describe("a large protected area met again: sources its boundary stays away from are settled without clipping", () => {
+  it("a source wholly inside has all of its area in it, one wholly outside none, exactly; near the boundary, JTS's area", () => {
+    const coast: Position[] = [];
+    for (let i = 0; i < 3_000; i++) {
+      const angle = (2 * Math.PI * i) / 3_000;
+      const r = 1 + 0.05 * Math.sin(angle * 60);
+      coast.push([r * Math.cos(angle), r * Math.sin(angle)]);
+    }
+    coast.push(coast[0]);
+    const park = area("wiggly", { type: "Polygon", coordinates: [coast] });
+    const fields = [
+      ...Array.from({ length: 20 }, (_, i) => rect(-0.5 + i * 0.05, 0, -0.48 + i * 0.05, 0.02)),
+      rect(1.2, 0, 1.22, 0.02),
+      rect(0.99, -0.01, 1.01, 0.01),
+    ];
+    for (const [i, field] of fields.entries()) {
+      const subject = subjectOf(field);
+      const result = computeUnepOverlap(subject, "WDPA", [park]);
+      if (i === 0) continue; // the area's first use: an ordinary overlay
+      if (i < 20) expect(result.areaM2).toBe(subject.areaM2);
+      else if (i === 20) expect(result.overlaps).toBe(false);
+      else expect(result.areaM2).toBeCloseTo(jtsArea(park.geometry, field), 0);
+    }
+  });
+});
+
 describe("one create request's protected-area overlays are limited together (docs/api.md §8.5)", () => {
   // A triangle half over each of two areas: its overlaps are not a grid's cells, so sampling shows.
   const triangle = (): SourceGeometry => ({
