@@ -41,7 +41,7 @@ import { productionIds, sandboxIds } from "./ledger/ids.js";
 import { createLedger } from "./ledger/ledger.js";
 import { shortened } from "./ledger/preview.js";
 import type { ConflictPolicy } from "./model/spatial.js";
-import { unepOverlapPolicy } from "./protected-areas/overlap.js";
+import { countedUnepOverlapPolicy } from "./protected-areas/overlap.js";
 import { rpcProtocolOf, withAnswerStatus } from "./rpc/answer-status.js";
 import { preEncodedSourceAnswers } from "./rpc/binary-answers.js";
 import { COMPRESS_MIN_BYTES, RPC_COMPRESSIONS } from "./rpc/compression.js";
@@ -242,7 +242,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     overrides.store ??
     (await openProductionStore(
       config,
-      { conflictPolicy: countedConflictPolicy(metrics), protectedAreaPolicy: unepOverlapPolicy },
+      {
+        conflictPolicy: countedConflictPolicy(metrics),
+        protectedAreaPolicy: countedUnepOverlapPolicy(() => metrics.protectedAreaOverlapsSampled.inc()),
+      },
       {
         onGroupCommit: (requests, sources) => {
           metrics.groupCommitRequests.observe(requests);

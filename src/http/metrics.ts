@@ -40,6 +40,7 @@ export class ServiceMetrics {
   readonly conflictChecks: Counter<"result">;
   readonly overlayFailures: Counter<"engine">;
   readonly overlaysTooIntricate: Counter;
+  readonly protectedAreaOverlapsSampled: Counter;
   readonly rateLimited: Counter<"kind">;
   readonly jwksFetches: Counter<"outcome">;
 
@@ -93,6 +94,11 @@ export class ServiceMetrics {
     this.overlaysTooIntricate = new Counter({
       name: "source_ledger_overlays_too_intricate_total",
       help: "Conflict-check overlays not attempted because counting showed them past the overlay limits (docs/api.md §8.2); each such pair is flagged.",
+      registers,
+    });
+    this.protectedAreaOverlapsSampled = new Counter({
+      name: "source_ledger_protected_area_overlaps_sampled_total",
+      help: "Protected-area overlaps estimated by sampling (docs/api.md §8.3): an overlay failed in every engine, or was past the overlay limits or the create request's allowance (§8.5).",
       registers,
     });
     this.rateLimited = new Counter({

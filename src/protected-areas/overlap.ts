@@ -177,6 +177,7 @@ export function computeUnepOverlap(
   dataset: string,
   candidates: readonly ProtectedArea[],
   engines: OverlapEngines = DEFAULT_OVERLAP_ENGINES,
+  onSampled?: () => void,
 ): UnepOverlapRecord {
   // One create request's protected-area overlays share an allowance (docs/api.md §8.5); past it,
   // the areas still unmeasured are sampled.
@@ -192,6 +193,7 @@ export function computeUnepOverlap(
         )
       : null;
   if (unknown.length > 0 || total === null) {
+    onSampled?.();
     const sampled = sampleOverlapFractions(
       subject.geometry,
       results.map((r) => r.group.parcels.map((p) => p.near)),
@@ -228,7 +230,13 @@ export function computeUnepOverlap(
   return { dataset, overlaps: areaM2 > 0, areaM2, fraction, areas };
 }
 
-/** The policy the production stores apply. */
-export const unepOverlapPolicy: ProtectedAreaPolicy = {
-  overlap: (subject, dataset, candidates) => computeUnepOverlap(subject, dataset, candidates),
-};
+/** The policy the production stores apply; `onSampled` is told of each overlap estimated by sampling. */
+export function countedUnepOverlapPolicy(onSampled: () => void): ProtectedAreaPolicy {
+  return {
+    overlap: (subject, dataset, candidates) =>
+      computeUnepOverlap(subject, dataset, candidates, DEFAULT_OVERLAP_ENGINES, onSampled),
+  };
+}
+
+/** The policy without a count (the CLI, tests and the bench). */
+export const unepOverlapPolicy: ProtectedAreaPolicy = countedUnepOverlapPolicy(() => {});

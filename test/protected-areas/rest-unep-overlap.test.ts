@@ -9,6 +9,7 @@ import { geodesicAreaM2 } from "../../src/geo/area.js";
 import type { PolygonGeometry } from "../../src/geo/types.js";
 import { importProtectedAreas } from "../../src/protected-areas/import.js";
 import { openSqliteProtectedAreaLayers } from "../../src/store/sqlite/index.js";
+import { zigzag } from "../geo/fixtures.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { featureCollection, type Json, paFeature, rect, tempDir } from "./fixtures.js";
 
@@ -62,6 +63,8 @@ const layer = featureCollection([
     IUCN_CAT: "Not Applicable",
   }),
   paFeature(3, null),
+  // Far from the others: a zig-zag that a source laid across it meets at over 400,000 edge pairs.
+  paFeature(4, zigzag(100, 0, 0.1, 4_000, 0.2), { NAME: "Zig-zag Reserve" }),
 ]);
 
 const halfOfUnitSquare = geodesicAreaM2(rect(0.5, 0, 1, 1));
@@ -122,6 +125,25 @@ describe("unep_overlap over REST", () => {
       fraction: 0,
       areas: [],
     });
+  });
+
+  it("an overlap past the overlay limits is sampled and counted in /metrics, and still found", async () => {
+    const sampled = async () => {
+      const text = await (await server.request("GET", "/metrics")).text();
+      return Number(/^source_ledger_protected_area_overlaps_sampled_total (\d+)$/m.exec(text)?.[1]);
+    };
+    expect(await sampled()).toBe(0);
+    const across = zigzag(100, 0, 0.1, 4_000, 0.2, true);
+    const { unep_overlap: overlap } = await create(across);
+    expect(overlap).toMatchObject({
+      dataset: "WDPA Test",
+      overlaps: true,
+      areas: [{ id: "4", name: "Zig-zag Reserve" }],
+    });
+    // The two zig-zags share about half of each: a 64 × 64 sample is within a few percent of it.
+    expect((overlap as { fraction: number }).fraction).toBeGreaterThan(0.3);
+    expect((overlap as { fraction: number }).fraction).toBeLessThan(0.7);
+    expect(await sampled()).toBe(1);
   });
 
   it("the sandbox stays null with a layer loaded", async () => {
