@@ -2,7 +2,12 @@ import { type Server as HttpServer, maxHeaderSize } from "node:http";
 import type { Socket } from "node:net";
 import type { Interceptor } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerFactory } from "fastify";
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerFactory,
+} from "fastify";
 import { SandboxSourceLedgerService, SourceLedgerService } from "../gen/sourceledger/v2/source_ledger_pb.js";
 import { createAuthenticator } from "./auth/authenticate.js";
 import { createAuthInterceptor, scopeForMethod } from "./auth/interceptor.js";
@@ -172,13 +177,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const rpcMethods = rpcMethodsByPath(served);
   const tokenRpcMethods = rpcMethodsByPath(api);
   installRequestIdEcho(app);
-  // An RPC (a method Connect serves, or any gRPC call) is refused in its own protocol's error form.
-  refuseMalformedHost(
-    app,
-    (request) =>
-      rpcMethods.has(request.url.split("?")[0]) || rpcProtocolOf(request.headers["content-type"]) !== "connect",
-    sendRpcError,
-  );
+  // An RPC (a POST or GET of a method Connect serves, or any gRPC call) is refused in its own
+  // protocol's error form; anything else (an OPTIONS on an RPC path) in problem details.
+  const isRpcCall = (request: FastifyRequest) =>
+    ((request.method === "POST" || request.method === "GET") && rpcMethods.has(request.url.split("?")[0])) ||
+    rpcProtocolOf(request.headers["content-type"]) !== "connect";
+  refuseMalformedHost(app, isRpcCall, sendRpcError);
   installExpectContinue(app);
   clientErrors = createClientErrorHandler(app.log, clientErrorCounts);
   // Timeouts and caps (docs/api.md §1.2): headers and connections on the server, the body deadline

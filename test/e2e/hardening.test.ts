@@ -203,10 +203,10 @@ describe("hardening against hostile input", () => {
 
   it("a Host that is not a host[:port] on an RPC is invalid_argument in the caller's protocol, before the token", async () => {
     const { port } = new URL(server.baseUrl);
-    const raw = (path: string, contentType: string) =>
+    const raw = (path: string, contentType: string, method = "POST") =>
       new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
         const req = httpRequest(
-          { host: "127.0.0.1", port, path, method: "POST", headers: { host: "a b", "content-type": contentType } },
+          { host: "127.0.0.1", port, path, method, headers: { host: "a b", "content-type": contentType } },
           (res) => {
             let body = "";
             res.on("data", (chunk) => (body += chunk));
@@ -223,10 +223,15 @@ describe("hardening against hostile input", () => {
     const grpcWeb = await raw(method, "application/grpc-web+proto");
     expect(grpcWeb.status).toBe(200);
     expect(grpcWeb.headers).toMatchObject({ "grpc-status": "3", "grpc-message": encodeURIComponent(MALFORMED_HOST) });
-    // A REST route keeps problem details.
-    const rest = await raw("/sources", "application/json");
-    expect(rest.status).toBe(400);
-    expect(JSON.parse(rest.body)).toMatchObject({ code: "invalid_argument", detail: MALFORMED_HOST });
+    // A REST route keeps problem details, and so does an OPTIONS on an RPC path (no RPC call).
+    for (const [path, verb] of [
+      ["/sources", "POST"],
+      [method, "OPTIONS"],
+    ]) {
+      const refused = await raw(path, "application/json", verb);
+      expect(refused.status).toBe(400);
+      expect(JSON.parse(refused.body)).toMatchObject({ code: "invalid_argument", detail: MALFORMED_HOST });
+    }
   });
 
   it("Expect: 100-continue gets 100 only once the token passed; another expectation is ignored, not a bare 417", async () => {
