@@ -53,8 +53,10 @@ class Frame {
             y: Math.round((ring[i][1] - this.originY) * this.scale),
           });
         }
-        if ((index === 0) !== doubledArea(path) > 0) path.reverse();
-        paths.push(path);
+        const cleaned = withoutCollinear(path);
+        if (cleaned.length === 0) return;
+        if ((index === 0) !== doubledArea(cleaned) > 0) cleaned.reverse();
+        paths.push(cleaned);
       });
     }
     return paths;
@@ -103,6 +105,51 @@ class Frame {
   }
 }
 
+/**
+ * The path without its vertices that lie exactly on the line through their neighbours: straight
+ * runs' inner vertices, repeated positions, and the tips of zero-width spikes (a run that goes out
+ * and back along one line, as a clip's bridges and near-coincident vertices leave). None encloses
+ * area, so the region is the same; clipper2-ts 2.0.1 returned wrong areas (even negative ones) and
+ * once swept without end on such runs along its scan-lines (test/geo/clipper-engine.test.ts).
+ * Empty when nothing with area is left.
+ */
+function withoutCollinear(path: Path64): Path64 {
+  const kept: Path64 = [];
+  for (const point of path) {
+    while (kept.length >= 2 && collinear(kept[kept.length - 2], kept[kept.length - 1], point)) kept.pop();
+    kept.push(point);
+  }
+  // Around the closing vertex, where the ring ends and starts again.
+  for (let trimmed = true; trimmed && kept.length >= 3; ) {
+    trimmed = false;
+    if (collinear(kept[kept.length - 2], kept[kept.length - 1], kept[0])) {
+      kept.pop();
+      trimmed = true;
+    } else if (collinear(kept[kept.length - 1], kept[0], kept[1])) {
+      kept.shift();
+      trimmed = true;
+    }
+  }
+  return kept.length >= 3 ? kept : [];
+}
+
+/**
+ * Whether b lies on the line through a and c, exactly. Coordinates are integers within ±2⁵², so
+ * their differences are exact doubles; the cross product's two terms are rounded, so a clearly
+ * non-zero difference (beyond their rounding) settles it, and only near-collinear triples are
+ * multiplied out in BigInt.
+ */
+function collinear(a: { x: number; y: number }, b: { x: number; y: number }, c: { x: number; y: number }): boolean {
+  const ux = b.x - a.x;
+  const uy = b.y - a.y;
+  const vx = c.x - b.x;
+  const vy = c.y - b.y;
+  const p = ux * vy;
+  const q = uy * vx;
+  if (Math.abs(p - q) > (Math.abs(p) + Math.abs(q)) * 2 ** -50) return false;
+  return BigInt(ux) * BigInt(vy) === BigInt(uy) * BigInt(vx);
+}
+
 /** A whole degree from which every value in [min, max] is an exact difference (Frame). */
 function origin(min: number, max: number): number {
   if (min >= 1) return Math.floor(min);
@@ -146,15 +193,17 @@ function pathsPositions(paths: Paths64): number {
 }
 
 /**
- * Clipper64 with its sweep bounded. Each scan-beam starts at a vertex latitude not swept before,
- * so a sound sweep takes at most one beam per position; on some inputs with near-coincident
- * vertices clipper2-ts 2.0.1 instead re-inserts scan-lines without end (a field against a clipped
- * 20,000-position jurisdiction, transposed, spun for minutes; test/geo/clipper-engine.test.ts). Past
- * twice that many beams the sweep is stopped and the overlay reported failed, so the next engine
- * decides. The beams are counted where the sweep records each one's bottom (`currentBotY`, which
- * ClipperBase sets once a beam), the one hook its TypeScript declarations leave open.
+ * Clipper64 with its sweep bounded. Each scan-beam starts at a vertex latitude below the last one
+ * (the sweep runs from the largest y down), so a sound sweep takes at most one beam per position.
+ * On some inputs with near-coincident vertices clipper2-ts 2.0.1 instead turned back and swept the
+ * same beams without end (a field against a clipped 20,000-position jurisdiction, transposed, spun
+ * for minutes; test/geo/clipper-engine.test.ts); withoutCollinear now removes what led it there,
+ * and this stays as the backstop. A sweep that turns back, or passes twice as many beams as
+ * positions, is stopped and the overlay reported failed, so the next engine decides. The beams are
+ * counted where the sweep records each one's bottom (`currentBotY`, which ClipperBase sets once a
+ * beam), the one hook its TypeScript declarations leave open.
  */
-class BoundedClipper64 extends Clipper64 {
+export class BoundedClipper64 extends Clipper64 {
   constructor(positions: number) {
     super();
     let beams = 0;
@@ -163,8 +212,10 @@ class BoundedClipper64 extends Clipper64 {
     Object.defineProperty(this, "currentBotY", {
       get: () => bottom,
       set: (y: number) => {
+        // The sweep runs from the largest y down: a beam starting at a larger y than the last one
+        // has turned back (the first set is the reset to 0, the second the first beam).
+        if ((++beams > 2 && y > bottom) || beams > maxBeams) this.succeeded = false;
         bottom = y;
-        if (++beams > maxBeams) this.succeeded = false;
       },
     });
   }
