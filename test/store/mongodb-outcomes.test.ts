@@ -11,6 +11,7 @@
  * - a commit whose outcome is unknown is decided by reading the request's own ids: 201 or 503.
  * The small fake of the driver's surface lives in this test only; the product never fakes MongoDB.
  */
+
 import dns from "node:dns";
 import { createRequire } from "node:module";
 import net, { type AddressInfo } from "node:net";
@@ -31,6 +32,8 @@ import {
   type WriteError,
 } from "mongodb";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { OverlayAllowance } from "../../src/geo/overlap.js";
+import { conflictAllowances } from "../../src/geo/overlay-allowances.js";
 import { conflictPolicy } from "../../src/ledger/conflict.js";
 import { runCli } from "../../src/protected-areas/cli.js";
 import { toDocument } from "../../src/store/mongodb/documents.js";
@@ -625,6 +628,21 @@ describe("a commit whose outcome is unknown is decided by reading the request's 
     await expect(driver.store().insertMany([makeRecord()])).resolves.toHaveLength(1);
     expect(driver.attempts).toBe(2);
     expect(driver.callsTo("sources", "find")).toEqual([]);
+  });
+
+  it("each attempt of a create's transaction measures its overlays under an allowance of its own", async () => {
+    const driver = fake();
+    const record = makeRecord();
+    const seen: OverlayAllowance[] = [];
+    driver.on("sources.insertMany", () => {
+      seen.push(conflictAllowances.of(record.geometry));
+      return { acknowledged: true };
+    });
+    driver.commitFailures.push(commitWriteConflict);
+    await expect(driver.store({ policy: true }).insertMany([record])).resolves.toHaveLength(1);
+    expect(driver.attempts).toBe(2);
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).not.toBe(seen[0]);
   });
 
   it("the reads themselves failing leaves the outcome unknown: 503", async () => {

@@ -14,6 +14,7 @@ import {
   MongoNotConnectedError,
   MongoTopologyClosedError,
 } from "mongodb";
+import { conflictAllowances } from "../../geo/overlay-allowances.js";
 import type { Change, ConflictMeasure, SourceConflict, SourceEvent } from "../../model/history.js";
 import type { ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
@@ -764,6 +765,9 @@ export class MongoSourceStore implements SourceStore {
     policy: ConflictPolicy,
     session: ClientSession,
   ): Promise<SourceRecord[]> {
+    // withTransaction runs this again after a transient failure: each attempt measures the overlays
+    // afresh, under an allowance of its own (docs/api.md §8.5), not what an aborted attempt left.
+    conflictAllowances.share(requested.map((record) => record.geometry));
     let candidates: StoredSubject[] = [];
     const records = await this.guardBatch(requested, session, async () => {
       const stored = new Map<string, StoredSubject>();
