@@ -1,5 +1,6 @@
 import { Clipper, Clipper64, ClipType, FillRule, type Path64, type Paths64, PointInPolygonResult } from "clipper2-ts";
 import { boundingBox } from "./bbox.js";
+import { orient } from "./intersects.js";
 import type { OverlayEngine } from "./overlay-engines.js";
 import type { PolygonCoordinates, Position } from "./types.js";
 
@@ -133,21 +134,9 @@ function withoutCollinear(path: Path64): Path64 {
   return kept.length >= 3 ? kept : [];
 }
 
-/**
- * Whether b lies on the line through a and c, exactly. Coordinates are integers within ±2⁵², so
- * their differences are exact doubles; the cross product's two terms are rounded, so a clearly
- * non-zero difference (beyond their rounding) settles it, and only near-collinear triples are
- * multiplied out in BigInt.
- */
+/** Whether b lies on the line through a and c, exactly (orient's sign is exact). */
 function collinear(a: { x: number; y: number }, b: { x: number; y: number }, c: { x: number; y: number }): boolean {
-  const ux = b.x - a.x;
-  const uy = b.y - a.y;
-  const vx = c.x - b.x;
-  const vy = c.y - b.y;
-  const p = ux * vy;
-  const q = uy * vx;
-  if (Math.abs(p - q) > (Math.abs(p) + Math.abs(q)) * 2 ** -50) return false;
-  return BigInt(ux) * BigInt(vy) === BigInt(uy) * BigInt(vx);
+  return orient(a.x, a.y, b.x, b.y, c.x, c.y) === 0;
 }
 
 /** A whole degree from which every value in [min, max] is an exact difference (Frame). */

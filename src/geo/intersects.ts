@@ -270,7 +270,7 @@ const NODE_SIZE = 16;
  * neighbouring segments close, so groups of NODE_SIZE consecutive segments make tight boxes
  * without sorting, and a query costs O(log n + hits) instead of O(n).
  */
-class SegmentIndex {
+export class SegmentIndex {
   /** ax, ay, bx, by per segment. */
   private readonly ends: Float64Array;
   /** levels[0]: minX, minY, maxX, maxY per segment; levels[k]: one box per NODE_SIZE boxes of levels[k - 1]. */
@@ -422,7 +422,7 @@ const SPLITTER = 2 ** 27 + 1;
  * Positive when c lies left of a→b, negative when right, zero when on the line; the sign is
  * exact (Shewchuk's filter, then an exact expansion sum when the double result is too close to 0).
  */
-function orient(ax: number, ay: number, bx: number, by: number, cx: number, cy: number): number {
+export function orient(ax: number, ay: number, bx: number, by: number, cx: number, cy: number): number {
   const left = (ax - cx) * (by - cy);
   const right = (ay - cy) * (bx - cx);
   const det = left - right;

@@ -52,7 +52,7 @@ export function intersection(
   // Most pairs a conflict scan looks at are far apart; no engine needs to see those.
   if (!boxesIntersect(boxA, boxB)) return null;
   // A small input wholly inside or outside a large one needs no overlay (boundary-index.ts).
-  const settled = containedIn(a, b) ?? containedIn(b, a);
+  const settled = settledIntersection(a, b) ?? settledIntersection(b, a);
   if (settled !== undefined) {
     allowance?.spendPositions(Math.min(positionsOf(a), positionsOf(b)));
     return settled;
@@ -80,11 +80,12 @@ export function intersection(
  * or its boundary comes near b's box. Exact: a's boundary does not meet b's box, so every point of
  * the box is on one side of it, and one of b's positions tells which.
  */
-function containedIn(a: SourceGeometry, b: SourceGeometry): SourceGeometry | null | undefined {
+export function settledIntersection(a: SourceGeometry, b: SourceGeometry): SourceGeometry | null | undefined {
   if (positionsOf(a) <= CLIP_MIN_POSITIONS) return undefined;
   const index = boundaryIndexOf(a);
-  if (index === undefined || index.nearBox(boxOf(b))) return undefined;
-  return index.contains(firstPosition(b)) ? b : null;
+  if (index === undefined || index.someSegmentNear(boxOf(b))) return undefined;
+  const [x, y] = firstPosition(b);
+  return index.locate(x, y) === "inside" ? b : null;
 }
 
 /**
@@ -164,8 +165,7 @@ function boxOf(g: SourceGeometry): BoundingBox {
   return measuredOf(g).box;
 }
 
-/** A geometry's positions, counted once per geometry object. */
-export function positionsOf(g: SourceGeometry): number {
+function positionsOf(g: SourceGeometry): number {
   return measuredOf(g).positions;
 }
 

@@ -21,8 +21,8 @@ export interface ConflictPolicy {
   conflicts(a: SpatialSubject, b: SpatialSubject): boolean;
   /**
    * What the conflict of `a` with `b` measures, from `a`'s side; null when they do not conflict.
-   * The overlays of one `a` object share one allowance (docs/api.md §8.5): check a new source
-   * against all its candidates with the same object.
+   * The overlays of one `a.geometry` object share one allowance (docs/api.md §8.5; one create
+   * request's sources share one, geo/overlay-allowances.ts): keep the geometry object as given.
    */
   measure(a: SpatialSubject, b: SpatialSubject): ConflictMeasure | null;
 }

@@ -1,7 +1,6 @@
 import { geodesicAreaM2 } from "../geo/area.js";
 import { boxesIntersect } from "../geo/bbox.js";
-import { boundaryIndexOf } from "../geo/boundary-index.js";
-import { CLIP_MIN_POSITIONS, nearParts } from "../geo/clip.js";
+import { nearParts } from "../geo/clip.js";
 import { clipperEngine } from "../geo/clipper-engine.js";
 import {
   DEFAULT_ENGINES,
@@ -9,11 +8,11 @@ import {
   type OverlayAllowance,
   type OverlayEngine,
   polyclipEngine,
-  positionsOf,
+  settledIntersection,
   unionOf,
 } from "../geo/overlap.js";
 import { protectedAreaAllowances } from "../geo/overlay-allowances.js";
-import { firstPosition, geometryFromPolygons, polygonsOf } from "../geo/parts.js";
+import { geometryFromPolygons, polygonsOf } from "../geo/parts.js";
 import type { BoundingBox, SourceGeometry } from "../geo/types.js";
 import type { UnepOverlapRecord } from "../model/records.js";
 import type { ProtectedArea, ProtectedAreaPolicy, SpatialSubject } from "../model/spatial.js";
@@ -56,16 +55,14 @@ export function partsNear(g: SourceGeometry, box: BoundingBox): Parcel | null {
 }
 
 /**
- * The parcel of a large area whose boundary stays away from the subject's box (boundary-index.ts,
+ * The parcel of a large area whose boundary stays away from the subject's box (settledIntersection,
  * from the area's second use on: areas are cached between requests): the whole area, which the
  * overlay then settles without clipping it, or null when the subject lies outside it. Undefined
  * when that is not known, and the area must be cut down first.
  */
 function settledParcel(area: ProtectedArea, subject: OverlapSubject): Parcel | null | undefined {
-  if (positionsOf(area.geometry) <= CLIP_MIN_POSITIONS) return undefined;
-  const index = boundaryIndexOf(area.geometry);
-  if (index === undefined || index.nearBox(subject.bbox)) return undefined;
-  return index.contains(firstPosition(subject.geometry)) ? { near: area.geometry, unclipped: null } : null;
+  const settled = settledIntersection(area.geometry, subject.geometry);
+  return settled === undefined || settled === null ? settled : { near: area.geometry, unclipped: null };
 }
 
 /** WDPA splits some sites into parcels that share a WDPAID; docs/api.md §8 lists sites. */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
-import { BoundaryIndex, boundaryIndexOf } from "../../src/geo/boundary-index.js";
+import { boundaryIndexOf } from "../../src/geo/boundary-index.js";
+import { SegmentIndex } from "../../src/geo/intersects.js";
 import { intersection, intersectionAreaM2, jstsEngine, OverlayAllowance } from "../../src/geo/overlap.js";
 import { geometryFromPolygons, polygonsOf } from "../../src/geo/parts.js";
 import type { BoundingBox, Position, SourceGeometry } from "../../src/geo/types.js";
@@ -47,12 +48,12 @@ function jtsArea(a: SourceGeometry, b: SourceGeometry): number {
   return common === null ? 0 : geodesicAreaM2(common);
 }
 
-describe("BoundaryIndex", () => {
+describe("a boundary index (intersects.ts's SegmentIndex) for settling overlays", () => {
   it("finds the boundary near a box, and the side a point is on, as brute force does", () => {
     const random = prng(20261127);
     for (let round = 0; round < 20; round++) {
       const g = starsWithHole(random, 50 + Math.floor(random() * 300));
-      const index = new BoundaryIndex(g);
+      const index = new SegmentIndex(polygonsOf(g));
       let settled = 0;
       for (let query = 0; query < 200; query++) {
         const x = -1.2 + random() * 5.4;
@@ -60,11 +61,11 @@ describe("BoundaryIndex", () => {
         const size = random() * 0.2;
         const box = { minX: x, minY: y, maxX: x + size, maxY: y + size };
         const near = bruteNear(g, box);
-        expect(index.nearBox(box)).toBe(near);
+        expect(index.someSegmentNear(box)).toBe(near);
         if (!near) {
           settled++;
-          expect(index.contains([x, y])).toBe(bruteInside(g, [x, y]));
-          expect(index.contains([x + size, y + size])).toBe(bruteInside(g, [x, y]));
+          expect(index.locate(x, y) === "inside").toBe(bruteInside(g, [x, y]));
+          expect(index.locate(x + size, y + size) === "inside").toBe(bruteInside(g, [x, y]));
         }
       }
       expect(settled).toBeGreaterThan(50);
@@ -75,7 +76,7 @@ describe("BoundaryIndex", () => {
     const g = starsWithHole(prng(7), 600);
     expect(boundaryIndexOf(g)).toBeUndefined();
     const index = boundaryIndexOf(g);
-    expect(index).toBeInstanceOf(BoundaryIndex);
+    expect(index).toBeInstanceOf(SegmentIndex);
     expect(boundaryIndexOf(g)).toBe(index);
   });
 });
@@ -86,14 +87,14 @@ describe("intersection with a large geometry: small inputs wholly inside or outs
     const large = starsWithHole(random, 3_000);
     // Its first use is an ordinary overlay; the index serves it from the second.
     boundaryIndexOf(large);
-    const index = boundaryIndexOf(large) as BoundaryIndex;
+    const index = boundaryIndexOf(large) as SegmentIndex;
     for (let i = 0; i < 300; i++) {
       const small = square(-1.2 + random() * 5.4, -1.2 + random() * 2.4, 0.02);
       const common = intersection(large, small);
       // JTS on the whole inputs for some (~100 ms each), the ordinary overlay (a copy met once) for all.
       const expected = i % 20 === 0 ? jtsArea(large, small) : intersectionAreaM2(structuredClone(large), small);
       expect(common === null ? 0 : geodesicAreaM2(common)).toBeCloseTo(expected, 0);
-      if (!index.nearBox(boundingBox(small))) expect(common === null || common === small).toBe(true);
+      if (!index.someSegmentNear(boundingBox(small))) expect(common === null || common === small).toBe(true);
     }
   });
 
