@@ -28,3 +28,9 @@ export function boundaryIndexOf(geometry: SourceGeometry): SegmentIndex | undefi
   indexes.set(geometry, index);
   return index;
 }
+
+/** The boundary index of a geometry if it has been built (boundaryIndexOf), without counting a use. */
+export function builtBoundaryIndexOf(geometry: SourceGeometry): SegmentIndex | undefined {
+  const known = indexes.get(geometry);
+  return known instanceof SegmentIndex ? known : undefined;
+}

@@ -1,4 +1,6 @@
 import { boxesIntersect } from "./bbox.js";
+import { clipIndexed } from "./indexed-clip.js";
+import type { SegmentIndex } from "./intersects.js";
 import { ringBox } from "./planar.js";
 import type { BoundingBox, PolygonCoordinates, Position } from "./types.js";
 import { countDistinctUpTo } from "./validity-structure.js";
@@ -104,6 +106,8 @@ export interface NearParts {
   whole: PolygonCoordinates[];
   /** Whether any ring was clipped (near differs from whole). */
   clipped: boolean;
+  /** What finding them read: every position, or with an index, its nodes looked at and the positions kept. */
+  read: number;
 }
 
 /**
@@ -111,10 +115,17 @@ export interface NearParts {
  * ring's box meets it (a marine MultiPolygon may have thousands of parts far from a field), each
  * with its rings clipped to the box grown by a margin (clippingBox) when the part has more than
  * CLIP_MIN_POSITIONS positions, so an overlay sees the few hundred vertices near the other input
- * rather than a whole coastline. other ∩ near = other ∩ polygons.
+ * rather than a whole coastline. other ∩ near = other ∩ polygons. With the geometry's boundary
+ * `index` (boundary-index.ts), only what lies near the box is read (indexed-clip.ts); without it,
+ * every position.
  */
-export function nearParts(polygons: PolygonCoordinates[], box: BoundingBox): NearParts {
+export function nearParts(polygons: PolygonCoordinates[], box: BoundingBox, index?: SegmentIndex): NearParts {
   const clipBox = clippingBox(box);
+  if (index !== undefined) {
+    const visitedBefore = index.visited;
+    const { near, whole, clipped } = clipIndexed(polygons, index, clipBox, CLIP_MIN_POSITIONS);
+    return { near, whole, clipped, read: index.visited - visitedBefore + positionsIn(near) };
+  }
   const near: PolygonCoordinates[] = [];
   const whole: PolygonCoordinates[] = [];
   let clipped = false;
@@ -127,5 +138,11 @@ export function nearParts(polygons: PolygonCoordinates[], box: BoundingBox): Nea
     whole.push(rings);
     near.push(part);
   }
-  return { near, whole, clipped };
+  return { near, whole, clipped, read: positionsIn(polygons) };
+}
+
+function positionsIn(polygons: readonly PolygonCoordinates[]): number {
+  let count = 0;
+  for (const rings of polygons) for (const ring of rings) count += ring.length;
+  return count;
 }

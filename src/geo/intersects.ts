@@ -275,14 +275,25 @@ export class SegmentIndex {
   private readonly ends: Float64Array;
   /** levels[0]: minX, minY, maxX, maxY per segment; levels[k]: one box per NODE_SIZE boxes of levels[k - 1]. */
   private readonly levels: Float64Array[];
+  /** Each ring's first segment, the parts' rings in order, then the number of segments. */
+  private readonly ringStarts: Int32Array;
+  /** Each part's first ring (its entry in ringStarts). */
+  private readonly partRings: Int32Array;
+  /** Index nodes and segments looked at so far, by every query: what a caller spends is the difference. */
+  visited = 0;
 
   constructor(parts: PolygonCoordinates[]) {
     const count = countSegments(parts);
     this.ends = new Float64Array(count * 4);
     const segmentBoxes = new Float64Array(count * 4);
+    this.partRings = new Int32Array(parts.length);
+    this.ringStarts = new Int32Array(parts.reduce((n, rings) => n + rings.length, 0) + 1);
     let s = 0;
-    for (const rings of parts) {
+    let r = 0;
+    for (const [p, rings] of parts.entries()) {
+      this.partRings[p] = r;
       for (const ring of rings) {
+        this.ringStarts[r++] = s / 4;
         for (let i = 1; i < ring.length; i++, s += 4) {
           const [ax, ay] = ring[i - 1];
           const [bx, by] = ring[i];
@@ -297,10 +308,100 @@ export class SegmentIndex {
         }
       }
     }
+    this.ringStarts[r] = count;
     this.levels = [segmentBoxes];
     while (this.levels[this.levels.length - 1].length > NODE_SIZE * 4) {
       this.levels.push(groupBoxes(this.levels[this.levels.length - 1]));
     }
+  }
+
+  /** The segments of ring `ring` of part `part`, as [first, end): segment first + i runs from position i to i + 1. */
+  ringSegments(part: number, ring: number): { first: number; end: number } {
+    const r = this.partRings[part] + ring;
+    return { first: this.ringStarts[r], end: this.ringStarts[r + 1] };
+  }
+
+  /** The part and ring that segment `segment` belongs to. */
+  ringOf(segment: number): { part: number; ring: number } {
+    const r = lastAtMost(this.ringStarts, segment, this.ringStarts.length - 2);
+    const part = lastAtMost(this.partRings, r, this.partRings.length - 1);
+    return { part, ring: r - this.partRings[part] };
+  }
+
+  /** The segments whose boxes meet `window`, in order. */
+  segmentsNear(window: BoundingBox): number[] {
+    const found: number[] = [];
+    this.someNear(window, (s) => {
+      found.push(s);
+      return false;
+    });
+    return found;
+  }
+
+  /** The segments that the ray from (px, py) towards +x crosses (as locate counts them), in order; the point must not lie on any. */
+  segmentsCrossingRay(px: number, py: number): number[] {
+    const e = this.ends;
+    const found: number[] = [];
+    this.someNear({ minX: px, minY: py, maxX: Infinity, maxY: py }, (s) => {
+      if (raySegment(px, py, e[s * 4], e[s * 4 + 1], e[s * 4 + 2], e[s * 4 + 3]) === CROSSES) found.push(s);
+      return false;
+    });
+    return found;
+  }
+
+  /**
+   * The angle (radians, counter-clockwise positive) that the path along segments [first, end) of
+   * one ring turns about (cx, cy), which no segment of it may pass through. A run of segments whose
+   * box leaves out the point stays in a half-plane without it, so it turns less than half a turn:
+   * the difference of its ends' angles. Only the nodes whose boxes hold the point are opened, so a
+   * run far from the point costs O(log n) nodes.
+   */
+  sweptAngle(first: number, end: number, cx: number, cy: number): number {
+    let angle = 0;
+    this.eachNodeIn(first, end, (level, node) => {
+      angle += this.nodeSwept(level, node, cx, cy);
+    });
+    return angle;
+  }
+
+  private nodeSwept(level: number, node: number, cx: number, cy: number): number {
+    this.visited++;
+    const boxes = this.levels[level];
+    const o = node * 4;
+    const span = NODE_SIZE ** level;
+    const e = this.ends;
+    if (boxes[o] > cx || boxes[o + 2] < cx || boxes[o + 1] > cy || boxes[o + 3] < cy || level === 0) {
+      const first = node * span * 4;
+      const last = (Math.min((node + 1) * span, this.ends.length / 4) - 1) * 4;
+      return turn(e[first] - cx, e[first + 1] - cy, e[last + 2] - cx, e[last + 3] - cy);
+    }
+    let angle = 0;
+    const children = this.levels[level - 1].length / 4;
+    for (let child = node * NODE_SIZE; child < Math.min((node + 1) * NODE_SIZE, children); child++) {
+      angle += this.nodeSwept(level - 1, child, cx, cy);
+    }
+    return angle;
+  }
+
+  /** Calls `visit` on the largest nodes that together hold exactly the segments [first, end), in order. */
+  private eachNodeIn(first: number, end: number, visit: (level: number, node: number) => void): void {
+    const walk = (level: number, node: number): void => {
+      const span = NODE_SIZE ** level;
+      const from = node * span;
+      const to = from + span;
+      if (to <= first || from >= end) return;
+      if ((first <= from && to <= end) || level === 0) {
+        visit(level, node);
+        return;
+      }
+      this.visited++;
+      const children = this.levels[level - 1].length / 4;
+      for (let child = node * NODE_SIZE; child < Math.min((node + 1) * NODE_SIZE, children); child++) {
+        walk(level - 1, child);
+      }
+    };
+    const top = this.levels.length - 1;
+    for (let node = 0; node < this.levels[top].length / 4; node++) walk(top, node);
   }
 
   /** Whether any indexed segment's box meets `window`. */
@@ -343,6 +444,7 @@ export class SegmentIndex {
   }
 
   private someNearIn(level: number, node: number, window: BoundingBox, visit: (segment: number) => boolean): boolean {
+    this.visited++;
     const boxes = this.levels[level];
     const o = node * 4;
     if (
@@ -359,6 +461,23 @@ export class SegmentIndex {
     }
     return false;
   }
+}
+
+/** The last index i ≤ `last` with values[i] ≤ target (values ascending, values[0] ≤ target). */
+function lastAtMost(values: Int32Array, target: number, last: number): number {
+  let low = 0;
+  let high = last;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (values[middle] <= target) low = middle;
+    else high = middle - 1;
+  }
+  return low;
+}
+
+/** The angle from direction (ax, ay) to (bx, by), in (−π, π]. */
+function turn(ax: number, ay: number, bx: number, by: number): number {
+  return Math.atan2(ax * by - ay * bx, ax * bx + ay * by);
 }
 
 /** One box per NODE_SIZE consecutive boxes. */

@@ -1,6 +1,6 @@
 import { geodesicAreaM2 } from "./area.js";
 import { boundingBox, boxesIntersect } from "./bbox.js";
-import { boundaryIndexOf } from "./boundary-index.js";
+import { boundaryIndexOf, builtBoundaryIndexOf } from "./boundary-index.js";
 import { CLIP_MIN_POSITIONS, nearParts } from "./clip.js";
 import { DEFAULT_ENGINES, type OverlayEngine } from "./overlay-engines.js";
 import { OverlayFailedError, type OverlayOperation, OverlayTooIntricateError } from "./overlay-errors.js";
@@ -38,8 +38,9 @@ export function intersectionAreaM2(
  * overlay is then counted (overlay-plan.ts) and run by the first of `engines` that may run within
  * its limits and does not throw, each in the orientation that keeps its sweep lean. Past every
  * engine's limits it throws OverlayTooIntricateError, an OverlayFailedError, without any engine
- * tried. With an `allowance`, the overlay's positions, meeting edge pairs and scan-beam work are
- * spent from it first, with the same refusal past its limits.
+ * tried. With an `allowance`, the positions read to cut the inputs down and handed to the overlay,
+ * its meeting edge pairs and its scan-beam work are spent from it, with the same refusal past its
+ * limits.
  */
 export function intersection(
   a: SourceGeometry,
@@ -51,17 +52,18 @@ export function intersection(
   const boxB = boxOf(b);
   // Most pairs a conflict scan looks at are far apart; no engine needs to see those.
   if (!boxesIntersect(boxA, boxB)) return null;
-  // A small input wholly inside or outside a large one needs no overlay (boundary-index.ts).
-  const settled = settledIntersection(a, b) ?? settledIntersection(b, a);
+  // A small input wholly inside or outside a large one needs no overlay (boundary-index.ts). Null
+  // is an answer (wholly outside), not "unknown".
+  let settled = settledIntersection(a, b);
+  if (settled === undefined) settled = settledIntersection(b, a);
   if (settled !== undefined) {
     allowance?.spendPositions(Math.min(positionsOf(a), positionsOf(b)));
     return settled;
   }
-  allowance?.spendPositions(positionsOf(a) + positionsOf(b));
   // Clipping leaves zero-width bridges, which only some engines take.
   const mayClip = engines.some((engine) => engine.takesBridges);
-  const nearA = mayClip ? nearBox(a, boxB) : { polygons: polygonsOf(a), clipped: false };
-  const nearB = mayClip ? nearBox(b, boxA) : { polygons: polygonsOf(b), clipped: false };
+  const nearA = mayClip ? nearBox(a, boxB, allowance) : whole(a, allowance);
+  const nearB = mayClip ? nearBox(b, boxA, allowance) : whole(b, allowance);
   if (nearA.polygons.length === 0 || nearB.polygons.length === 0) return null;
   const inputs = [nearA.polygons, nearB.polygons];
   const plan = planOverlay("intersection", inputs);
@@ -88,15 +90,33 @@ export function settledIntersection(a: SourceGeometry, b: SourceGeometry): Sourc
   return index.locate(x, y) === "inside" ? b : null;
 }
 
+interface Near {
+  polygons: PolygonCoordinates[];
+  clipped: boolean;
+}
+
+/** All of `g`, its positions spent from the allowance. */
+function whole(g: SourceGeometry, allowance: OverlayAllowance | undefined): Near {
+  allowance?.spendPositions(positionsOf(g));
+  return { polygons: polygonsOf(g), clipped: false };
+}
+
 /**
  * What of `g` can meet a geometry whose box is `box` (nearParts), when it has more than
  * CLIP_MIN_POSITIONS positions (counted once per geometry object, measuredOf). A field under a
  * 99,000-position jurisdiction then costs a few milliseconds instead of a quarter of a second, for
- * the same area. Smaller inputs are returned as they are.
+ * the same area; once the jurisdiction's boundary is indexed (from its second overlay), a few
+ * hundred of its positions are read rather than all. Smaller inputs are returned as they are.
+ * What is read is spent from the allowance: every position, before, without an index; with one,
+ * after, what the index gave (O(k log n) for k segments near the box; a few passes at worst).
  */
-function nearBox(g: SourceGeometry, box: BoundingBox): { polygons: PolygonCoordinates[]; clipped: boolean } {
-  if (positionsOf(g) <= CLIP_MIN_POSITIONS) return { polygons: polygonsOf(g), clipped: false };
-  const { near, clipped } = nearParts(polygonsOf(g), box);
+function nearBox(g: SourceGeometry, box: BoundingBox, allowance: OverlayAllowance | undefined): Near {
+  if (positionsOf(g) <= CLIP_MIN_POSITIONS) return whole(g, allowance);
+  const index = builtBoundaryIndexOf(g);
+  if (index === undefined) allowance?.spendPositions(positionsOf(g));
+  else allowance?.refuseIfExhausted();
+  const { near, clipped, read } = nearParts(polygonsOf(g), box, index);
+  if (index !== undefined) allowance?.spendPositions(read);
   return { polygons: near, clipped };
 }
 

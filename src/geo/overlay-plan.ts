@@ -310,9 +310,14 @@ export class OverlayAllowance {
     return this.#refusal !== null;
   }
 
+  /** Throws OverlayTooIntricateError, with the reason it ran out, once the allowance has run out. */
+  refuseIfExhausted(): void {
+    if (this.#refusal !== null) this.refuse(this.#refusal);
+  }
+
   /** Before an overlay: its inputs' positions; throws OverlayTooIntricateError once past a limit. */
   spendPositions(positions: number): void {
-    if (this.#refusal !== null) this.refuse(this.#refusal);
+    this.refuseIfExhausted();
     this.#positions += positions;
     if (this.#positions > this.limits.positions) {
       this.refuse(this.came(`${this.#positions.toLocaleString("en-US")} positions`, this.limits.positions));

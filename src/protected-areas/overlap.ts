@@ -1,5 +1,6 @@
 import { geodesicAreaM2 } from "../geo/area.js";
 import { boxesIntersect } from "../geo/bbox.js";
+import { builtBoundaryIndexOf } from "../geo/boundary-index.js";
 import { nearParts } from "../geo/clip.js";
 import { clipperEngine } from "../geo/clipper-engine.js";
 import {
@@ -29,6 +30,8 @@ export interface Parcel {
   near: SourceGeometry;
   /** The same parts unclipped, when clipping changed anything; otherwise null. */
   unclipped: SourceGeometry | null;
+  /** Positions read to cut the area down (clip.ts's NearParts.read); spent from the request's allowance. */
+  read: number;
 }
 
 /** The parcels of one protected area (one WDPAID) near the subject. */
@@ -45,13 +48,16 @@ interface GroupResult {
   areaM2: number | null;
 }
 
-/** What of `g` can meet a source whose box is `box` (nearParts), or null when nothing is near. */
+/**
+ * What of `g` can meet a source whose box is `box` (nearParts, through g's boundary index once it
+ * is built: areas are cached between requests), or null when nothing is near.
+ */
 export function partsNear(g: SourceGeometry, box: BoundingBox): Parcel | null {
   const parts = polygonsOf(g);
-  const { near, whole, clipped } = nearParts(parts, box);
+  const { near, whole, clipped, read } = nearParts(parts, box, builtBoundaryIndexOf(g));
   const nearGeometry = whole.length === parts.length && !clipped ? g : geometryFromPolygons(near);
   if (nearGeometry === null) return null;
-  return { near: nearGeometry, unclipped: clipped ? geometryFromPolygons(whole) : null };
+  return { near: nearGeometry, unclipped: clipped ? geometryFromPolygons(whole) : null, read };
 }
 
 /**
@@ -62,7 +68,7 @@ export function partsNear(g: SourceGeometry, box: BoundingBox): Parcel | null {
  */
 function settledParcel(area: ProtectedArea, subject: OverlapSubject): Parcel | null | undefined {
   const settled = settledIntersection(area.geometry, subject.geometry);
-  return settled === undefined || settled === null ? settled : { near: area.geometry, unclipped: null };
+  return settled === undefined || settled === null ? settled : { near: area.geometry, unclipped: null, read: 0 };
 }
 
 /** WDPA splits some sites into parcels that share a WDPAID; docs/api.md §8 lists sites. */
@@ -116,6 +122,7 @@ function pieceOf(
   engines: OverlapEngines,
   allowance: OverlayAllowance,
 ): SourceGeometry | null {
+  allowance.spendPositions(parcel.read);
   if (parcel.unclipped === null) return intersection(subject.geometry, parcel.near, engines.engines, allowance);
   try {
     return intersection(subject.geometry, parcel.near, engines.clippedEngines, allowance);

@@ -159,4 +159,40 @@ describe("intersection with a large geometry: small inputs wholly inside or outs
     expect(outside).toBeGreaterThan(500);
     expect(nearBoundary).toBeGreaterThan(10);
   });
+
+  it("spends only the small input's positions for an input wholly outside, as for one wholly inside", () => {
+    const large = starsWithHole(prng(3), 3_000);
+    // In the large geometry's box, beside the star's hole: outside it.
+    const outside = square(-0.05, -0.05, 0.02);
+    const allowance = new OverlayAllowance({ positions: 7_000, edgePairs: 1_000, beamWork: 10_000_000 });
+    expect(intersection(large, outside, undefined, allowance)).toBeNull();
+    for (let i = 0; i < 100; i++) expect(intersection(large, outside, undefined, allowance)).toBeNull();
+    expect(allowance.exhausted).toBe(false);
+  });
+
+  it("measures every field along a 99,000-position jurisdiction's boundary within one request's allowance, reading its index", () => {
+    const vertices = 99_000;
+    const shell: Position[] = [];
+    for (let i = 0; i < vertices; i++) {
+      const angle = (2 * Math.PI * i) / vertices;
+      const r = 1 + 0.2 * Math.sin(angle * 40);
+      shell.push([r * Math.cos(angle), r * Math.sin(angle)]);
+    }
+    shell.push(shell[0]);
+    const jurisdiction: SourceGeometry = { type: "Polygon", coordinates: [shell] };
+    // One request's allowance: each field read all 99,000 positions before, and the ~400th ran it out.
+    const allowance = new OverlayAllowance();
+    let partial = 0;
+    for (let i = 0; i < 1_000; i++) {
+      const angle = (2 * Math.PI * (i + 0.37)) / 1_000;
+      const r = 1 + 0.2 * Math.sin(angle * 40);
+      const field = square(r * Math.cos(angle) - 0.005, r * Math.sin(angle) - 0.005, 0.01);
+      const measured = intersectionAreaM2(jurisdiction, field, undefined, allowance);
+      if (measured > 0.01 * geodesicAreaM2(field) && measured < 0.99 * geodesicAreaM2(field)) partial++;
+      // Against the ordinary overlay of a copy met once (read whole), for some.
+      if (i % 50 === 0) expect(measured).toBeCloseTo(intersectionAreaM2(structuredClone(jurisdiction), field), 3);
+    }
+    expect(partial).toBeGreaterThan(900);
+    expect(allowance.exhausted).toBe(false);
+  });
 });

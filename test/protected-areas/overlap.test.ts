@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { boundingBox } from "../../src/geo/bbox.js";
+import { nearParts } from "../../src/geo/clip.js";
+import { clipperEngine } from "../../src/geo/clipper-engine.js";
 import {
   DEFAULT_ENGINES,
   intersection,
@@ -293,9 +295,14 @@ describe("partsNear and clipping of large areas", () => {
     expect(partsNear(multi, { minX: 0.5, minY: 0.5, maxX: 2, maxY: 2 })).toEqual({
       near: rect(0, 0, 1, 1),
       unclipped: null,
+      read: 10,
     });
     expect(partsNear(multi, { minX: 10, minY: 10, maxX: 11, maxY: 11 })).toBeNull();
-    expect(partsNear(multi, { minX: 0, minY: 0, maxX: 60, maxY: 60 })).toEqual({ near: multi, unclipped: null });
+    expect(partsNear(multi, { minX: 0, minY: 0, maxX: 60, maxY: 60 })).toEqual({
+      near: multi,
+      unclipped: null,
+      read: 10,
+    });
   });
 
   it("clips a large ring to the box around the source, with the same overlap as the whole ring", () => {
@@ -317,6 +324,32 @@ describe("partsNear and clipping of large areas", () => {
       expect(result.areaM2).toBeCloseTo(exact, 1);
       if (geometry !== sources[3]) expect(elapsed).toBeLessThan(1_000);
     }
+  });
+
+  it("cuts a large area down through its boundary index from its second use: fields on a 99,000-position boundary read a few hundred positions each, with the same overlaps", () => {
+    const big: SourceGeometry = { type: "Polygon", coordinates: [wavy(99_000)] };
+    const cached = area("1", big);
+    let straddling = 0;
+    for (let i = 0; i < 120; i++) {
+      // A field of ~0.01° across the boundary, at an angle spread round the ring.
+      const a = (2 * Math.PI * (i + 0.37)) / 120;
+      const r = 1 + 0.2 * Math.sin(a * 40);
+      const field = rect(
+        r * Math.cos(a) - 0.005,
+        r * Math.sin(a) - 0.005,
+        r * Math.cos(a) + 0.005,
+        r * Math.sin(a) + 0.005,
+      );
+      const result = computeUnepOverlap(subjectOf(field), "WDPA", [cached]);
+      // Sutherland–Hodgman's cut, which reads every position, and the same engine.
+      const plain = nearParts(polygonsOf(big), boundingBox(field));
+      expect(plain.read).toBe(99_001);
+      const common = geometryFromPolygons(clipperEngine.intersection(polygonsOf(field), plain.near));
+      expect(result.areaM2).toBeCloseTo(common === null ? 0 : geodesicAreaM2(common), 3);
+      if (result.fraction > 0.01 && result.fraction < 0.99) straddling++;
+      if (i >= 2) expect(partsNear(big, boundingBox(field))?.read).toBeLessThan(2_000);
+    }
+    expect(straddling).toBeGreaterThan(100);
   });
 
   it("a source in a large area's hole does not overlap it", () => {
