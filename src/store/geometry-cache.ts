@@ -2,10 +2,11 @@ import { countPositions } from "../geo/parts.js";
 import type { SourceGeometry } from "../geo/types.js";
 
 /**
- * Parsed geometries of the active protected-area layer, least recently used dropped first once
- * the positions held pass a budget: neighbouring sources keep meeting the same areas, and a large
- * marine area is megabytes to read and parse. Emptied when the active layer changes; areas of a
- * layer never change, so an entry never goes stale. Shared by every store.
+ * Parsed geometries, least recently used dropped first once the positions held pass a budget:
+ * those of the active protected-area layer (neighbouring sources keep meeting the same areas, and
+ * a large marine area is megabytes to read and parse; emptied when the active layer changes, and
+ * areas of a layer never change, so an entry never goes stale; shared by every store), and the
+ * embedded store's large stored sources met by conflict checks (sqlite/spatial.ts; one layer).
  */
 export class GeometryCache<LayerId, Key> {
   private layerId: LayerId | null = null;

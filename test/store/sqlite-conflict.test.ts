@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { polyclipEngine } from "../../src/geo/overlap.js";
+import { intersectionAreaM2, polyclipEngine } from "../../src/geo/overlap.js";
+import { shareOverlayAllowances } from "../../src/geo/overlay-allowances.js";
 import type { MultiPolygonGeometry, PolygonGeometry, Position, SourceGeometry } from "../../src/geo/types.js";
 import { checkGeometry } from "../../src/geo/validity.js";
 import { conflictPolicy, sourcesConflict } from "../../src/ledger/conflict.js";
@@ -236,6 +237,43 @@ describe("sqlite conflict bookkeeping", () => {
     ]);
     expect(again.conflict).toBe(false);
     expect(await flagOf(store, a.id)).toBe(false);
+  });
+
+  it("measures every field of a batch along a stored 99,000-position jurisdiction, none flagged for want of allowance", async () => {
+    // The jurisdiction is read once and parsed once for the whole batch (not once per field), so
+    // its boundary is indexed from the second field on and each field reads a few hundred of its
+    // positions; read whole per field, the request's allowance ran out after ~400 fields and
+    // flagged the rest with their whole areas.
+    const radiusAt = (angle: number) => 1 + 0.2 * Math.sin(angle * 40);
+    const shell: Position[] = [];
+    for (let i = 0; i < 99_000; i++) {
+      const angle = (2 * Math.PI * i) / 99_000;
+      shell.push([10 + radiusAt(angle) * Math.cos(angle), 10 + radiusAt(angle) * Math.sin(angle)]);
+    }
+    shell.push(shell[0]);
+    const jurisdictionGeometry: PolygonGeometry = { type: "Polygon", coordinates: [shell] };
+    const [jurisdiction] = await store.insertMany([
+      makeRecord({ accountId: "acct_b", geometry: jurisdictionGeometry }),
+    ]);
+    const fields = Array.from({ length: 600 }, (_, i) => {
+      const angle = (2 * Math.PI * (i + 0.37)) / 600;
+      const [x, y] = [10 + radiusAt(angle) * Math.cos(angle), 10 + radiusAt(angle) * Math.sin(angle)];
+      return makeRecord({ geometry: cell(x - 0.005, y - 0.005, x + 0.005, y + 0.005) });
+    });
+    shareOverlayAllowances(fields.map((f) => f.geometry));
+    const created = await store.insertMany(fields);
+    expect(created.every((record) => record.conflict)).toBe(true);
+    let partial = 0;
+    for (const [i, record] of created.entries()) {
+      const [pair] = (await store.conflictsOf(record.id, null)) ?? [];
+      expect(pair.counterpart.id).toBe(jurisdiction.id);
+      if (pair.measure.overlapFraction < 0.99) partial++;
+      if (i % 60 === 0) {
+        const exact = intersectionAreaM2(structuredClone(jurisdictionGeometry), record.geometry);
+        expect(pair.measure.overlapAreaM2).toBeCloseTo(exact, 3);
+      }
+    }
+    expect(partial).toBeGreaterThan(550);
   });
 });
 

@@ -3,6 +3,7 @@ import type { SourceGeometry } from "../../geo/types.js";
 import type { ConflictMeasure } from "../../model/history.js";
 import type { NewSourceRecord } from "../../model/records.js";
 import type { ConflictPolicy, SpatialSubject } from "../../model/spatial.js";
+import { GeometryCache } from "../geometry-cache.js";
 
 /** A stored source as the conflict scan sees it. */
 export interface StoredSubject extends SpatialSubject {
@@ -20,7 +21,8 @@ interface SubjectRow {
   created_at: number;
   account_id: string;
   alt_id: string;
-  geometry: string;
+  /** Null for a large geometry (LARGE_GEOMETRY_BYTES), read on demand through the cache. */
+  geometry: string | null;
   area_m2: number;
   start_at: number;
   end_at: number;
@@ -35,10 +37,23 @@ interface SubjectRow {
 /** Sources read at a time while every stored pair is found. */
 const PAIR_CHUNK = 1_000;
 
-const SUBJECT_COLUMNS = `s.seq, s.id, s.created_at, s.account_id, s.alt_id, s.geometry, s.area_m2, s.start_at, s.end_at, s.attribute_type, s.conflict,
-  b.min_x, b.max_x, b.min_y, b.max_y`;
+/**
+ * Stored geometries longer than this (as JSON text, ~800 positions) are not read with the
+ * candidate rows (octet_length reads only the record's header) but on demand, through a cache of
+ * parsed geometries: a batch of fields along a 99,000-position jurisdiction would otherwise read
+ * and parse its 4 MB once per field (~45 ms each), and the same parsed object is what lets the
+ * overlay index its boundary from its second use (geo/boundary-index.ts).
+ */
+const LARGE_GEOMETRY_BYTES = 32_768;
 
-function fromSubjectRow(row: SubjectRow): StoredSubject {
+/** Positions of large stored geometries kept parsed (~15 MB each 100,000, their boundary indexes included). */
+const LARGE_GEOMETRY_CACHE_POSITIONS = 200_000;
+
+const SUBJECT_COLUMNS = `s.seq, s.id, s.created_at, s.account_id, s.alt_id,
+  CASE WHEN octet_length(s.geometry) > ${LARGE_GEOMETRY_BYTES} THEN NULL ELSE s.geometry END AS geometry,
+  s.area_m2, s.start_at, s.end_at, s.attribute_type, s.conflict, b.min_x, b.max_x, b.min_y, b.max_y`;
+
+function fromSubjectRow(row: SubjectRow, large: (seq: number, id: string) => SourceGeometry): StoredSubject {
   let geometry: SourceGeometry | undefined;
   return {
     seq: row.seq,
@@ -48,7 +63,7 @@ function fromSubjectRow(row: SubjectRow): StoredSubject {
     altId: row.alt_id,
     // Parsed only when the policy gets past its cheap tests: most candidates never need it.
     get geometry(): SourceGeometry {
-      geometry ??= JSON.parse(row.geometry) as SourceGeometry;
+      geometry ??= row.geometry === null ? large(row.seq, row.id) : (JSON.parse(row.geometry) as SourceGeometry);
       return geometry;
     },
     areaM2: row.area_m2,
@@ -77,6 +92,18 @@ export class ConflictScanner {
   private readonly setConflict: Database.Statement<[number, number]>;
 
   private readonly after: Database.Statement<[number, string, number], SubjectRow>;
+  private readonly geometryOf: Database.Statement<[number], { geometry: string }>;
+  /**
+   * Large stored geometries, parsed, by source id: a source's geometry never changes, and ids are
+   * never reused, so an entry never goes stale (one of a deleted source ages out unused).
+   */
+  private readonly largeGeometries = new GeometryCache<null, string>(LARGE_GEOMETRY_CACHE_POSITIONS);
+  private readonly large = (seq: number, id: string): SourceGeometry =>
+    this.largeGeometries.getOrLoad(id, () => {
+      const row = this.geometryOf.get(seq);
+      if (row === undefined) throw new Error(`source ${seq} vanished while its conflicts were checked`);
+      return JSON.parse(row.geometry) as SourceGeometry;
+    });
 
   constructor(
     db: Database.Database,
@@ -91,11 +118,12 @@ export class ConflictScanner {
        WHERE b.min_x <= ? AND b.max_x >= ? AND b.min_y <= ? AND b.max_y >= ?`,
     );
     this.setConflict = db.prepare("UPDATE sources SET conflict = ? WHERE seq = ?");
+    this.geometryOf = db.prepare("SELECT geometry FROM sources WHERE seq = ?");
   }
 
   private neighbours(subject: SpatialSubject): StoredSubject[] {
     const { minX, maxX, minY, maxY } = subject.bbox;
-    return this.candidates.all(maxX, minX, maxY, minY).map(fromSubjectRow);
+    return this.candidates.all(maxX, minX, maxY, minY).map((row) => fromSubjectRow(row, this.large));
   }
 
   /**
@@ -138,7 +166,7 @@ export class ConflictScanner {
       rows = this.after.all(...after, PAIR_CHUNK)
     ) {
       for (const row of rows) {
-        const subject = fromSubjectRow(row);
+        const subject = fromSubjectRow(row, this.large);
         for (const other of this.neighbours(subject)) {
           if (!listsBefore(other, subject)) continue;
           const measure = this.policy.measure(subject, other);
