@@ -98,6 +98,13 @@ export function clippingBox(box: BoundingBox): BoundingBox {
   return { minX: box.minX - dx, maxX: box.maxX + dx, minY: box.minY - dy, maxY: box.maxY + dy };
 }
 
+/**
+ * The index serves a clip while fewer than this share of the geometry's positions (1 / this) meet
+ * the box: past it, reading every position once costs less than the index's walks (a box over
+ * all of an 80,000-position comb: 139 ms through the index, 28 ms by reading).
+ */
+const INDEXED_CLIP_SHARE = 8;
+
 /** The parts of a geometry near a box, as nearParts finds them. */
 export interface NearParts {
   /** The parts whose exterior ring's box meets the box, their large rings clipped. */
@@ -121,10 +128,13 @@ export interface NearParts {
  */
 export function nearParts(polygons: PolygonCoordinates[], box: BoundingBox, index?: SegmentIndex): NearParts {
   const clipBox = clippingBox(box);
+  let indexRead = 0;
   if (index !== undefined) {
     const visitedBefore = index.visited;
-    const { near, whole, clipped } = clipIndexed(polygons, index, clipBox, CLIP_MIN_POSITIONS);
-    return { near, whole, clipped, read: index.visited - visitedBefore + positionsIn(near) };
+    const total = positionsIn(polygons);
+    const clip = clipIndexed(polygons, index, clipBox, CLIP_MIN_POSITIONS, total / INDEXED_CLIP_SHARE);
+    indexRead = index.visited - visitedBefore;
+    if (clip !== null) return { ...clip, read: indexRead + positionsIn(clip.near) };
   }
   const near: PolygonCoordinates[] = [];
   const whole: PolygonCoordinates[] = [];
@@ -138,7 +148,7 @@ export function nearParts(polygons: PolygonCoordinates[], box: BoundingBox, inde
     whole.push(rings);
     near.push(part);
   }
-  return { near, whole, clipped, read: positionsIn(polygons) };
+  return { near, whole, clipped, read: indexRead + positionsIn(polygons) };
 }
 
 function positionsIn(polygons: readonly PolygonCoordinates[]): number {

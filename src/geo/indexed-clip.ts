@@ -16,7 +16,9 @@ import { countDistinctUpTo } from "./validity-structure.js";
  * becomes the box's outline, in its own direction) or leaves it out.
  *
  * The paths along the box's sides can run over one another: zero-width bridges, as the
- * Sutherland–Hodgman clip leaves, which only the engines that take bridges are given.
+ * Sutherland–Hodgman clip leaves, which only the engines that take bridges are given. The rings
+ * must be simple (as a valid geometry's are): a ring that winds about the box more than once
+ * would come out winding once.
  */
 
 const TURN = 2 * Math.PI;
@@ -42,20 +44,26 @@ interface Piece {
 
 /**
  * `parts`, indexed by `index`, restricted to `box`: every part with a ring meeting the box or a
- * shell around it. Parts of at most `wholeUpTo` positions are kept whole.
+ * shell around it. Parts of at most `wholeUpTo` positions are kept whole. Null when more than
+ * `limit` segments meet the box or cross the ray from its centre: the box takes in so much of the
+ * geometry that a pass over every position (clip.ts) costs less.
  */
 export function clipIndexed(
   parts: PolygonCoordinates[],
   index: SegmentIndex,
   box: BoundingBox,
   wholeUpTo: number,
-): IndexedClip {
+  limit = Infinity,
+): IndexedClip | null {
   const cx = (box.minX + box.maxX) / 2;
   const cy = (box.minY + box.maxY) / 2;
   // Segments near the box, and the rings the ray from its centre crosses an odd number of times:
   // a ring with no segment near the box goes around it exactly when it is one of those.
+  const nearSegments = index.segmentsNear(box, limit);
+  const crossingSegments = nearSegments === null ? null : index.segmentsCrossingRay(cx, cy, limit);
+  if (nearSegments === null || crossingSegments === null) return null;
   const near = new Map<number, Map<number, number[]>>();
-  for (const segment of index.segmentsNear(box)) {
+  for (const segment of nearSegments) {
     const { part, ring } = index.ringOf(segment);
     const rings = near.get(part) ?? new Map<number, number[]>();
     near.set(part, rings);
@@ -64,7 +72,7 @@ export function clipIndexed(
     else segments.push(segment);
   }
   const around = new Map<number, Set<number>>();
-  for (const segment of index.segmentsCrossingRay(cx, cy)) {
+  for (const segment of crossingSegments) {
     const { part, ring } = index.ringOf(segment);
     const rings = around.get(part) ?? new Set<number>();
     around.set(part, rings);
@@ -234,12 +242,19 @@ function pieceInside(ring: readonly Position[], i: number, box: BoundingBox): Pi
   return { i, t0, t1, from: pointAt(a, b, t0, side0, box), to: pointAt(a, b, t1, side1, box) };
 }
 
-/** The point at t along the segment ab, on box side `side` (−1: not on a side, t is 0 or 1). */
+/**
+ * The point at t along the segment ab, on box side `side` (−1: not on a side, t is 0 or 1: an end,
+ * kept, but clamped to the box, as Liang–Barsky's rounding can leave an end an ulp outside it).
+ */
 function pointAt(a: Position, b: Position, t: number, side: number, box: BoundingBox): Position {
-  if (side === -1) return t === 0 ? a : b;
+  const clamp = (v: number, low: number, high: number) => Math.min(high, Math.max(low, v));
+  if (side === -1) {
+    const [x, y] = t === 0 ? a : b;
+    const inside: Position = [clamp(x, box.minX, box.maxX), clamp(y, box.minY, box.maxY)];
+    return inside[0] === x && inside[1] === y ? (t === 0 ? a : b) : inside;
+  }
   const dx = b[0] - a[0];
   const dy = b[1] - a[1];
-  const clamp = (v: number, low: number, high: number) => Math.min(high, Math.max(low, v));
   switch (side) {
     case 0:
       return [box.minX, clamp(a[1] + t * dy, box.minY, box.maxY)];
@@ -255,30 +270,55 @@ function pointAt(a: Position, b: Position, t: number, side: number, box: Boundin
 /**
  * The box's corners met on the way from `from` to `to` (both on its sides) along its outline,
  * turning `angle` about its centre: counter-clockwise when positive, and round again for every
- * whole turn in it. The angle is taken as the nearest to `angle` that brings `from` to `to`, so
- * rounding in the stretch's sum cannot add or lose a turn.
+ * whole turn in it. Where the points lie is read as their distance along the outline, which is
+ * exact on every side, however thin the box; the angle gives only the number of whole turns,
+ * taken as the nearest to it that brings `from` to `to`, so rounding in the stretch's sum cannot
+ * add or lose a turn.
  */
 function cornersAlong(box: BoundingBox, from: Position, to: Position, angle: number): Position[] {
+  const width = box.maxX - box.minX;
+  const height = box.maxY - box.minY;
+  const perimeter = 2 * (width + height);
+  const start = alongOutline(box, from);
+  // How far on, counter-clockwise, `to` lies: less than half the outline exactly when it lies
+  // less than half a turn on, since a box is symmetric about its centre.
+  const ahead = modulo(alongOutline(box, to) - start, perimeter);
   const [cx, cy] = centre(box);
-  const direct = turn(from, to, cx, cy);
-  const total = direct + TURN * Math.round((angle - direct) / TURN);
-  if (total === 0) return [];
-  const start = Math.atan2(from[1] - cy, from[0] - cx);
-  const sign = Math.sign(total);
-  const corners: Position[] = [
-    [box.minX, box.minY],
-    [box.maxX, box.minY],
-    [box.maxX, box.maxY],
-    [box.minX, box.maxY],
+  let direct = modulo(Math.atan2(to[1] - cy, to[0] - cx) - Math.atan2(from[1] - cy, from[0] - cx), TURN);
+  // Near the seam, atan2's rounding can put a point just past the other: the distance says which.
+  if (ahead < perimeter / 2 && direct > 1.5 * Math.PI) direct -= TURN;
+  if (ahead > perimeter / 2 && direct < 0.5 * Math.PI) direct += TURN;
+  const travel = ahead + perimeter * Math.round((angle - direct) / TURN);
+  if (travel === 0) return [];
+  const corners: [number, Position][] = [
+    [0, [box.minX, box.minY]],
+    [width, [box.maxX, box.minY]],
+    [width + height, [box.maxX, box.maxY]],
+    [2 * width + height, [box.minX, box.maxY]],
   ];
   const met: { at: number; corner: Position }[] = [];
-  for (const corner of corners) {
-    // How far round, in the direction of travel, the corner first lies past `from`.
-    let at = (sign * (Math.atan2(corner[1] - cy, corner[0] - cx) - start)) % TURN;
-    if (at <= 0) at += TURN;
-    for (; at < Math.abs(total); at += TURN) met.push({ at, corner });
+  for (const [position, corner] of corners) {
+    // How far on, in the direction of travel, the corner first lies past `from`.
+    let at = modulo(travel > 0 ? position - start : start - position, perimeter);
+    if (at === 0) at = perimeter;
+    for (; at < Math.abs(travel); at += perimeter) met.push({ at, corner });
   }
   return met.sort((a, b) => a.at - b.at).map(({ corner }) => corner);
+}
+
+/** How far along the box's outline, counter-clockwise from its lower-left corner, a point on it lies. */
+function alongOutline(box: BoundingBox, [x, y]: Position): number {
+  const width = box.maxX - box.minX;
+  const height = box.maxY - box.minY;
+  if (y === box.minY) return x - box.minX;
+  if (x === box.maxX) return width + (y - box.minY);
+  if (y === box.maxY) return width + height + (box.maxX - x);
+  return 2 * width + height + (box.maxY - y);
+}
+
+function modulo(value: number, period: number): number {
+  const r = value % period;
+  return r < 0 ? r + period : r;
 }
 
 /** The box's outline as a closed ring, counter-clockwise or clockwise. */

@@ -328,25 +328,28 @@ export class SegmentIndex {
     return { part, ring: r - this.partRings[part] };
   }
 
-  /** The segments whose boxes meet `window`, in order. */
-  segmentsNear(window: BoundingBox): number[] {
+  /** The segments whose boxes meet `window`, in order; null as soon as there are more than `limit`. */
+  segmentsNear(window: BoundingBox, limit = Infinity): number[] | null {
     const found: number[] = [];
-    this.someNear(window, (s) => {
+    const over = this.someNear(window, (s) => {
       found.push(s);
-      return false;
+      return found.length > limit;
     });
-    return found;
+    return over ? null : found;
   }
 
-  /** The segments that the ray from (px, py) towards +x crosses (as locate counts them), in order; the point must not lie on any. */
-  segmentsCrossingRay(px: number, py: number): number[] {
+  /**
+   * The segments that the ray from (px, py) towards +x crosses (as locate counts them), in order;
+   * null as soon as there are more than `limit`. The point must not lie on any.
+   */
+  segmentsCrossingRay(px: number, py: number, limit = Infinity): number[] | null {
     const e = this.ends;
     const found: number[] = [];
-    this.someNear({ minX: px, minY: py, maxX: Infinity, maxY: py }, (s) => {
+    const over = this.someNear({ minX: px, minY: py, maxX: Infinity, maxY: py }, (s) => {
       if (raySegment(px, py, e[s * 4], e[s * 4 + 1], e[s * 4 + 2], e[s * 4 + 3]) === CROSSES) found.push(s);
-      return false;
+      return found.length > limit;
     });
-    return found;
+    return over ? null : found;
   }
 
   /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { geodesicAreaM2 } from "../../src/geo/area.js";
 import { nearParts } from "../../src/geo/clip.js";
 import { clipperEngine } from "../../src/geo/clipper-engine.js";
-import { clipIndexed } from "../../src/geo/indexed-clip.js";
+import { clipIndexed, type IndexedClip } from "../../src/geo/indexed-clip.js";
 import { SegmentIndex } from "../../src/geo/intersects.js";
 import { geometryFromPolygons, polygonsOf } from "../../src/geo/parts.js";
 import type { BoundingBox, PolygonCoordinates, Position, SourceGeometry } from "../../src/geo/types.js";
@@ -50,9 +50,16 @@ function spiral(turns: number, perTurn: number): Position[] {
   return out;
 }
 
+/** The indexed clip, with no limit on what it may read. */
+function clippedTo(parts: PolygonCoordinates[], index: SegmentIndex, box: BoundingBox): IndexedClip {
+  const clip = clipIndexed(parts, index, box, 0);
+  if (clip === null) throw new Error("an unlimited clip is never refused");
+  return clip;
+}
+
 function clipBoth(g: SourceGeometry, box: BoundingBox) {
   const parts = polygonsOf(g);
-  return { indexed: clipIndexed(parts, new SegmentIndex(parts), box, 0), plain: nearParts(parts, box) };
+  return { indexed: clippedTo(parts, new SegmentIndex(parts), box), plain: nearParts(parts, box) };
 }
 
 function randomBox(random: () => number, extent: BoundingBox, largest: number): BoundingBox {
@@ -79,7 +86,7 @@ describe("clipping an indexed geometry to a box (indexed-clip.ts)", () => {
       const index = new SegmentIndex(parts);
       for (let query = 0; query < 20; query++) {
         const box = randomBox(random, { minX: -1.5, minY: -1.5, maxX: 3.5, maxY: 1.5 }, query % 4 === 0 ? 2.5 : 0.4);
-        const clip = clipIndexed(parts, index, box, 0);
+        const clip = clippedTo(parts, index, box);
         clippedRings += clip.near.reduce((n, rings) => n + rings.length, 0);
         for (let k = 0; k < 30; k++) {
           const p: Position = [
@@ -122,7 +129,7 @@ describe("clipping an indexed geometry to a box (indexed-clip.ts)", () => {
     const hole = circleRing(0, 0, 0.5, 2_000).reverse();
     const parts = polygonsOf(polygon(shell, hole));
     const index = new SegmentIndex(parts);
-    const inShell = clipIndexed(parts, index, { minX: 0.6, minY: -0.1, maxX: 0.8, maxY: 0.1 }, 0);
+    const inShell = clippedTo(parts, index, { minX: 0.6, minY: -0.1, maxX: 0.8, maxY: 0.1 });
     expect(inShell.near).toEqual([
       [
         [
@@ -134,8 +141,74 @@ describe("clipping an indexed geometry to a box (indexed-clip.ts)", () => {
         ],
       ],
     ]);
-    expect(clipIndexed(parts, index, { minX: -0.1, minY: -0.1, maxX: 0.1, maxY: 0.1 }, 0).near).toEqual([]);
-    expect(clipIndexed(parts, index, { minX: 1.1, minY: 1.1, maxX: 1.2, maxY: 1.2 }, 0).near).toEqual([]);
+    expect(clippedTo(parts, index, { minX: -0.1, minY: -0.1, maxX: 0.1, maxY: 0.1 }).near).toEqual([]);
+    expect(clippedTo(parts, index, { minX: 1.1, minY: 1.1, maxX: 1.2, maxY: 1.2 }).near).toEqual([]);
+  });
+
+  it("keeps a corner however thin the box: points are placed by their distance along its outline", () => {
+    // A simple ring wrapping the west end of a box 1e-12 high, its arms entering 1e-4 and 2e-4
+    // from the west corners: by angle about the centre, the entry and the corner cannot be told apart.
+    const ring: Position[] = [
+      [1e-4, -1],
+      [1e-4, 5e-13],
+      [0.9, 5e-13],
+      [0.9, 6e-13],
+      [2e-4, 6e-13],
+      [2e-4, 2],
+      [-1, 2],
+      [-1, -2],
+      [2, -2],
+      [2, -1],
+      [1e-4, -1],
+    ];
+    const parts = polygonsOf(polygon(ring));
+    const box = { minX: 0, maxX: 1, minY: 0, maxY: 1e-12 };
+    const { near } = clippedTo(parts, new SegmentIndex(parts), box);
+    for (const p of [
+      [5e-7, 1e-13],
+      [0.5, 5.5e-13],
+      [0.5, 2e-13],
+      [0.95, 9e-13],
+    ] as Position[]) {
+      expect(covers(near, p)).toBe(covers(parts, p));
+    }
+  });
+
+  it("keeps every position inside the box when rounding leaves a segment's end an ulp outside it", () => {
+    const ring: Position[] = [
+      [54.46025442896855, 41.07661548041541],
+      [7.110960460467872, 58.28489141166249],
+      [7.110960460467872, 30],
+      [54.46025442896855, 41.07661548041541],
+    ];
+    const parts = polygonsOf(polygon(ring));
+    const box = { minX: 7.110960460467873, maxX: 7.4, minY: 32, maxY: 58.28489141166249 };
+    const { near } = clippedTo(parts, new SegmentIndex(parts), box);
+    expect(near).toHaveLength(1);
+    for (const [x, y] of near.flat(2)) {
+      expect(x >= box.minX && x <= box.maxX && y >= box.minY && y <= box.maxY).toBe(true);
+    }
+  });
+
+  it("leaves a box over much of the geometry to the plain clip, which reads every position once", () => {
+    // A comb of 500 teeth (1,504 positions): a box over most of them meets most of its segments.
+    const comb: Position[] = [[0, 0]];
+    for (let t = 0; t < 500; t++) comb.push([t * 0.01, 1], [t * 0.01 + 0.005, 1], [t * 0.01 + 0.005, 0.1]);
+    comb.push([5, 0.1], [5, 0], [0, 0]);
+    const parts = polygonsOf(polygon(comb));
+    const index = new SegmentIndex(parts);
+    const box = { minX: 0.2, minY: 0.2, maxX: 4.8, maxY: 0.9 };
+    expect(clipIndexed(parts, index, box, 0, comb.length / 8)).toBeNull();
+    // Through nearParts: the plain clip's answer, what the index read before giving up charged too.
+    const plain = nearParts(parts, box);
+    const indexed = nearParts(parts, box, index);
+    expect(indexed.near).toEqual(plain.near);
+    expect(indexed.read).toBeGreaterThan(plain.read);
+    expect(indexed.read).toBeLessThan(plain.read * 1.5);
+    // A small box among the last teeth is still served by the index.
+    const small = nearParts(parts, { minX: 4.9, minY: 0.5, maxX: 4.92, maxY: 0.6 }, index);
+    expect(small.near[0][0].length).toBeLessThan(20);
+    expect(small.read).toBeLessThan(300);
   });
 
   it("gives the same intersection areas as the Sutherland–Hodgman clip", () => {
@@ -167,7 +240,7 @@ describe("clipping an indexed geometry to a box (indexed-clip.ts)", () => {
     const parts = polygonsOf(polygon(shell));
     const index = new SegmentIndex(parts);
     const before = index.visited;
-    const clip = clipIndexed(parts, index, { minX: 0.99, minY: -0.001, maxX: 1.01, maxY: 0.001 }, 0);
+    const clip = clippedTo(parts, index, { minX: 0.99, minY: -0.001, maxX: 1.01, maxY: 0.001 });
     const visited = index.visited - before;
     expect(clip.near).toHaveLength(1);
     expect(clip.near[0][0].length).toBeLessThan(100);
