@@ -6,7 +6,7 @@
  * overlapping creates.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { polyclipEngine } from "../../src/geo/overlap.js";
+import { intersectionAreaM2, polyclipEngine } from "../../src/geo/overlap.js";
 import { cellAt, digitisedTwice, patch, prng, ring } from "../support/geometry-fixtures.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { RECORD_KEYS as RECORD_KEY_NAMES } from "./rest-support.js";
@@ -488,6 +488,42 @@ describe("batches", () => {
     ]);
     expect(records.map((r) => r.conflict)).toEqual([true, false, true, false]);
     for (const record of records) expect(await flag(token, record.id)).toBe(record.conflict);
+  });
+});
+
+describe("large sources", () => {
+  it("a batch of 1,000 fields along another account's 99,000-position jurisdiction: every pair measured, none flagged whole", async () => {
+    const [tokenA, tokenB] = await twoAccounts();
+    const [x0, y0] = patch();
+    const [cx, cy] = [x0 + 2.5, y0 + 2.5];
+    const radiusAt = (angle: number) => 1 + 0.2 * Math.sin(angle * 40);
+    const shell: Position[] = [];
+    for (let i = 0; i < 99_000; i++) {
+      const angle = (2 * Math.PI * i) / 99_000;
+      shell.push([cx + radiusAt(angle) * Math.cos(angle), cy + radiusAt(angle) * Math.sin(angle)]);
+    }
+    shell.push(shell[0]);
+    const jurisdiction: Geometry = { type: "Polygon", coordinates: [shell] };
+    const stored = await createOne(tokenA, jurisdiction);
+    const fields: Geometry[] = Array.from({ length: 1_000 }, (_, i) => {
+      const angle = (2 * Math.PI * (i + 0.37)) / 1_000;
+      const [x, y] = [cx + radiusAt(angle) * Math.cos(angle), cy + radiusAt(angle) * Math.sin(angle)];
+      return { type: "Polygon", coordinates: [ring(x - 0.005, y - 0.005, x + 0.005, y + 0.005)] };
+    });
+    const created = await create(
+      tokenB,
+      fields.map((geometry) => source(geometry)),
+    );
+    expect(created.every((record) => record.conflict)).toBe(true);
+    expect(await flag(tokenA, stored.id)).toBe(true);
+    for (let i = 0; i < created.length; i += 50) {
+      const response = await server.request("GET", `/sources/${created[i].id}/conflicts`, { token: tokenB });
+      expect(response.status).toBe(200);
+      const [pair] = (await response.json()) as Json[];
+      const expected = intersectionAreaM2(structuredClone(jurisdiction), fields[i]);
+      expect(pair.overlap_area_m2 / expected).toBeCloseTo(1, 6);
+      expect(pair.overlap_fraction).toBeLessThan(0.95);
+    }
   });
 });
 
