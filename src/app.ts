@@ -17,7 +17,7 @@ import { type Config, ConfigError } from "./config.js";
 import { DevClientsFileError } from "./dev-identity/dev-clients.js";
 import { createDevIdentityProvider, type DevIdentityProvider } from "./dev-identity/dev-provider.js";
 import { devIdentityRefusal } from "./dev-identity/guard.js";
-import { DEFAULT_ENGINES, intersectionAreaM2, type OverlayEngine, OverlayTooIntricateError } from "./geo/overlap.js";
+import { DEFAULT_ENGINES, type OverlayEngine, OverlayTooIntricateError } from "./geo/overlap.js";
 import { type ClientErrorCounts, createClientErrorHandler } from "./http/client-errors.js";
 import {
   contextValuesOf,
@@ -41,7 +41,7 @@ import { installRequestIdEcho, REQUEST_ID_HEADER, requestIdOf } from "./http/req
 import { httpRoutes } from "./http/rest.js";
 import { MAX_BODY_BYTES } from "./http/rest-common.js";
 import { recordOutcome, rpcOutcomeKey, rpcOutcomeOf } from "./http/rpc-outcome.js";
-import { conflictMeasure, type OverlapArea } from "./ledger/conflict.js";
+import { conflictMeasure, type OverlapArea, overlapAreaOf } from "./ledger/conflict.js";
 import { productionIds, sandboxIds } from "./ledger/ids.js";
 import { createLedger } from "./ledger/ledger.js";
 import { shortened } from "./ledger/preview.js";
@@ -119,7 +119,7 @@ function countedConflictPolicy(metrics: ServiceMetrics): ConflictPolicy {
   const tooIntricate = metrics.overlaysTooIntricate;
   const overlapArea: OverlapArea = (a, b, allowance) => {
     try {
-      return intersectionAreaM2(a, b, engines, allowance);
+      return overlapAreaOf(a, b, allowance, engines);
     } catch (error) {
       if (error instanceof OverlayTooIntricateError) tooIntricate.inc();
       throw error;

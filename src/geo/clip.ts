@@ -132,7 +132,13 @@ export function nearParts(polygons: PolygonCoordinates[], box: BoundingBox, inde
   if (index !== undefined) {
     const visitedBefore = index.visited;
     const total = positionsIn(polygons);
-    const clip = clipIndexed(polygons, index, clipBox, CLIP_MIN_POSITIONS, total / INDEXED_CLIP_SHARE);
+    let clip: ReturnType<typeof clipIndexed> = null;
+    try {
+      clip = clipIndexed(polygons, index, clipBox, CLIP_MIN_POSITIONS, total / INDEXED_CLIP_SHARE);
+    } catch {
+      // Newer than the plain clip: should it ever break, the plain clip still gives the answer.
+      clip = null;
+    }
     indexRead = index.visited - visitedBefore;
     if (clip !== null) return { ...clip, read: indexRead + positionsIn(clip.near) };
   }

@@ -10,9 +10,9 @@ import type { SourceGeometry } from "./types.js";
 export class OverlayAllowances {
   readonly #byGeometry = new WeakMap<SourceGeometry, OverlayAllowance>();
 
-  /** One allowance for all of `geometries` (one create request's sources). */
-  share(geometries: readonly SourceGeometry[]): void {
-    const allowance = new OverlayAllowance();
+  /** One allowance for all of `geometries` (one create request's sources); other `limits` for tests. */
+  share(geometries: readonly SourceGeometry[], limits?: ConstructorParameters<typeof OverlayAllowance>[0]): void {
+    const allowance = new OverlayAllowance(limits);
     for (const geometry of geometries) this.#byGeometry.set(geometry, allowance);
   }
 

@@ -1,5 +1,11 @@
 import { boxesIntersect } from "../geo/bbox.js";
-import { intersectionAreaM2, type OverlayAllowance, OverlayFailedError } from "../geo/overlap.js";
+import {
+  DEFAULT_ENGINES,
+  intersectionAreaM2,
+  type OverlayAllowance,
+  type OverlayEngine,
+  OverlayFailedError,
+} from "../geo/overlap.js";
 import { conflictAllowances } from "../geo/overlay-allowances.js";
 import type { ConflictMeasure } from "../model/history.js";
 import type { ConflictPolicy, SpatialSubject } from "../model/spatial.js";
@@ -19,13 +25,24 @@ export function attributesCompatible(a: SpatialSubject, b: SpatialSubject): bool
 }
 
 /** The overlap's area; `allowance` is what the overlays of `a`'s source may still cost (§8.5). */
-export type OverlapArea = (
-  a: SpatialSubject["geometry"],
-  b: SpatialSubject["geometry"],
-  allowance?: OverlayAllowance,
-) => number;
+export type OverlapArea = (a: SpatialSubject, b: SpatialSubject, allowance: OverlayAllowance) => number;
 
-const defaultOverlapArea: OverlapArea = (a, b, allowance) => intersectionAreaM2(a, b, undefined, allowance);
+/**
+ * The planar overlap's geodesic area (intersectionAreaM2) of two subjects, with `engines`. Once
+ * the allowance has run out it refuses before reading either geometry: a large stored one costs
+ * its reading and parsing (megabytes of JSON for a jurisdiction), which the refusal spares.
+ */
+export function overlapAreaOf(
+  a: SpatialSubject,
+  b: SpatialSubject,
+  allowance: OverlayAllowance,
+  engines: readonly OverlayEngine[] = DEFAULT_ENGINES,
+): number {
+  allowance.refuseIfExhausted();
+  return intersectionAreaM2(a.geometry, b.geometry, engines, allowance);
+}
+
+const defaultOverlapArea: OverlapArea = (a, b, allowance) => overlapAreaOf(a, b, allowance);
 
 /**
  * The conflict decision of docs/api.md §8 for two sources, made on their exact geometry. The cheap
@@ -62,7 +79,7 @@ export function conflictMeasure(
   if (!(smaller > 0)) return null;
   let overlap: number;
   try {
-    overlap = overlapArea(a.geometry, b.geometry, conflictAllowances.of(a.geometry));
+    overlap = overlapArea(a, b, conflictAllowances.of(a.geometry));
   } catch (error) {
     if (!(error instanceof OverlayFailedError)) throw error;
     overlap = smaller;

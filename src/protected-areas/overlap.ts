@@ -13,7 +13,7 @@ import {
   unionOf,
 } from "../geo/overlap.js";
 import { protectedAreaAllowances } from "../geo/overlay-allowances.js";
-import { geometryFromPolygons, polygonsOf } from "../geo/parts.js";
+import { countPositions, geometryFromPolygons, polygonsOf } from "../geo/parts.js";
 import type { BoundingBox, SourceGeometry } from "../geo/types.js";
 import type { UnepOverlapRecord } from "../model/records.js";
 import type { ProtectedArea, ProtectedAreaPolicy, SpatialSubject } from "../model/spatial.js";
@@ -30,7 +30,10 @@ export interface Parcel {
   near: SourceGeometry;
   /** The same parts unclipped, when clipping changed anything; otherwise null. */
   unclipped: SourceGeometry | null;
-  /** Positions read to cut the area down (clip.ts's NearParts.read); spent from the request's allowance. */
+  /**
+   * Positions read to cut the area down (clip.ts's NearParts.read) beyond `near`'s own, which the
+   * overlay spends when it is handed them; spent from the request's allowance.
+   */
   read: number;
 }
 
@@ -57,7 +60,11 @@ export function partsNear(g: SourceGeometry, box: BoundingBox): Parcel | null {
   const { near, whole, clipped, read } = nearParts(parts, box, builtBoundaryIndexOf(g));
   const nearGeometry = whole.length === parts.length && !clipped ? g : geometryFromPolygons(near);
   if (nearGeometry === null) return null;
-  return { near: nearGeometry, unclipped: clipped ? geometryFromPolygons(whole) : null, read };
+  return {
+    near: nearGeometry,
+    unclipped: clipped ? geometryFromPolygons(whole) : null,
+    read: Math.max(0, read - countPositions(nearGeometry)),
+  };
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   conflictPolicy,
   MIN_OVERLAP_FRACTION,
   type OverlapArea,
+  overlapAreaOf,
   periodsOverlap,
   sourcesConflict,
 } from "../../src/ledger/conflict.js";
@@ -464,8 +465,8 @@ describe("one source's overlays are limited together (docs/api.md §8.5)", () =>
   it("hands every check of one subject the same allowance, each subject its own, and one create's subjects one", () => {
     const seen: OverlayAllowance[] = [];
     const recording: OverlapArea = (a, b, allowance) => {
-      if (allowance !== undefined) seen.push(allowance);
-      return intersectionAreaM2(a, b, undefined, allowance);
+      seen.push(allowance);
+      return intersectionAreaM2(a.geometry, b.geometry, undefined, allowance);
     };
     // Distinct geometry objects, as two parsed sources have; a store's copies of a record keep theirs.
     const first = subject(cell(0, 0, 1, 1));
@@ -495,15 +496,33 @@ describe("one source's overlays are limited together (docs/api.md §8.5)", () =>
     expect(seen[0]).not.toBe(a1);
   });
 
+  it("once the allowance has run out, refuses before reading the other source's geometry (a large stored one costs its parse)", () => {
+    const a = subject(unit);
+    const other = subject(cell(0.5, 0, 1.5, 1));
+    let reads = 0;
+    const counted: SpatialSubject = {
+      ...other,
+      get geometry() {
+        reads++;
+        return other.geometry;
+      },
+    };
+    const allowance = new OverlayAllowance({ positions: 5, edgePairs: 1_000, beamWork: 1_000_000 });
+    expect(() => overlapAreaOf(a, counted, allowance)).toThrow("came to 10 positions, more than 5");
+    expect(reads).toBe(1);
+    expect(() => overlapAreaOf(a, counted, allowance)).toThrow("came to 10 positions, more than 5");
+    expect(reads).toBe(1);
+  });
+
   it("refuses the overlays past an allowance, which the conflict decision then takes as conflicting", () => {
     const allowance = new OverlayAllowance({ positions: 25, edgePairs: 1_000, beamWork: 1_000_000 });
     const a = subject(unit);
     const b = subject(cell(0.95, 0.95, 1.95, 1.95));
     // Two squares are 10 positions: the first two overlays fit, the third is refused before any work.
-    const limited: OverlapArea = (x, y) => intersectionAreaM2(x, y, undefined, allowance);
+    const limited: OverlapArea = (x, y) => intersectionAreaM2(x.geometry, y.geometry, undefined, allowance);
     expect(conflictMeasure(a, b, limited)).toBeNull();
     expect(conflictMeasure(a, b, limited)).toBeNull();
-    expect(() => limited(a.geometry, b.geometry)).toThrow(
+    expect(() => limited(a, b, allowance)).toThrow(
       "polygon intersection not attempted: this source's overlays together came to 30 positions, more than 25",
     );
     // A quarter of a percent of each overlaps, but unmeasured the pair conflicts, with the smaller whole area.

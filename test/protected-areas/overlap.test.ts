@@ -295,13 +295,15 @@ describe("partsNear and clipping of large areas", () => {
     expect(partsNear(multi, { minX: 0.5, minY: 0.5, maxX: 2, maxY: 2 })).toEqual({
       near: rect(0, 0, 1, 1),
       unclipped: null,
-      read: 10,
+      // All 10 positions read; the 5 handed to the overlay are spent there.
+      read: 5,
     });
     expect(partsNear(multi, { minX: 10, minY: 10, maxX: 11, maxY: 11 })).toBeNull();
     expect(partsNear(multi, { minX: 0, minY: 0, maxX: 60, maxY: 60 })).toEqual({
       near: multi,
       unclipped: null,
-      read: 10,
+      // All 10 read and all 10 handed on: nothing beyond them.
+      read: 0,
     });
   });
 
@@ -350,6 +352,29 @@ describe("partsNear and clipping of large areas", () => {
       if (i >= 2) expect(partsNear(big, boundingBox(field))?.read).toBeLessThan(2_000);
     }
     expect(straddling).toBeGreaterThan(100);
+  });
+
+  it("spends what cutting an area down read from the request's allowance: past it, the overlap is sampled", () => {
+    const big: SourceGeometry = { type: "Polygon", coordinates: [wavy(99_000)] };
+    const across = (x: number) => rect(x - 0.005, -0.005, x + 0.005, 0.005);
+    const [first, second] = [across(1), across(1.0001)];
+    // Room for one unindexed area's 99,001 positions, not two.
+    protectedAreaAllowances.share([first, second], { positions: 150_000, edgePairs: 1_000_000, beamWork: 1e9 });
+    let sampled = 0;
+    const onSampled = () => sampled++;
+    // Copies met once each: no index, so each is cut down by reading every position.
+    computeUnepOverlap(subjectOf(first), "WDPA", [area("1", structuredClone(big))], undefined, onSampled);
+    expect(sampled).toBe(0);
+    const result = computeUnepOverlap(
+      subjectOf(second),
+      "WDPA",
+      [area("1", structuredClone(big))],
+      undefined,
+      onSampled,
+    );
+    expect(sampled).toBe(1);
+    expect(result.fraction).toBeGreaterThan(0.3);
+    expect(result.fraction).toBeLessThan(0.7);
   });
 
   it("a source in a large area's hole does not overlap it", () => {

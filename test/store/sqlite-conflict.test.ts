@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { intersectionAreaM2, polyclipEngine } from "../../src/geo/overlap.js";
 import { shareOverlayAllowances } from "../../src/geo/overlay-allowances.js";
@@ -274,6 +275,28 @@ describe("sqlite conflict bookkeeping", () => {
       }
     }
     expect(partial).toBeGreaterThan(550);
+  });
+
+  it("reads a large stored geometry again when an operator changed its text by hand", async () => {
+    const circle = (radius: number, vertices: number): PolygonGeometry => {
+      const shell: Position[] = [];
+      for (let i = 0; i < vertices; i++) {
+        const angle = (2 * Math.PI * i) / vertices;
+        shell.push([20 + radius * Math.cos(angle), 20 + radius * Math.sin(angle)]);
+      }
+      shell.push(shell[0]);
+      return { type: "Polygon", coordinates: [shell] };
+    };
+    // Over 32 KB of JSON each: read through the cache of parsed geometries.
+    const [large] = await store.insertMany([makeRecord({ accountId: "acct_b", geometry: circle(1, 2_000) })]);
+    const [inside] = await store.insertMany([makeRecord({ geometry: cell(20.7, 19.95, 20.8, 20.05) })]);
+    expect(inside.conflict).toBe(true);
+    // By hand, not through the API: a smaller circle, which leaves that ring of land outside.
+    const hand = new Database(join(temp.dir, "ledger.sqlite"));
+    hand.prepare("UPDATE sources SET geometry = ? WHERE id = ?").run(JSON.stringify(circle(0.5, 2_001)), large.id);
+    hand.close();
+    const [again] = await store.insertMany([makeRecord({ geometry: cell(19.2, 19.95, 19.3, 20.05) })]);
+    expect(again.conflict).toBe(false);
   });
 });
 

@@ -23,6 +23,8 @@ interface SubjectRow {
   alt_id: string;
   /** Null for a large geometry (LARGE_GEOMETRY_BYTES), read on demand through the cache. */
   geometry: string | null;
+  /** The geometry's length in bytes, which octet_length reads from the record's header. */
+  geometry_bytes: number;
   area_m2: number;
   start_at: number;
   end_at: number;
@@ -38,7 +40,7 @@ interface SubjectRow {
 const PAIR_CHUNK = 1_000;
 
 /**
- * Stored geometries longer than this (as JSON text, ~800 positions) are not read with the
+ * Stored geometries longer than this (as JSON text, ~800 positions at full precision) are not read with the
  * candidate rows (octet_length reads only the record's header) but on demand, through a cache of
  * parsed geometries: a batch of fields along a 99,000-position jurisdiction would otherwise read
  * and parse its 4 MB once per field (~45 ms each), and the same parsed object is what lets the
@@ -46,14 +48,15 @@ const PAIR_CHUNK = 1_000;
  */
 const LARGE_GEOMETRY_BYTES = 32_768;
 
-/** Positions of large stored geometries kept parsed (~15 MB each 100,000, their boundary indexes included). */
+/** Positions of large stored geometries kept parsed (~14 MB each 100,000, their boundary indexes included). */
 const LARGE_GEOMETRY_CACHE_POSITIONS = 200_000;
 
 const SUBJECT_COLUMNS = `s.seq, s.id, s.created_at, s.account_id, s.alt_id,
   CASE WHEN octet_length(s.geometry) > ${LARGE_GEOMETRY_BYTES} THEN NULL ELSE s.geometry END AS geometry,
+  octet_length(s.geometry) AS geometry_bytes,
   s.area_m2, s.start_at, s.end_at, s.attribute_type, s.conflict, b.min_x, b.max_x, b.min_y, b.max_y`;
 
-function fromSubjectRow(row: SubjectRow, large: (seq: number, id: string) => SourceGeometry): StoredSubject {
+function fromSubjectRow(row: SubjectRow, large: (row: SubjectRow) => SourceGeometry): StoredSubject {
   let geometry: SourceGeometry | undefined;
   return {
     seq: row.seq,
@@ -63,7 +66,7 @@ function fromSubjectRow(row: SubjectRow, large: (seq: number, id: string) => Sou
     altId: row.alt_id,
     // Parsed only when the policy gets past its cheap tests: most candidates never need it.
     get geometry(): SourceGeometry {
-      geometry ??= row.geometry === null ? large(row.seq, row.id) : (JSON.parse(row.geometry) as SourceGeometry);
+      geometry ??= row.geometry === null ? large(row) : (JSON.parse(row.geometry) as SourceGeometry);
       return geometry;
     },
     areaM2: row.area_m2,
@@ -94,12 +97,13 @@ export class ConflictScanner {
   private readonly after: Database.Statement<[number, string, number], SubjectRow>;
   private readonly geometryOf: Database.Statement<[number], { geometry: string }>;
   /**
-   * Large stored geometries, parsed, by source id: a source's geometry never changes, and ids are
-   * never reused, so an entry never goes stale (one of a deleted source ages out unused).
+   * Large stored geometries, parsed, by source id and length: a source's geometry never changes
+   * through the API, and ids are never reused, so an entry never goes stale (one of a deleted
+   * source ages out unused); the length keys out a text an operator changed by hand.
    */
   private readonly largeGeometries = new GeometryCache<null, string>(LARGE_GEOMETRY_CACHE_POSITIONS);
-  private readonly large = (seq: number, id: string): SourceGeometry =>
-    this.largeGeometries.getOrLoad(id, () => {
+  private readonly large = ({ seq, id, geometry_bytes }: SubjectRow): SourceGeometry =>
+    this.largeGeometries.getOrLoad(`${id} ${geometry_bytes}`, () => {
       const row = this.geometryOf.get(seq);
       if (row === undefined) throw new Error(`source ${seq} vanished while its conflicts were checked`);
       return JSON.parse(row.geometry) as SourceGeometry;
