@@ -35,6 +35,11 @@ export interface Parcel {
    * overlay spends when it is handed them; spent from the request's allowance.
    */
   read: number;
+  /**
+   * What sampling (sampling.ts) reads for this parcel instead of `near`, when that is cheaper and
+   * the same within the source: the source itself, for an area that holds all of it.
+   */
+  sampled?: SourceGeometry;
 }
 
 /** The parcels of one protected area (one WDPAID) near the subject. */
@@ -75,7 +80,10 @@ export function partsNear(g: SourceGeometry, box: BoundingBox): Parcel | null {
  */
 function settledParcel(area: ProtectedArea, subject: OverlapSubject): Parcel | null | undefined {
   const settled = settledIntersection(area.geometry, subject.geometry);
-  return settled === undefined || settled === null ? settled : { near: area.geometry, unclipped: null, read: 0 };
+  if (settled === undefined || settled === null) return settled;
+  // Sampled (past the allowance), the whole area would be read once per grid row; the source,
+  // wholly inside it, gives the same fraction.
+  return { near: area.geometry, unclipped: null, read: 0, sampled: subject.geometry };
 }
 
 /** WDPA splits some sites into parcels that share a WDPAID; docs/api.md §8 lists sites. */
@@ -207,7 +215,7 @@ export function computeUnepOverlap(
     onSampled?.();
     const sampled = sampleOverlapFractions(
       subject.geometry,
-      results.map((r) => r.group.parcels.map((p) => p.near)),
+      results.map((r) => r.group.parcels.map((p) => p.sampled ?? p.near)),
       undefined,
       subject.bbox,
     );

@@ -377,6 +377,21 @@ describe("partsNear and clipping of large areas", () => {
     expect(result.fraction).toBeLessThan(0.7);
   });
 
+  it("samples a source wholly inside a large area, past the allowance, as wholly inside it", () => {
+    const big: SourceGeometry = { type: "Polygon", coordinates: [wavy(20_000)] };
+    const cached = area("1", big);
+    const field = rect(0.1, 0.1, 0.11, 0.11);
+    // Its second use indexes the area; the third is settled, and refused past a spent allowance.
+    computeUnepOverlap(subjectOf(rect(0.2, 0.2, 0.21, 0.21)), "WDPA", [cached]);
+    computeUnepOverlap(subjectOf(rect(0.3, 0.3, 0.31, 0.31)), "WDPA", [cached]);
+    protectedAreaAllowances.share([field], { positions: 1, edgePairs: 1, beamWork: 1 });
+    let sampled = 0;
+    const result = computeUnepOverlap(subjectOf(field), "WDPA", [cached], undefined, () => sampled++);
+    expect(sampled).toBe(1);
+    expect(result.fraction).toBe(1);
+    expect(result.areas.map((a) => a.id)).toEqual(["1"]);
+  });
+
   it("a source in a large area's hole does not overlap it", () => {
     const withHole: SourceGeometry = { type: "Polygon", coordinates: [wavy(5_000, 0, 0, 3), wavy(5_000, 0, 0, 1)] };
     expect(computeUnepOverlap(subjectOf(rect(-0.1, -0.1, 0.1, 0.1)), "WDPA", [area("1", withHole)]).overlaps).toBe(
