@@ -267,7 +267,7 @@ describe("hardening against hostile input", () => {
         });
         socket.on("error", reject);
         socket.write(
-          `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n` +
+          `POST /sources HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n` +
             `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n${headers}\r\n${waitFor100 ? "" : body}`,
         );
       });
