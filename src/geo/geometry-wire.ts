@@ -1,5 +1,6 @@
 import { endianness } from "node:os";
 import type { Geometry, Polygon } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import type { Position, SourceGeometry } from "./types.js";
 
 /**
  * The protobuf wire bytes of a `sourceledger.v2.Geometry` message. protobuf-es writes a packed
@@ -147,4 +148,63 @@ export function encodeGeometry(g: Geometry): Uint8Array {
   const out = new WireWriter(geometrySize(g));
   writeGeometry(out, g);
   return out.finished("geometry");
+}
+
+/**
+ * The positions a Geometry message's wire bytes hold (as encodeGeometry and geojson-wire.ts's
+ * geometryWireBytes write them), as a GeoJSON geometry: the embedded store reads a large stored
+ * geometry from its kept bytes about four times faster than JSON.parse reads its text (~6 against
+ * ~25 ms for 99,000 positions). Throws on bytes that are not such a message.
+ */
+export function decodeGeometryWire(bytes: Uint8Array): SourceGeometry {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let offset = 0;
+  const varint = (): number => {
+    let value = 0;
+    let scale = 1;
+    for (;;) {
+      if (offset >= bytes.length) throw new Error("geometry wire bytes end inside a varint");
+      const byte = bytes[offset++];
+      value += (byte & 0x7f) * scale;
+      if (byte < 0x80) return value;
+      scale *= 128;
+    }
+  };
+  /** The next field of a message ending at `end`, which must be `fieldNo` with a length: its end. */
+  const field = (fieldNo: number, end: number): number => {
+    const key = varint();
+    if (key !== tag(fieldNo))
+      throw new Error(`geometry wire bytes hold field key ${key} where ${tag(fieldNo)} belongs`);
+    const length = varint();
+    if (offset + length > end) throw new Error("geometry wire bytes end inside a field");
+    return offset + length;
+  };
+  const ring = (end: number): Position[] => {
+    const positions: Position[] = [];
+    while (offset < end) {
+      const valuesEnd = field(1, end);
+      if ((valuesEnd - offset) % 16 !== 0) throw new Error("geometry wire bytes hold a ring of unpaired coordinates");
+      for (; offset < valuesEnd; offset += 16) {
+        positions.push([view.getFloat64(offset, true), view.getFloat64(offset + 8, true)]);
+      }
+    }
+    return positions;
+  };
+  const polygon = (end: number): Position[][] => {
+    const rings: Position[][] = [];
+    while (offset < end) rings.push(ring(field(1, end)));
+    return rings;
+  };
+  const key = varint();
+  offset = 0;
+  if (key === tag(1)) {
+    const coordinates = polygon(field(1, bytes.length));
+    if (offset !== bytes.length) throw new Error("geometry wire bytes go on past the geometry");
+    return { type: "Polygon", coordinates };
+  }
+  const end = field(2, bytes.length);
+  const coordinates: Position[][][] = [];
+  while (offset < end) coordinates.push(polygon(field(1, end)));
+  if (offset !== bytes.length) throw new Error("geometry wire bytes go on past the geometry");
+  return { type: "MultiPolygon", coordinates };
 }

@@ -8,7 +8,8 @@ import {
   SourceLedgerService,
   SourceSchema,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import { encodeGeometry } from "../../src/geo/geometry-wire.js";
+import { geoJsonWireBytes, geometryWireBytes } from "../../src/geo/geojson-wire.js";
+import { decodeGeometryWire, encodeGeometry } from "../../src/geo/geometry-wire.js";
 import type { PolygonCoordinates, Position, SourceGeometry } from "../../src/geo/types.js";
 import { answersInProtobufBinary, preEncodedSourceAnswers } from "../../src/rpc/binary-answers.js";
 import { geometryToProto } from "../../src/rpc/geometry-codec.js";
@@ -84,6 +85,51 @@ describe("geometry wire encoding", () => {
     expect(Buffer.from(encoded(g)).equals(Buffer.from(reference(g)))).toBe(true);
     const single: SourceGeometry = { type: "Polygon", coordinates: [] };
     expect(Buffer.from(encoded(single)).equals(Buffer.from(reference(single)))).toBe(true);
+  });
+});
+
+describe("geometry wire decoding (a large stored geometry read from its kept bytes)", () => {
+  it("gives back the positions of 300 seeded polygons and multipolygons, from both encoders, and the text's", () => {
+    const random = prng(20261127);
+    for (let n = 0; n < 300; n++) {
+      const g: SourceGeometry =
+        n % 2 === 0
+          ? { type: "Polygon", coordinates: polygon(random) }
+          : {
+              type: "MultiPolygon",
+              coordinates: Array.from({ length: 1 + Math.floor(random() * 4) }, () => polygon(random)),
+            };
+      expect(decodeGeometryWire(encoded(g)), `case ${n}`).toEqual(g);
+      expect(decodeGeometryWire(geometryWireBytes(g)), `case ${n}`).toEqual(g);
+      const text = JSON.stringify(g);
+      expect(decodeGeometryWire(geoJsonWireBytes(text) as Uint8Array), `case ${n}`).toEqual(JSON.parse(text));
+    }
+  });
+
+  it("reads -0 as JSON text does (0), and an empty ring as an empty ring", () => {
+    const g: SourceGeometry = {
+      type: "Polygon",
+      coordinates: [
+        [
+          [-0, 1],
+          [2, -0],
+          [3, 4],
+          [-0, 1],
+        ],
+        [],
+      ],
+    };
+    const decoded = decodeGeometryWire(geometryWireBytes(g));
+    expect(Object.is(decoded.coordinates[0][0][0], 0)).toBe(true);
+    expect(decoded.coordinates[1]).toEqual([]);
+  });
+
+  it("throws on bytes that are not a Geometry message: cut short, a wrong field, trailing bytes", () => {
+    const bytes = geometryWireBytes({ type: "Polygon", coordinates: [polygon(prng(1))[0]] });
+    expect(() => decodeGeometryWire(bytes.subarray(0, bytes.length - 3))).toThrow("geometry wire bytes");
+    expect(() => decodeGeometryWire(Uint8Array.of(0x1a, 0x00))).toThrow("geometry wire bytes");
+    expect(() => decodeGeometryWire(Uint8Array.from([...bytes, 0x0a, 0x00]))).toThrow("geometry wire bytes");
+    expect(() => decodeGeometryWire(new Uint8Array(0))).toThrow("geometry wire bytes");
   });
 });
 
