@@ -51,4 +51,25 @@ describe("GeometryCache", () => {
     expect(cache.getOrLoad("c", load("c"))).toBeDefined();
     expect(loads).toEqual(["a", "b", "c", "c", "c", "c", "c"]);
   });
+
+  it("counts an entry's use from when it was kept and from each read since, not from its first", () => {
+    let now = 10_000;
+    const cache = new GeometryCache<null, string>(200, 1_000, () => now);
+    const [a, b] = [geometryOf(100), geometryOf(100)];
+    cache.put("a", a);
+    cache.put("b", b);
+    // Kept 500 ms ago: still in use.
+    now += 500;
+    cache.put("c", geometryOf(100));
+    expect(cache.get("c")).toBeUndefined();
+    // Read every 400 ms for 5 s: kept long ago, but still in use.
+    for (let step = 0; step < 12; step++) {
+      now += 400;
+      expect(cache.get("a")).toBe(a);
+      expect(cache.get("b")).toBe(b);
+    }
+    cache.put("c", geometryOf(100));
+    expect(cache.get("c")).toBeUndefined();
+    expect(cache.size).toBe(2);
+  });
 });

@@ -298,6 +298,26 @@ describe("sqlite conflict bookkeeping", () => {
     const [again] = await store.insertMany([makeRecord({ geometry: cell(19.2, 19.95, 19.3, 20.05) })]);
     expect(again.conflict).toBe(false);
   });
+
+  it("reads a large stored geometry's text when its kept wire bytes are damaged", async () => {
+    const shell: Position[] = [];
+    for (let i = 0; i < 2_000; i++) {
+      const angle = (2 * Math.PI * i) / 2_000;
+      shell.push([20 + Math.cos(angle), 20 + Math.sin(angle)]);
+    }
+    shell.push(shell[0]);
+    const [large] = await store.insertMany([
+      makeRecord({ accountId: "acct_b", geometry: { type: "Polygon", coordinates: [shell] } }),
+    ]);
+    const hand = new Database(join(temp.dir, "ledger.sqlite"));
+    hand
+      .prepare("UPDATE source_geometry_wire SET wire = x'0a05' WHERE seq = (SELECT seq FROM sources WHERE id = ?)")
+      .run(large.id);
+    hand.close();
+    const [inside] = await store.insertMany([makeRecord({ geometry: cell(20.7, 19.95, 20.8, 20.05) })]);
+    expect(inside.conflict).toBe(true);
+    expect((await store.conflictsOf(inside.id, null))?.map((c) => c.counterpart.id)).toEqual([large.id]);
+  });
 });
 
 // --- property test: the indexed path against brute force ---

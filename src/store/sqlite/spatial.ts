@@ -105,6 +105,7 @@ export class ConflictScanner {
 
   private readonly after: Database.Statement<[number, string, number], SubjectRow>;
   private readonly geometryOf: Database.Statement<[number], { geometry: string | null; wire: Uint8Array | null }>;
+  private readonly textOf: Database.Statement<[number], { geometry: string }>;
   /**
    * Large stored geometries, parsed, by source id and length: a source's geometry never changes
    * through the API, and ids are never reused, so an entry never goes stale (one of a deleted
@@ -119,8 +120,14 @@ export class ConflictScanner {
       const row = this.geometryOf.get(seq);
       if (row === undefined) throw new Error(`source ${seq} vanished while its conflicts were checked`);
       // The kept wire bytes read ~4× faster than the text parses; the text when there are none.
-      if (row.wire !== null) return decodeGeometryWire(row.wire);
-      return JSON.parse(row.geometry ?? "null") as SourceGeometry;
+      if (row.wire !== null) {
+        try {
+          return decodeGeometryWire(row.wire);
+        } catch {
+          // Damaged bytes must not fail every create that meets this source: the text is the data.
+        }
+      }
+      return JSON.parse(row.geometry ?? this.textOf.get(seq)?.geometry ?? "null") as SourceGeometry;
     });
 
   constructor(
@@ -136,6 +143,7 @@ export class ConflictScanner {
        WHERE b.min_x <= ? AND b.max_x >= ? AND b.min_y <= ? AND b.max_y >= ?`,
     );
     this.setConflict = db.prepare("UPDATE sources SET conflict = ? WHERE seq = ?");
+    this.textOf = db.prepare("SELECT geometry FROM sources WHERE seq = ?");
     // The wire bytes only when present: the trigger on a hand edit of the text drops them.
     this.geometryOf = db.prepare(
       `SELECT CASE WHEN w.wire IS NULL THEN s.geometry END AS geometry, w.wire AS wire

@@ -163,12 +163,13 @@ export class SqliteSourceStore implements SourceStore {
     const creation = db.prepare<[number], { at: number; by: string }>(
       "SELECT created_at AS at, created_by AS by FROM sources WHERE seq = ?",
     );
+    // The wire bytes first: the history's fill measures pairs, and reads large geometries from them.
+    fillGeometryWire(db);
     fillHistory(db, this.events, this.conflicts?.storedPairs() ?? null, (seq) => {
       const change = creation.get(seq);
       if (change === undefined) throw new Error(`source ${seq} vanished while its history was filled in`);
       return change;
     });
-    fillGeometryWire(db);
     this.inOneSnapshot = db.transaction((read: () => SourceRecord[]) => read());
     this.deleteTransaction = db.transaction((lookup: () => SubjectKey | undefined, requested: Change) => {
       const key = lookup();
