@@ -273,7 +273,11 @@ const NODE_SIZE = 16;
 export class SegmentIndex {
   /** ax, ay, bx, by per segment. */
   private readonly ends: Float64Array;
-  /** levels[0]: minX, minY, maxX, maxY per segment; levels[k]: one box per NODE_SIZE boxes of levels[k - 1]. */
+  /**
+   * levels[k], k ≥ 1: minX, minY, maxX, maxY of each node, one per NODE_SIZE nodes of level k − 1.
+   * Level 0 is the segments themselves, whose boxes are read from `ends` rather than kept (half
+   * the index's memory: it rides along with cached large geometries).
+   */
   private readonly levels: Float64Array[];
   /** Each ring's first segment, the parts' rings in order, then the number of segments. */
   private readonly ringStarts: Int32Array;
@@ -285,7 +289,6 @@ export class SegmentIndex {
   constructor(parts: PolygonCoordinates[]) {
     const count = countSegments(parts);
     this.ends = new Float64Array(count * 4);
-    const segmentBoxes = new Float64Array(count * 4);
     this.partRings = new Int32Array(parts.length);
     this.ringStarts = new Int32Array(parts.reduce((n, rings) => n + rings.length, 0) + 1);
     let s = 0;
@@ -301,18 +304,36 @@ export class SegmentIndex {
           this.ends[s + 1] = ay;
           this.ends[s + 2] = bx;
           this.ends[s + 3] = by;
-          segmentBoxes[s] = Math.min(ax, bx);
-          segmentBoxes[s + 1] = Math.min(ay, by);
-          segmentBoxes[s + 2] = Math.max(ax, bx);
-          segmentBoxes[s + 3] = Math.max(ay, by);
         }
       }
     }
     this.ringStarts[r] = count;
-    this.levels = [segmentBoxes];
+    this.levels = [new Float64Array(0)];
+    if (count > NODE_SIZE) this.levels.push(groupSegments(this.ends));
     while (this.levels[this.levels.length - 1].length > NODE_SIZE * 4) {
       this.levels.push(groupBoxes(this.levels[this.levels.length - 1]));
     }
+  }
+
+  /** Nodes at `level` (level 0: segments). */
+  private nodesAt(level: number): number {
+    return level === 0 ? this.ends.length / 4 : this.levels[level].length / 4;
+  }
+
+  /** Whether the box of node `node` at `level` misses the box given by its corners. */
+  private misses(level: number, node: number, minX: number, minY: number, maxX: number, maxY: number): boolean {
+    const o = node * 4;
+    if (level === 0) {
+      const e = this.ends;
+      return (
+        Math.min(e[o], e[o + 2]) > maxX ||
+        Math.max(e[o], e[o + 2]) < minX ||
+        Math.min(e[o + 1], e[o + 3]) > maxY ||
+        Math.max(e[o + 1], e[o + 3]) < minY
+      );
+    }
+    const boxes = this.levels[level];
+    return boxes[o] > maxX || boxes[o + 2] < minX || boxes[o + 1] > maxY || boxes[o + 3] < minY;
   }
 
   /** The segments of ring `ring` of part `part`, as [first, end): segment first + i runs from position i to i + 1. */
@@ -369,17 +390,15 @@ export class SegmentIndex {
 
   private nodeSwept(level: number, node: number, cx: number, cy: number): number {
     this.visited++;
-    const boxes = this.levels[level];
-    const o = node * 4;
     const span = NODE_SIZE ** level;
     const e = this.ends;
-    if (boxes[o] > cx || boxes[o + 2] < cx || boxes[o + 1] > cy || boxes[o + 3] < cy || level === 0) {
+    if (level === 0 || this.misses(level, node, cx, cy, cx, cy)) {
       const first = node * span * 4;
       const last = (Math.min((node + 1) * span, this.ends.length / 4) - 1) * 4;
       return turn(e[first] - cx, e[first + 1] - cy, e[last + 2] - cx, e[last + 3] - cy);
     }
     let angle = 0;
-    const children = this.levels[level - 1].length / 4;
+    const children = this.nodesAt(level - 1);
     for (let child = node * NODE_SIZE; child < Math.min((node + 1) * NODE_SIZE, children); child++) {
       angle += this.nodeSwept(level - 1, child, cx, cy);
     }
@@ -398,13 +417,13 @@ export class SegmentIndex {
         return;
       }
       this.visited++;
-      const children = this.levels[level - 1].length / 4;
+      const children = this.nodesAt(level - 1);
       for (let child = node * NODE_SIZE; child < Math.min((node + 1) * NODE_SIZE, children); child++) {
         walk(level - 1, child);
       }
     };
     const top = this.levels.length - 1;
-    for (let node = 0; node < this.levels[top].length / 4; node++) walk(top, node);
+    for (let node = 0; node < this.nodesAt(top); node++) walk(top, node);
   }
 
   /** Whether any indexed segment's box meets `window`. */
@@ -439,7 +458,7 @@ export class SegmentIndex {
   /** Calls `visit` on each segment whose box meets `window` until it answers true. */
   private someNear(window: BoundingBox, visit: (segment: number) => boolean): boolean {
     const top = this.levels.length - 1;
-    const nodes = this.levels[top].length / 4;
+    const nodes = this.nodesAt(top);
     for (let node = 0; node < nodes; node++) {
       if (this.someNearIn(top, node, window, visit)) return true;
     }
@@ -448,17 +467,9 @@ export class SegmentIndex {
 
   private someNearIn(level: number, node: number, window: BoundingBox, visit: (segment: number) => boolean): boolean {
     this.visited++;
-    const boxes = this.levels[level];
-    const o = node * 4;
-    if (
-      boxes[o] > window.maxX ||
-      boxes[o + 2] < window.minX ||
-      boxes[o + 1] > window.maxY ||
-      boxes[o + 3] < window.minY
-    )
-      return false;
+    if (this.misses(level, node, window.minX, window.minY, window.maxX, window.maxY)) return false;
     if (level === 0) return visit(node);
-    const end = Math.min((node + 1) * NODE_SIZE, this.levels[level - 1].length / 4);
+    const end = Math.min((node + 1) * NODE_SIZE, this.nodesAt(level - 1));
     for (let child = node * NODE_SIZE; child < end; child++) {
       if (this.someNearIn(level - 1, child, window, visit)) return true;
     }
@@ -481,6 +492,30 @@ function lastAtMost(values: Int32Array, target: number, last: number): number {
 /** The angle from direction (ax, ay) to (bx, by), in (−π, π]. */
 function turn(ax: number, ay: number, bx: number, by: number): number {
   return Math.atan2(ax * by - ay * bx, ax * bx + ay * by);
+}
+
+/** One box per NODE_SIZE consecutive segments (ax, ay, bx, by each). */
+function groupSegments(ends: Float64Array): Float64Array {
+  const count = ends.length / 4;
+  const groups = new Float64Array(Math.ceil(count / NODE_SIZE) * 4);
+  for (let g = 0; g * NODE_SIZE < count; g++) {
+    let minX = Infinity;
+    let minY = Infinity;
+    let maxX = -Infinity;
+    let maxY = -Infinity;
+    const end = Math.min(count, (g + 1) * NODE_SIZE) * 4;
+    for (let o = g * NODE_SIZE * 4; o < end; o += 2) {
+      if (ends[o] < minX) minX = ends[o];
+      if (ends[o] > maxX) maxX = ends[o];
+      if (ends[o + 1] < minY) minY = ends[o + 1];
+      if (ends[o + 1] > maxY) maxY = ends[o + 1];
+    }
+    groups[g * 4] = minX;
+    groups[g * 4 + 1] = minY;
+    groups[g * 4 + 2] = maxX;
+    groups[g * 4 + 3] = maxY;
+  }
+  return groups;
 }
 
 /** One box per NODE_SIZE consecutive boxes. */

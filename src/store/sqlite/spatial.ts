@@ -50,7 +50,7 @@ const PAIR_CHUNK = 1_000;
  */
 const LARGE_GEOMETRY_BYTES = 32_768;
 
-/** Positions of large stored geometries kept parsed (~14 MB each 100,000, their boundary indexes included). */
+/** Positions of large stored geometries kept parsed (~10.5 MB each 100,000, their boundary indexes included). */
 const LARGE_GEOMETRY_CACHE_POSITIONS = 200_000;
 
 /**
