@@ -309,7 +309,7 @@ export class SegmentIndex {
     }
     this.ringStarts[r] = count;
     this.levels = [new Float64Array(0)];
-    if (count > NODE_SIZE) this.levels.push(groupSegments(this.ends));
+    if (count > NODE_SIZE) this.levels.push(groupBoxes(this.ends));
     while (this.levels[this.levels.length - 1].length > NODE_SIZE * 4) {
       this.levels.push(groupBoxes(this.levels[this.levels.length - 1]));
     }
@@ -494,9 +494,12 @@ function turn(ax: number, ay: number, bx: number, by: number): number {
   return Math.atan2(ax * by - ay * bx, ax * bx + ay * by);
 }
 
-/** One box per NODE_SIZE consecutive segments (ax, ay, bx, by each). */
-function groupSegments(ends: Float64Array): Float64Array {
-  const count = ends.length / 4;
+/**
+ * One box per NODE_SIZE consecutive items of four numbers, each read as two points: a segment's
+ * ends (ax, ay, bx, by), or a box's corners (minX, minY, maxX, maxY), so one pass serves both.
+ */
+function groupBoxes(items: Float64Array): Float64Array {
+  const count = items.length / 4;
   const groups = new Float64Array(Math.ceil(count / NODE_SIZE) * 4);
   for (let g = 0; g * NODE_SIZE < count; g++) {
     let minX = Infinity;
@@ -505,34 +508,10 @@ function groupSegments(ends: Float64Array): Float64Array {
     let maxY = -Infinity;
     const end = Math.min(count, (g + 1) * NODE_SIZE) * 4;
     for (let o = g * NODE_SIZE * 4; o < end; o += 2) {
-      if (ends[o] < minX) minX = ends[o];
-      if (ends[o] > maxX) maxX = ends[o];
-      if (ends[o + 1] < minY) minY = ends[o + 1];
-      if (ends[o + 1] > maxY) maxY = ends[o + 1];
-    }
-    groups[g * 4] = minX;
-    groups[g * 4 + 1] = minY;
-    groups[g * 4 + 2] = maxX;
-    groups[g * 4 + 3] = maxY;
-  }
-  return groups;
-}
-
-/** One box per NODE_SIZE consecutive boxes. */
-function groupBoxes(boxes: Float64Array): Float64Array {
-  const count = boxes.length / 4;
-  const groups = new Float64Array(Math.ceil(count / NODE_SIZE) * 4);
-  for (let g = 0; g * NODE_SIZE < count; g++) {
-    let minX = Infinity;
-    let minY = Infinity;
-    let maxX = -Infinity;
-    let maxY = -Infinity;
-    const end = Math.min(count, (g + 1) * NODE_SIZE);
-    for (let b = g * NODE_SIZE; b < end; b++) {
-      minX = Math.min(minX, boxes[b * 4]);
-      minY = Math.min(minY, boxes[b * 4 + 1]);
-      maxX = Math.max(maxX, boxes[b * 4 + 2]);
-      maxY = Math.max(maxY, boxes[b * 4 + 3]);
+      if (items[o] < minX) minX = items[o];
+      if (items[o] > maxX) maxX = items[o];
+      if (items[o + 1] < minY) minY = items[o + 1];
+      if (items[o + 1] > maxY) maxY = items[o + 1];
     }
     groups[g * 4] = minX;
     groups[g * 4 + 1] = minY;
