@@ -6,6 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { geodesicAreaM2 } from "../../src/geo/area.js";
+import { intersectionAreaM2 } from "../../src/geo/overlap.js";
 import type { PolygonGeometry } from "../../src/geo/types.js";
 import { importProtectedAreas } from "../../src/protected-areas/import.js";
 import { openSqliteProtectedAreaLayers } from "../../src/store/sqlite/index.js";
@@ -53,6 +54,18 @@ function runCli(args: string[]) {
   });
 }
 
+/** r = 1 + 0.2 sin(40 a) about (150, 0): a field across it meets a bent stretch of its boundary. */
+const wavyRadius = (angle: number) => 1 + 0.2 * Math.sin(angle * 40);
+const WAVY_RESERVE: PolygonGeometry = {
+  type: "Polygon",
+  coordinates: [
+    Array.from({ length: 20_001 }, (_, i): [number, number] => {
+      const angle = (2 * Math.PI * (i % 20_000)) / 20_000;
+      return [150 + wavyRadius(angle) * Math.cos(angle), wavyRadius(angle) * Math.sin(angle)];
+    }),
+  ],
+};
+
 /** Half of the unit square at (0,0) lies in area 555; the unit square at (10,0) lies half in both 1 and 2. */
 const layer = featureCollection([
   paFeature(555, rect(0.5, -1, 2, 2), { NAME: "Parque Río Ñandú", DESIG_ENG: "National Park", IUCN_CAT: "II" }),
@@ -65,6 +78,8 @@ const layer = featureCollection([
   paFeature(3, null),
   // Far from the others: a zig-zag that a source laid across it meets at over 400,000 edge pairs.
   paFeature(4, zigzag(100, 0, 0.1, 4_000, 0.2), { NAME: "Zig-zag Reserve" }),
+  // Far from the others: a reserve with a 20,000-position wavy boundary.
+  paFeature(5, WAVY_RESERVE, { NAME: "Wavy Reserve" }),
 ]);
 
 const halfOfUnitSquare = geodesicAreaM2(rect(0.5, 0, 1, 1));
@@ -144,6 +159,47 @@ describe("unep_overlap over REST", () => {
     expect((overlap as { fraction: number }).fraction).toBeGreaterThan(0.3);
     expect((overlap as { fraction: number }).fraction).toBeLessThan(0.7);
     expect(await sampled()).toBe(1);
+  });
+
+  it("a batch of 200 fields across a large reserve's boundary: each measured exactly, none sampled", async () => {
+    const sampledBefore = Number(
+      /^source_ledger_protected_area_overlaps_sampled_total (\d+)$/m.exec(
+        await (await server.request("GET", "/metrics")).text(),
+      )?.[1],
+    );
+    const fields = Array.from({ length: 200 }, (_, i) => {
+      const angle = (2 * Math.PI * (i + 0.37)) / 200;
+      const [x, y] = [150 + wavyRadius(angle) * Math.cos(angle), wavyRadius(angle) * Math.sin(angle)];
+      return rect(x - 0.005, y - 0.005, x + 0.005, y + 0.005);
+    });
+    const response = await server.request("POST", "/sources", {
+      token,
+      json: {
+        type: "FeatureCollection",
+        features: fields.map((geometry, i) => ({
+          type: "Feature",
+          geometry,
+          properties: { alt_id: `wavy-${i}`, start_at: "2024-01-01T00:00:00Z", end_at: "2025-01-01T00:00:00Z" },
+        })),
+      },
+    });
+    expect(response.status).toBe(201);
+    const records = (await response.json()) as Json[];
+    for (const [i, record] of records.entries()) {
+      const overlap = record.unep_overlap as { fraction: number; areas: { id: string; area_m2: number }[] };
+      expect(overlap.areas.map((a) => a.id)).toEqual(["5"]);
+      if (i % 20 === 0) {
+        const expected = intersectionAreaM2(fields[i], structuredClone(WAVY_RESERVE));
+        expect(overlap.areas[0].area_m2 / expected).toBeCloseTo(1, 6);
+      }
+      expect(overlap.fraction).toBeLessThan(0.99);
+    }
+    const sampledAfter = Number(
+      /^source_ledger_protected_area_overlaps_sampled_total (\d+)$/m.exec(
+        await (await server.request("GET", "/metrics")).text(),
+      )?.[1],
+    );
+    expect(sampledAfter).toBe(sampledBefore);
   });
 
   it("the sandbox stays null with a layer loaded", async () => {
