@@ -136,8 +136,7 @@ export function nearParts(polygons: PolygonCoordinates[], box: BoundingBox, inde
     try {
       clip = clipIndexed(polygons, index, clipBox, CLIP_MIN_POSITIONS, total / INDEXED_CLIP_SHARE);
     } catch {
-      // Newer than the plain clip: should it ever break, the plain clip still gives the answer.
-      clip = null;
+      // Newer than the plain clip: should it ever break, the plain clip below still answers.
     }
     indexRead = index.visited - visitedBefore;
     if (clip !== null) return { ...clip, read: indexRead + positionsIn(clip.near) };

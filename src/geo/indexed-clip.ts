@@ -55,8 +55,7 @@ export function clipIndexed(
   wholeUpTo: number,
   limit = Infinity,
 ): IndexedClip | null {
-  const cx = (box.minX + box.maxX) / 2;
-  const cy = (box.minY + box.maxY) / 2;
+  const [cx, cy] = centre(box);
   // Segments near the box, and the rings the ray from its centre crosses an odd number of times:
   // a ring with no segment near the box goes around it exactly when it is one of those.
   const nearSegments = index.segmentsNear(box, limit);
@@ -116,7 +115,7 @@ function clipPolygon(
   const ringNumbers = [...new Set([...(nearRings?.keys() ?? []), ...(aroundRings ?? [])])].sort((a, b) => a - b);
   for (const r of ringNumbers) {
     const { first } = index.ringSegments(part, r);
-    const ring = clipRing(rings[r], first, nearRings?.get(r) ?? [], index, box);
+    const ring = clipRing(rings[r], first, nearRings?.get(r) ?? [], aroundRings?.has(r) === true, index, box);
     if (Array.isArray(ring)) {
       clipped.push(ring);
     } else if (ring.winding === 0) {
@@ -136,13 +135,16 @@ function centre(box: BoundingBox): [number, number] {
 
 /**
  * One ring restricted to the box, given the ring's segments whose boxes meet it (`near`, in
- * order): the clipped ring; or, when no segment enters the box, how many times the ring winds about
- * it (counter-clockwise positive; 0 when nothing of the ring is in the box).
+ * order) and whether the ray from the box's centre crosses it an odd number of times (`around`):
+ * the clipped ring; or, when no segment enters the box, how it winds about it (counter-clockwise
+ * positive; 0 when nothing of the ring is in the box). The ray's parity says whether it winds,
+ * exactly; the turn about the centre only which way.
  */
 function clipRing(
   ring: readonly Position[],
   first: number,
   near: readonly number[],
+  around: boolean,
   index: SegmentIndex,
   box: BoundingBox,
 ): Position[] | { winding: number } {
@@ -154,7 +156,8 @@ function clipRing(
   }
   if (pieces.length === 0) {
     // No segment reaches the box: the ring winds about the whole box, or not at all.
-    return { winding: Math.round(index.sweptAngle(first, first + ring.length - 1, cx, cy) / TURN) };
+    if (!around) return { winding: 0 };
+    return { winding: Math.sign(index.sweptAngle(first, first + ring.length - 1, cx, cy)) };
   }
   const segments = ring.length - 1;
   const out: Position[] = [];

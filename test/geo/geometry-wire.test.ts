@@ -29,6 +29,15 @@ function polygon(random: () => number): PolygonCoordinates {
   return Array.from({ length: rings }, () => randomRing(random, [4, 7, 8, 100, 1025][Math.floor(random() * 5)]));
 }
 
+/** The n-th of a seeded run: Polygons and MultiPolygons of 1–4 parts, alternating. */
+function seededGeometry(random: () => number, n: number): SourceGeometry {
+  if (n % 2 === 0) return { type: "Polygon", coordinates: polygon(random) };
+  return {
+    type: "MultiPolygon",
+    coordinates: Array.from({ length: 1 + Math.floor(random() * 4) }, () => polygon(random)),
+  };
+}
+
 const reference = (g: SourceGeometry) => toBinary(GeometrySchema, geometryToProto(g));
 const encoded = (g: SourceGeometry) => encodeGeometry(geometryToProto(g));
 
@@ -36,13 +45,7 @@ describe("geometry wire encoding", () => {
   it("writes exactly protobuf-es's bytes for 300 seeded polygons and multipolygons", () => {
     const random = prng(20261126);
     for (let n = 0; n < 300; n++) {
-      const g: SourceGeometry =
-        n % 2 === 0
-          ? { type: "Polygon", coordinates: polygon(random) }
-          : {
-              type: "MultiPolygon",
-              coordinates: Array.from({ length: 1 + Math.floor(random() * 4) }, () => polygon(random)),
-            };
+      const g = seededGeometry(random, n);
       expect(Buffer.from(encoded(g)).equals(Buffer.from(reference(g))), `case ${n}`).toBe(true);
     }
   });
@@ -92,13 +95,7 @@ describe("geometry wire decoding (a large stored geometry read from its kept byt
   it("gives back the positions of 300 seeded polygons and multipolygons, from both encoders, and the text's", () => {
     const random = prng(20261127);
     for (let n = 0; n < 300; n++) {
-      const g: SourceGeometry =
-        n % 2 === 0
-          ? { type: "Polygon", coordinates: polygon(random) }
-          : {
-              type: "MultiPolygon",
-              coordinates: Array.from({ length: 1 + Math.floor(random() * 4) }, () => polygon(random)),
-            };
+      const g = seededGeometry(random, n);
       expect(decodeGeometryWire(encoded(g)), `case ${n}`).toEqual(g);
       expect(decodeGeometryWire(geometryWireBytes(g)), `case ${n}`).toEqual(g);
       const text = JSON.stringify(g);
