@@ -49,7 +49,7 @@ import type { ConflictPolicy } from "./model/spatial.js";
 import { countedUnepOverlapPolicy } from "./protected-areas/overlap.js";
 import { rpcProtocolOf, withAnswerStatus } from "./rpc/answer-status.js";
 import { preEncodedSourceAnswers } from "./rpc/binary-answers.js";
-import { COMPRESS_MIN_BYTES, RPC_COMPRESSIONS } from "./rpc/compression.js";
+import { COMPRESS_MIN_BYTES, grpcAnswersAsRequested, RPC_COMPRESSIONS } from "./rpc/compression.js";
 import { decodeFailureAsInvalid } from "./rpc/decode-errors.js";
 import { createErrorShield } from "./rpc/error-shield.js";
 import { createLeanGrpc } from "./rpc/grpc-unary.js";
@@ -300,7 +300,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
         0,
         router.handlers.length,
         ...router.handlers.map((handler) =>
-          withAnswerStatus(withTimerSafeDeadline(handler), (status, req) => {
+          withAnswerStatus(withTimerSafeDeadline(grpcAnswersAsRequested(handler)), (status, req) => {
             const decoded = decodeFailureAsInvalid(status);
             const fixed = boundedStatus(decoded ?? status) ?? decoded;
             recordOutcome(fixed ?? status, req);

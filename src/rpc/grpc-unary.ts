@@ -32,7 +32,7 @@ import { PROBLEM_CONTENT_TYPE } from "../http/problem.js";
 import { bodyDeadlineProblem } from "../http/request-deadline.js";
 import { problemInstanceOf, REQUEST_ID_HEADER, requestIdOf } from "../http/request-id.js";
 import { codeName } from "./answer-status.js";
-import { RPC_COMPRESSIONS } from "./compression.js";
+import { answerEncodingsListed, GRPC_ACCEPT_ENCODING, RPC_COMPRESSIONS } from "./compression.js";
 import { NOT_PROTOBUF } from "./decode-errors.js";
 import { type ErrorLogger, internalError } from "./error-shield.js";
 import { type InProcessCaller, type ResponseMetadata, responseMetadataKey } from "./invoke.js";
@@ -41,7 +41,6 @@ import { grpcTimeoutOf } from "./timer-safe-deadline.js";
 import { TurnGate } from "./turn-gate.js";
 import { type Envelope, extraMessage, type UnaryBody, UnaryEnvelopeReader } from "./unary-envelopes.js";
 
-const GRPC_ACCEPT_ENCODING = "grpc-accept-encoding";
 const PROTO_CONTENT_TYPE = "application/grpc+proto";
 /** The gRPC content types the lean path takes: protobuf binary only (`+json` stays on Connect). */
 const LEAN_CONTENT_TYPE = /^application\/grpc(?:\+proto)?$/i;
@@ -153,7 +152,7 @@ class LeanCall {
     const compression = compressionNegotiate(
       RPC_COMPRESSIONS,
       single(headers["grpc-encoding"]),
-      single(headers[GRPC_ACCEPT_ENCODING]),
+      answerEncodingsListed(single(headers["content-type"]), single(headers[GRPC_ACCEPT_ENCODING])),
       GRPC_ACCEPT_ENCODING,
     );
     const answerHeaders: OutgoingHttpHeaders = {

@@ -14,7 +14,7 @@ import http2 from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { brotliCompressSync, brotliDecompressSync, gzipSync, constants as zlibConstants } from "node:zlib";
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync, constants as zlibConstants } from "node:zlib";
 import { create, type DescMessage, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { compressionGzip, createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
@@ -229,34 +229,46 @@ describe("raw HTTP/2: the lean path and Connect's answer byte for byte alike", (
     expect(page.body.length).toBeGreaterThan(100);
   }, 120_000);
 
-  it("gzip negotiation: named in grpc-encoding, a small answer left uncompressed, a large one compressed", async () => {
-    const small = await bothRaw(
-      `${PRODUCTION}/GetSource`,
-      same(encoded(GetSourceRequestSchema, { id: fixtureIds[0] })),
-      {
-        "grpc-accept-encoding": "identity,deflate,gzip",
-      },
-    );
-    expect(small.headers["grpc-encoding"]).toBe("gzip");
-    expect(small.body[0]).toBe(0);
-    const large = await bothRaw(`${PRODUCTION}/GetSource`, same(encoded(GetSourceRequestSchema, { id: bigId })), {
-      "grpc-accept-encoding": "gzip",
+  it("gRPC answers are compressed only when the request was: in its encoding, a small answer left uncompressed", async () => {
+    const request = toBinary(GetSourceRequestSchema, create(GetSourceRequestSchema, { id: bigId }));
+    // Listing gzip (as every gRPC client does) asks for nothing: the large answer leaves as it is.
+    const listed = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(request, 0)), {
+      "grpc-accept-encoding": "identity,deflate,gzip",
     });
-    expect(large.body[0]).toBe(1);
-    const plain = await bothRaw(`${PRODUCTION}/GetSource`, same(encoded(GetSourceRequestSchema, { id: bigId })));
+    expect(listed.headers["grpc-encoding"]).toBeUndefined();
+    expect(listed.body[0]).toBe(0);
+    expect(listed.body.length).toBeGreaterThan(300_000);
+    const plain = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(request, 0)));
     expect(plain.headers["grpc-encoding"]).toBeUndefined();
-    expect(plain.body[0]).toBe(0);
-    expect(plain.body.length).toBeGreaterThan(300_000);
+    expect(plain.body).toEqual(listed.body);
+    // A gzip request: the answer in gzip, whatever the list says; a small one flagged uncompressed.
+    const gzipped = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(gzipSync(request), 1)), {
+      "grpc-encoding": "gzip",
+      "grpc-accept-encoding": "br",
+    });
+    expect(gzipped.headers["grpc-encoding"]).toBe("gzip");
+    expect(gzipped.body[0]).toBe(1);
+    expect(gunzipSync(gzipped.body.subarray(5))).toEqual(plain.body.subarray(5));
+    const small = toBinary(GetSourceRequestSchema, create(GetSourceRequestSchema, { id: fixtureIds[0] }));
+    const smallGzipped = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(gzipSync(small), 1)), {
+      "grpc-encoding": "gzip",
+    });
+    expect(smallGzipped.headers["grpc-encoding"]).toBe("gzip");
+    expect(smallGzipped.body[0]).toBe(0);
   });
 
   it("large answers are compressed at the fast end of each encoder: gzip level 1, br quality 4", async () => {
-    const request = same(encoded(GetSourceRequestSchema, { id: bigId }));
-    const plain = (await bothRaw(`${PRODUCTION}/GetSource`, request)).body.subarray(5);
-    const gzipped = await bothRaw(`${PRODUCTION}/GetSource`, request, { "grpc-accept-encoding": "gzip" });
+    const message = toBinary(GetSourceRequestSchema, create(GetSourceRequestSchema, { id: bigId }));
+    const plain = (await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(message, 0)))).body.subarray(5);
+    const gzipped = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(gzipSync(message), 1)), {
+      "grpc-encoding": "gzip",
+    });
     expect(gzipped.headers["grpc-encoding"]).toBe("gzip");
     expect(gzipped.body.subarray(5)).toEqual(gzipSync(plain, { level: 1 }));
-    // br first in the client's list: br answers, not connect-node's quality 11 (0.2–0.8 s a page).
-    const brotli = await bothRaw(`${PRODUCTION}/GetSource`, request, { "grpc-accept-encoding": "br,gzip" });
+    // A br request: br answers, not connect-node's quality 11 (0.2–0.8 s a page).
+    const brotli = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(brotliCompressSync(message), 1)), {
+      "grpc-encoding": "br",
+    });
     expect(brotli.headers["grpc-encoding"]).toBe("br");
     expect(brotli.body[0]).toBe(1);
     const quality4 = brotliCompressSync(plain, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } });

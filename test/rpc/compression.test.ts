@@ -1,7 +1,7 @@
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from "node:zlib";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { COMPRESS_MIN_BYTES, RPC_COMPRESSIONS } from "../../src/rpc/compression.js";
+import { answerEncodingsListed, COMPRESS_MIN_BYTES, RPC_COMPRESSIONS } from "../../src/rpc/compression.js";
 
 /** A page-like payload: a random walk of 7-decimal doubles, as stored coordinates are. */
 function coordinates(count: number, seed: number): Uint8Array {
@@ -65,5 +65,17 @@ describe("RPC answer compression", () => {
     expect((corrupt as ConnectError).code).toBe(Code.InvalidArgument);
     expect((corrupt as ConnectError).rawMessage).toBe("the request message is not valid gzip data");
     expect((await brotli.decompress(new Uint8Array(0), 10)).length).toBe(0);
+  });
+});
+
+describe("which client list an answer's encoding is chosen from", () => {
+  it("over gRPC none (the request's own encoding decides); over Connect and gRPC-Web the client's", () => {
+    for (const grpc of ["application/grpc", "application/grpc+proto", "application/grpc+json; charset=utf-8"]) {
+      expect(answerEncodingsListed(grpc, "gzip")).toBeNull();
+    }
+    expect(answerEncodingsListed("application/grpc-web+proto", "gzip")).toBe("gzip");
+    expect(answerEncodingsListed("application/grpc-web-text", "br, gzip")).toBe("br, gzip");
+    expect(answerEncodingsListed("application/proto", "gzip")).toBe("gzip");
+    expect(answerEncodingsListed("application/json", null)).toBeNull();
   });
 });
