@@ -4,6 +4,9 @@
  * (each finished call starts the next) for a fixed duration, multiplexed over `connections`
  * HTTP/2 connections.
  *
+ * - "frames": a gRPC client writing HTTP/2 frames itself (h2-frames.ts), as cheap to run as
+ *   autocannon is for REST: the server is what is measured. Every answer's trailers are decoded
+ *   and its grpc-status checked; one call's answer is decoded with the generated schema first.
  * - "h2": a minimal gRPC client on node:http2: pre-encoded length-prefixed GetSourceRequest
  *   frames, the response read and dropped, `grpc-status` checked. Like autocannon for HTTP/1.1 it
  *   costs the load generator little, so the server is what is measured. One call is decoded with
@@ -30,10 +33,12 @@ import {
   ListSourcesResponseSchema,
   SourceLedgerService,
 } from "../gen/sourceledger/v2/source_ledger_pb.js";
+import { FrameConnection } from "./h2-frames.js";
+import { constantHeaderBlocks } from "./hpack.js";
 import type { LoadResult } from "./http-load.js";
 
 export interface GrpcLoad {
-  client: "h2" | "connect";
+  client: "frames" | "h2" | "connect";
   port: number;
   token: string;
   ids: readonly string[];
@@ -107,6 +112,61 @@ async function closedLoop(
   };
 }
 
+/** Throws unless a call's answer is status 0 with the page or the source the load asked for. */
+function checkAnswer(load: GrpcLoad, status: string, chunks: Buffer[]): void {
+  const body = Buffer.concat(chunks);
+  if (status !== "0" || body.length < 5) throw new Error(`gRPC check failed: status ${status}, ${body.length} bytes`);
+  const payload = body.subarray(5, 5 + body.readUInt32BE(1));
+  const bytes = body[0] === 1 ? gunzipSync(payload) : payload;
+  if (load.method === "list") {
+    const page = fromBinary(ListSourcesResponseSchema, bytes);
+    if (page.sources.length !== (load.listLimit ?? 100)) {
+      throw new Error(`gRPC ListSources check failed: ${page.sources.length} sources`);
+    }
+  } else {
+    const response = fromBinary(GetSourceResponseSchema, bytes);
+    if (response.source?.id !== load.ids[0]) throw new Error(`gRPC GetSource check failed: id ${response.source?.id}`);
+  }
+}
+
+/** The request messages of a load: one ListSources page, or a GetSource of each id in turn. */
+function requestFrames(load: GrpcLoad): Buffer[] {
+  return load.method === "list"
+    ? [envelope(toBinary(ListSourcesRequestSchema, create(ListSourcesRequestSchema, { limit: load.listLimit ?? 100 })))]
+    : load.ids.slice(0, 20_000).map(requestFrame);
+}
+
+async function runFrames(load: GrpcLoad): Promise<LoadResult> {
+  const connections = await Promise.all(
+    Array.from({ length: load.connections }, () =>
+      FrameConnection.connect({ port: load.port, windowBytes: load.windowBytes }),
+    ),
+  );
+  // The header fields Node's client sends for the h2 load (pseudo-headers first), indexed once.
+  const blocks = constantHeaderBlocks([
+    [":method", "POST"],
+    [":scheme", "http"],
+    [":authority", `127.0.0.1:${load.port}`],
+    [":path", load.method === "list" ? LIST_SOURCES_PATH : GET_SOURCE_PATH],
+    ["content-type", "application/grpc+proto"],
+    ["te", "trailers"],
+    ["authorization", `Bearer ${load.token}`],
+    ...(load.acceptCompression === false ? [] : [["grpc-accept-encoding", "gzip"] as const]),
+  ]);
+  const frames = requestFrames(load);
+  try {
+    for (const connection of connections) {
+      const chunks: Buffer[] = [];
+      checkAnswer(load, await connection.call(blocks.first, frames[0], chunks), chunks);
+    }
+    return await closedLoop(load, (i, connection) =>
+      connections[connection].call(blocks.next, frames[i % frames.length]),
+    );
+  } finally {
+    for (const connection of connections) connection.close();
+  }
+}
+
 function requestFrame(id: string): Buffer {
   return envelope(toBinary(GetSourceRequestSchema, create(GetSourceRequestSchema, { id })));
 }
@@ -148,9 +208,7 @@ async function runH2(load: GrpcLoad): Promise<LoadResult> {
     authorization: `Bearer ${load.token}`,
     ...(load.acceptCompression === false ? {} : { "grpc-accept-encoding": "gzip" }),
   };
-  const frames = list
-    ? [envelope(toBinary(ListSourcesRequestSchema, create(ListSourcesRequestSchema, { limit: load.listLimit ?? 100 })))]
-    : load.ids.slice(0, 20_000).map(requestFrame);
+  const frames = requestFrames(load);
   const call = (i: number, connection: number, keep?: Buffer[]) =>
     new Promise<string>((resolve, reject) => {
       const stream = sessions[connection].request(headers);
@@ -169,21 +227,7 @@ async function runH2(load: GrpcLoad): Promise<LoadResult> {
   try {
     // One real answer, decoded: the load below only checks grpc-status.
     const chunks: Buffer[] = [];
-    const status = await call(0, 0, chunks);
-    const body = Buffer.concat(chunks);
-    const payload = body.subarray(5, 5 + body.readUInt32BE(1));
-    const bytes = body[0] === 1 ? gunzipSync(payload) : payload;
-    if (list) {
-      const page = fromBinary(ListSourcesResponseSchema, bytes);
-      if (status !== "0" || page.sources.length !== (load.listLimit ?? 100)) {
-        throw new Error(`gRPC ListSources check failed: status ${status}, ${page.sources.length} sources`);
-      }
-    } else {
-      const response = fromBinary(GetSourceResponseSchema, bytes);
-      if (status !== "0" || response.source?.id !== load.ids[0]) {
-        throw new Error(`gRPC GetSource check failed: status ${status}, id ${response.source?.id}`);
-      }
-    }
+    checkAnswer(load, await call(0, 0, chunks), chunks);
     return await closedLoop(load, (i, connection) => call(i, connection));
   } finally {
     for (const session of sessions) session.close();
@@ -217,5 +261,6 @@ async function runConnect(load: GrpcLoad): Promise<LoadResult> {
 }
 
 export function runGrpcLoad(load: GrpcLoad): Promise<LoadResult> {
+  if (load.client === "frames") return runFrames(load);
   return load.client === "h2" ? runH2(load) : runConnect(load);
 }

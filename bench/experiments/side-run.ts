@@ -19,6 +19,7 @@
  *   --rate N           history: first, each load open-loop at N requests/s over 50 connections
  *                      (bench/paced-load.ts), 3 × 5 s
  *   --memory 1         grpc: after each pair, the service's RSS by kind and V8's heap (/metrics)
+ *   --client C         grpc: the load client, frames (default: bench/h2-frames.ts) or h2 (node:http2)
  *   --window BYTES     grpc: the client's HTTP/2 receive windows (default HTTP/2's 65,535, as grpc-js)
  *   --grpc-only 1      grpc: no REST load between the gRPC ones (for a profile of gRPC alone)
  *   --rest-only 1      grpc: no gRPC load between the REST ones (for a profile of REST alone)
@@ -141,7 +142,7 @@ try {
   } else if (scenario === "grpc") {
     const grpc = (seconds: number) =>
       runGrpcLoad({
-        client: "h2",
+        client: (option("--client") ?? "frames") as "frames" | "h2",
         port: service.port,
         token,
         ids: info.ids,

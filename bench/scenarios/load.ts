@@ -41,6 +41,7 @@ export async function runLoad(
         duration,
         acceptCompression: load.acceptCompression,
         method: load.method,
+        windowBytes: load.windowBytes,
       });
     case "get": {
       let i = 0;

@@ -6,7 +6,15 @@ export type LoadKind =
   | { kind: "list" }
   /** POST /sources; `conflictsIn`: each feature overlaps one of the ledger's first N seeded cells (S4's conflicting loads). */
   | { kind: "create"; features: number; conflictsIn?: number }
-  | { kind: "grpc"; ids: string[]; client: "h2" | "connect"; acceptCompression: boolean; method?: "get" | "list" }
+  | {
+      kind: "grpc";
+      ids: string[];
+      client: "frames" | "h2" | "connect";
+      acceptCompression: boolean;
+      method?: "get" | "list";
+      /** The client's HTTP/2 receive windows (bench/grpc-load.ts); HTTP/2's 65,535 when absent. */
+      windowBytes?: number;
+    }
   /** GET each path in turn (S9's late page, S10's boxes and its reference page); `connections` overrides the plan's. */
   | { kind: "paths"; paths: string[]; connections?: number }
   /** POST /sources/search with each body in turn (S11). */
