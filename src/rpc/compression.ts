@@ -2,8 +2,8 @@
  * How RPC answers are compressed, read by Connect's adapter and the lean gRPC path alike (so both
  * answer byte for byte the same): gzip and br, accepted on requests with connect-node's
  * decompression and limits, and on answers only from `COMPRESS_MIN_BYTES`, at
- * the fast end of each encoder. A gRPC answer is compressed only when its request was
- * (`grpcAnswersAsRequested`).
+ * the fast end of each encoder. A gRPC answer is compressed only when its request names an
+ * encoding (`answerEncodingsListed`).
  *
  * connect-node compresses with zlib's defaults: gzip level 6 and brotli quality 11. Quality 11 is
  * made for static files: it took 0.2–0.8 s of CPU for one 170–340 KB list page (2.6 s for a
@@ -106,26 +106,37 @@ export const RPC_COMPRESSIONS: Compression[] = [
 export const GRPC_ACCEPT_ENCODING = "grpc-accept-encoding";
 
 /**
- * The client's list of encodings, as it counts when an answer's encoding is chosen: over gRPC not
- * at all, so an answer is compressed only when its request was, in the request's encoding (the
- * rule of Connect's negotiation when no list is given, and grpc-go's server default). Every gRPC
- * client lists gzip whether or not compression pays on its link, and gRPC's callers are internal
- * services: on a data-centre network a 178 KB page is on the wire in a fraction of a millisecond,
- * and gzip at level 1 costs the server ~1.3 ms of CPU for it (docs/benchmarks.md, issue 13). A
- * client on a slow link turns compression on for its calls (grpc-js
- * `grpc.default_compression_algorithm`, grpc-go `grpc.UseCompressor`) and gets answers in kind.
- * Connect and gRPC-Web, the protocols of browsers and callers outside, keep their lists.
+ * The client's list of encodings, as it counts when an answer's encoding is chosen. Over gRPC an
+ * answer is compressed only when its request names an encoding in `grpc-encoding` (whether or
+ * not its message was itself compressed), in that encoding, and only when the client's list, if
+ * it sends one, includes it (gRPC's compression guide: never an encoding the client did not list):
+ * grpc-go's server default. Every gRPC client lists gzip whether or not compression pays on its
+ * link, and gRPC's callers are internal services: on a data-centre network a 178 KB page is on the
+ * wire in a fraction of a millisecond, and gzip at level 1 costs the server ~1.3 ms of CPU for it
+ * (docs/benchmarks.md, issue 13). A client on a slow link turns compression on for its calls
+ * (grpc-js `grpc.default_compression_algorithm`, grpc-go `grpc.UseCompressor`) and gets answers
+ * in kind. Connect and gRPC-Web, the protocols of browsers and callers outside, keep their lists.
+ * Returns what Connect's negotiation is to read as the list: null for none (the answer then
+ * follows the request), or one name.
  */
-export function answerEncodingsListed(contentType: string | null | undefined, listed: string | null): string | null {
-  return rpcProtocolOf(contentType) === "grpc" ? null : listed;
+export function answerEncodingsListed(
+  contentType: string | null | undefined,
+  listed: string | null,
+  requested: string | null,
+): string | null {
+  if (rpcProtocolOf(contentType) !== "grpc") return listed;
+  if (requested === null || requested === "identity") return null;
+  const names = listed?.split(",").map((name) => name.trim());
+  return names === undefined || names.includes(requested) ? requested : "identity";
 }
 
 /** Connect's handler, choosing gRPC answers' encoding by `answerEncodingsListed`, as the lean path does. */
 export function grpcAnswersAsRequested(handler: UniversalHandler): UniversalHandler {
   return withSameRoute(handler, (req) => {
-    if (answerEncodingsListed(req.header.get("content-type"), req.header.get(GRPC_ACCEPT_ENCODING)) === null) {
-      req.header.delete(GRPC_ACCEPT_ENCODING);
-    }
+    const listed = req.header.get(GRPC_ACCEPT_ENCODING);
+    const counted = answerEncodingsListed(req.header.get("content-type"), listed, req.header.get("grpc-encoding"));
+    if (counted === null) req.header.delete(GRPC_ACCEPT_ENCODING);
+    else if (counted !== listed) req.header.set(GRPC_ACCEPT_ENCODING, counted);
     return handler(req);
   });
 }

@@ -8,8 +8,8 @@
  *
  * It answers exactly as Connect's gRPC handler does (test/e2e/grpc-lean-matrix.test.ts compares
  * both): the same headers, the same trailers, the same texts for protocol errors, the same
- * compression negotiation (gzip and br accepted on requests, the client's first accepted encoding
- * named in `grpc-encoding`, messages compressed only from `compressMinBytes`).
+ * compression negotiation (gzip and br accepted on requests, answers in the request's encoding as
+ * `answerEncodingsListed` says, messages compressed only from `compressMinBytes`).
  */
 import { constants, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from "node:http2";
 import { performance } from "node:perf_hooks";
@@ -152,7 +152,11 @@ class LeanCall {
     const compression = compressionNegotiate(
       RPC_COMPRESSIONS,
       single(headers["grpc-encoding"]),
-      answerEncodingsListed(single(headers["content-type"]), single(headers[GRPC_ACCEPT_ENCODING])),
+      answerEncodingsListed(
+        single(headers["content-type"]),
+        single(headers[GRPC_ACCEPT_ENCODING]),
+        single(headers["grpc-encoding"]),
+      ),
       GRPC_ACCEPT_ENCODING,
     );
     const answerHeaders: OutgoingHttpHeaders = {

@@ -229,7 +229,7 @@ describe("raw HTTP/2: the lean path and Connect's answer byte for byte alike", (
     expect(page.body.length).toBeGreaterThan(100);
   }, 120_000);
 
-  it("gRPC answers are compressed only when the request was: in its encoding, a small answer left uncompressed", async () => {
+  it("gRPC answers are compressed only in the encoding the request names, if listed; gRPC-Web keeps the client's list", async () => {
     const request = toBinary(GetSourceRequestSchema, create(GetSourceRequestSchema, { id: bigId }));
     // Listing gzip (as every gRPC client does) asks for nothing: the large answer leaves as it is.
     const listed = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(request, 0)), {
@@ -241,14 +241,42 @@ describe("raw HTTP/2: the lean path and Connect's answer byte for byte alike", (
     const plain = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(request, 0)));
     expect(plain.headers["grpc-encoding"]).toBeUndefined();
     expect(plain.body).toEqual(listed.body);
-    // A gzip request: the answer in gzip, whatever the list says; a small one flagged uncompressed.
-    const gzipped = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(gzipSync(request), 1)), {
+    // A gzip request: the answer in gzip, with or without the client listing it; a small one
+    // flagged uncompressed. A list that leaves gzip out gets the answer uncompressed.
+    for (const list of [{}, { "grpc-accept-encoding": "identity,deflate,gzip" }] as Record<string, string>[]) {
+      const gzipped = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(gzipSync(request), 1)), {
+        "grpc-encoding": "gzip",
+        ...list,
+      });
+      expect(gzipped.headers["grpc-encoding"]).toBe("gzip");
+      expect(gzipped.body[0]).toBe(1);
+      expect(gunzipSync(gzipped.body.subarray(5))).toEqual(plain.body.subarray(5));
+    }
+    const unlisted = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(gzipSync(request), 1)), {
       "grpc-encoding": "gzip",
       "grpc-accept-encoding": "br",
     });
-    expect(gzipped.headers["grpc-encoding"]).toBe("gzip");
-    expect(gzipped.body[0]).toBe(1);
-    expect(gunzipSync(gzipped.body.subarray(5))).toEqual(plain.body.subarray(5));
+    expect(unlisted.headers["grpc-encoding"]).toBeUndefined();
+    expect(unlisted.body).toEqual(plain.body);
+    // A request naming gzip with its message uncompressed (Connect's sendCompression under 1 KiB) counts as gzip.
+    const named = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(request, 0)), { "grpc-encoding": "gzip" });
+    expect(named.headers["grpc-encoding"]).toBe("gzip");
+    expect(named.body[0]).toBe(1);
+    // gRPC-Web (browsers, callers outside) keeps the client's list: gzip listed, gzip answered.
+    for (const path of PATHS) {
+      const web = await fetch(`${servers[path].baseUrl}${PRODUCTION}/GetSource`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/grpc-web+proto",
+          "grpc-accept-encoding": "gzip",
+          authorization: `Bearer ${tokens[path]}`,
+        },
+        body: new Uint8Array(envelope(request, 0)),
+      });
+      const body = Buffer.from(await web.arrayBuffer());
+      expect([web.status, web.headers.get("grpc-encoding"), body[0]]).toEqual([200, "gzip", 1]);
+      expect(gunzipSync(body.subarray(5, 5 + body.readUInt32BE(1)))).toEqual(plain.body.subarray(5));
+    }
     const small = toBinary(GetSourceRequestSchema, create(GetSourceRequestSchema, { id: fixtureIds[0] }));
     const smallGzipped = await bothRaw(`${PRODUCTION}/GetSource`, same(envelope(gzipSync(small), 1)), {
       "grpc-encoding": "gzip",

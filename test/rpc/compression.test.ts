@@ -69,13 +69,19 @@ describe("RPC answer compression", () => {
 });
 
 describe("which client list an answer's encoding is chosen from", () => {
-  it("over gRPC none (the request's own encoding decides); over Connect and gRPC-Web the client's", () => {
+  it("over gRPC the request's own encoding, if the client lists it or lists nothing; over Connect and gRPC-Web the client's list", () => {
     for (const grpc of ["application/grpc", "application/grpc+proto", "application/grpc+json; charset=utf-8"]) {
-      expect(answerEncodingsListed(grpc, "gzip")).toBeNull();
+      // An uncompressed request: nothing, whatever the list (the answer follows the request).
+      expect(answerEncodingsListed(grpc, "identity,deflate,gzip", null)).toBeNull();
+      expect(answerEncodingsListed(grpc, "gzip", "identity")).toBeNull();
+      // A compressed one: its encoding, unless the client's list leaves it out.
+      expect(answerEncodingsListed(grpc, null, "gzip")).toBe("gzip");
+      expect(answerEncodingsListed(grpc, "identity, deflate,gzip", "gzip")).toBe("gzip");
+      expect(answerEncodingsListed(grpc, "br", "gzip")).toBe("identity");
     }
-    expect(answerEncodingsListed("application/grpc-web+proto", "gzip")).toBe("gzip");
-    expect(answerEncodingsListed("application/grpc-web-text", "br, gzip")).toBe("br, gzip");
-    expect(answerEncodingsListed("application/proto", "gzip")).toBe("gzip");
-    expect(answerEncodingsListed("application/json", null)).toBeNull();
+    expect(answerEncodingsListed("application/grpc-web+proto", "gzip", null)).toBe("gzip");
+    expect(answerEncodingsListed("application/grpc-web-text", "br, gzip", "gzip")).toBe("br, gzip");
+    expect(answerEncodingsListed("application/proto", "gzip", null)).toBe("gzip");
+    expect(answerEncodingsListed("application/json", null, null)).toBeNull();
   });
 });
