@@ -52,7 +52,7 @@ export interface GrpcLoad {
   method?: "get" | "list";
   listLimit?: number;
   /**
-   * h2 client: each connection's and stream's receive window in bytes (grpc-js's channel option
+   * h2 and frames clients: each connection's and stream's receive window in bytes (grpc-js's channel option
    * `grpc-node.flow_control_window`); HTTP/2's 65,535 when absent, as grpc-js keeps it by default.
    */
   windowBytes?: number;
@@ -65,6 +65,9 @@ function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
+
+/** How long after its duration a load waits for calls still in flight before counting them failed. */
+const STRAGGLER_MS = 10_000;
 
 /** Runs `call` from `concurrency` loops until the deadline; collects latencies and outcomes. */
 async function closedLoop(
@@ -88,16 +91,30 @@ async function closedLoop(
       } catch (error) {
         outcome = String(error).slice(0, 80);
       }
+      statusCodes[outcome] = (statusCodes[outcome] ?? 0) + 1;
       if (outcome === "0") {
         latencies.push(performance.now() - t0);
         ok += 1;
       } else {
         failed += 1;
+        // A call on a lost connection fails at once: without a turn of the event loop between
+        // them the loop would spin, starving the other connections' reads and timers.
+        await new Promise((resolve) => setImmediate(resolve));
       }
-      statusCodes[outcome] = (statusCodes[outcome] ?? 0) + 1;
     }
   };
-  await Promise.all(Array.from({ length: load.concurrency }, (_, worker) => loop(worker)));
+  const loops = Promise.all(Array.from({ length: load.concurrency }, (_, worker) => loop(worker)));
+  // Calls the server never answers are counted as failed once the load is over, not waited for.
+  let unanswered: NodeJS.Timeout | undefined;
+  const stragglers = new Promise<"late">((resolve) => {
+    unanswered = setTimeout(() => resolve("late"), load.duration * 1000 + STRAGGLER_MS);
+  });
+  if ((await Promise.race([loops, stragglers])) === "late") {
+    const late = next - (ok + failed);
+    failed += late;
+    statusCodes[`unanswered ${STRAGGLER_MS / 1000} s after the load`] = late;
+  }
+  clearTimeout(unanswered);
   const seconds = (performance.now() - started) / 1000;
   const sorted = Float64Array.from(latencies).sort();
   return {

@@ -29,7 +29,9 @@ const PADDED = 0x8;
 const PRIORITY = 0x20;
 const SETTINGS_ENABLE_PUSH = 0x2;
 const SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
+const SETTINGS_MAX_FRAME_SIZE = 0x5;
 const DEFAULT_WINDOW = 65_535;
+const DEFAULT_MAX_FRAME = 16_384;
 
 function frame(type: number, flags: number, stream: number, payload: Buffer | null): Buffer {
   const length = payload?.length ?? 0;
@@ -89,6 +91,7 @@ export class FrameConnection {
   private connectionUnacknowledged = 0;
   private sendWindow = DEFAULT_WINDOW;
   private peerInitialWindow = DEFAULT_WINDOW;
+  private peerMaxFrame = DEFAULT_MAX_FRAME;
   /** DATA frames waiting for the connection's send window. */
   private blocked: Buffer[] = [];
   private closed: string | null = null;
@@ -154,13 +157,21 @@ export class FrameConnection {
     this.nextStream += 2;
     return new Promise((resolve) => {
       this.calls.set(stream, { resolve, status: undefined, unacknowledged: 0, keep, headers: keep ? [] : undefined });
-      this.send(frame(HEADERS, END_HEADERS, stream, headerBlock));
-      const data = frame(DATA, END_STREAM, stream, message);
-      if (this.blocked.length > 0 || message.length > this.sendWindow) {
-        this.blocked.push(data);
-      } else {
-        this.sendWindow -= message.length;
-        this.send(data);
+      // Frames no larger than the server allows: the header block continued, the message split.
+      const max = this.peerMaxFrame;
+      for (let at = 0; at === 0 || at < headerBlock.length; at += max) {
+        const end = at + max >= headerBlock.length ? END_HEADERS : 0;
+        this.send(frame(at === 0 ? HEADERS : CONTINUATION, end, stream, headerBlock.subarray(at, at + max)));
+      }
+      for (let at = 0; at === 0 || at < message.length; at += max) {
+        const data = frame(DATA, at + max >= message.length ? END_STREAM : 0, stream, message.subarray(at, at + max));
+        const length = data.length - 9;
+        if (this.blocked.length > 0 || length > this.sendWindow) {
+          this.blocked.push(data);
+        } else {
+          this.sendWindow -= length;
+          this.send(data);
+        }
       }
     });
   }
@@ -259,9 +270,9 @@ export class FrameConnection {
       case SETTINGS:
         if (flags & ACK) return;
         for (let at = 0; at + 6 <= payload.length; at += 6) {
-          if (payload.readUInt16BE(at) === SETTINGS_INITIAL_WINDOW_SIZE) {
-            this.peerInitialWindow = payload.readUInt32BE(at + 2);
-          }
+          const value = payload.readUInt32BE(at + 2);
+          if (payload.readUInt16BE(at) === SETTINGS_INITIAL_WINDOW_SIZE) this.peerInitialWindow = value;
+          if (payload.readUInt16BE(at) === SETTINGS_MAX_FRAME_SIZE) this.peerMaxFrame = value;
         }
         this.send(frame(SETTINGS, ACK, 0, null));
         return;
@@ -270,6 +281,13 @@ export class FrameConnection {
         return;
       case GOAWAY: {
         const last = payload.readUInt32BE(0) & 0x7fffffff;
+        const code = payload.readUInt32BE(4);
+        if (code !== 0) {
+          // A connection error: nothing more will be answered on it.
+          this.end(`connection error ${code} (GOAWAY)`);
+          this.socket.destroy();
+          return;
+        }
         for (const id of [...this.calls.keys()]) if (id > last) this.finish(id, "refused by GOAWAY");
         this.closed = "connection going away";
         return;

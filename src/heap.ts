@@ -5,11 +5,11 @@ import { setFlagsFromString } from "node:v8";
  * collects again: a factor of 1 + percent / 100. V8 picks up to 4 on its own, and under list loads
  * (pages alive across several young collections are promoted, then die) the old generation grew to
  * ~165 MB around ~45 MB live, the gRPC server's peak RSS to 330–370 MB (S7's budget: 300). Side
- * runs (docs/benchmarks.md, issue 13): at 3 a full run's peak was 305 MB; at 2.5 side runs read
- * 265 MB, full runs 297–319 MB (305 MB with gRPC GetSource, both list loads and node:http2's and
- * Connect's clients on one server). At 2 side runs of both list loads read 233 against 256 MB at
- * 2.5, list throughput and GetSource's p99 unchanged beyond the noise (an earlier round's 37–42 ms
- * p99 at 2 was measured with a load client that took 0.65 of the two cores itself).
+ * runs (docs/benchmarks.md, issue 13): at 3 a full run's peak was 305 MB; at 2.5 full runs read
+ * 297–319 MB. Side runs of the gRPC and REST list loads on one server: 256 MB at 2.5, 233 MB at 2,
+ * list throughput and GetSource's p99 unchanged beyond the noise (an earlier round's 37–42 ms p99
+ * at 2 was measured with a load client that took 0.65 of the two cores itself); the next full run
+ * at 2 peaked at 246 MB.
  */
 export const HEAP_GROWING_PERCENT = 100;
 
