@@ -168,42 +168,29 @@ export function constantHeaderBlocks(
   fields: readonly (readonly [string, string])[],
   tableSize = 4_096,
 ): { first: Buffer; next: Buffer } {
-  const first: number[] = [];
-  const next: number[] = [];
-  const indexed: number[] = [];
+  // Each field as the first block sends it, and the k-th of those added to the table, if it is.
+  const plans: { bytes: number[]; added: number | null }[] = [];
   let used = 0;
+  let added = 0;
   for (const [name, value] of fields) {
     const full = STATIC_TABLE.findIndex((entry) => entry.name === name && entry.value === value);
     if (full >= 0) {
-      first.push(...encodeInteger(full + 1, 7, 0x80));
-      next.push(...encodeInteger(full + 1, 7, 0x80));
+      plans.push({ bytes: encodeInteger(full + 1, 7, 0x80), added: null });
       continue;
     }
     const nameIndex = STATIC_TABLE.findIndex((entry) => entry.name === name) + 1;
-    const literalName = nameIndex > 0 ? [] : encodeString(name);
+    const literal = [...(nameIndex > 0 ? [] : encodeString(name)), ...encodeString(value)];
     const size = name.length + value.length + 32;
     if (used + size > tableSize) {
-      const literal = [...encodeInteger(nameIndex, 4, 0x00), ...literalName, ...encodeString(value)];
-      first.push(...literal);
-      next.push(...literal);
+      plans.push({ bytes: [...encodeInteger(nameIndex, 4, 0x00), ...literal], added: null });
       continue;
     }
     used += size;
-    first.push(...encodeInteger(nameIndex, 6, 0x40), ...literalName, ...encodeString(value));
-    indexed.push(next.length);
-    next.push(-1);
+    plans.push({ bytes: [...encodeInteger(nameIndex, 6, 0x40), ...literal], added: added++ });
   }
-  // Each indexed field's dynamic index once all are in: the last added is 62.
-  const dynamicCount = indexed.length;
-  const resolved: number[] = [];
-  let k = 0;
-  for (const byte of next) {
-    if (byte === -1) {
-      resolved.push(...encodeInteger(STATIC_TABLE.length + dynamicCount - k, 7, 0x80));
-      k += 1;
-    } else {
-      resolved.push(byte);
-    }
-  }
-  return { first: Buffer.from(first), next: Buffer.from(resolved) };
+  // Once all are in, the last added is dynamic index 62 (STATIC_TABLE.length + 1).
+  const next = plans.flatMap(({ bytes, added: k }) =>
+    k === null ? bytes : encodeInteger(STATIC_TABLE.length + added - k, 7, 0x80),
+  );
+  return { first: Buffer.from(plans.flatMap(({ bytes }) => bytes)), next: Buffer.from(next) };
 }
