@@ -60,6 +60,11 @@ const LARGE_GEOMETRY_CACHE_POSITIONS = 200_000;
  */
 const LARGE_GEOMETRY_KEPT_WHILE_USED_MS = 2_000;
 
+/** A candidate's row gone between reading it and reading its geometry: one transaction prevents it. */
+function vanished(seq: number): Error {
+  return new Error(`source ${seq} vanished while its conflicts were checked`);
+}
+
 const SUBJECT_COLUMNS = `s.seq, s.id, s.created_at, s.account_id, s.alt_id,
   CASE WHEN octet_length(s.geometry) > ${LARGE_GEOMETRY_BYTES} THEN NULL ELSE s.geometry END AS geometry,
   octet_length(s.geometry) AS geometry_bytes,
@@ -118,7 +123,7 @@ export class ConflictScanner {
   private readonly large = ({ seq, id, geometry_bytes }: SubjectRow): SourceGeometry =>
     this.largeGeometries.getOrLoad(`${id} ${geometry_bytes}`, () => {
       const row = this.geometryOf.get(seq);
-      if (row === undefined) throw new Error(`source ${seq} vanished while its conflicts were checked`);
+      if (row === undefined) throw vanished(seq);
       // The kept wire bytes read ~4× faster than the text parses; the text when there are none.
       if (row.wire !== null) {
         try {
@@ -127,7 +132,9 @@ export class ConflictScanner {
           // Damaged bytes must not fail every create that meets this source: the text is the data.
         }
       }
-      return JSON.parse(row.geometry ?? this.textOf.get(seq)?.geometry ?? "null") as SourceGeometry;
+      const text = row.geometry ?? this.textOf.get(seq)?.geometry;
+      if (text === undefined) throw vanished(seq);
+      return JSON.parse(text) as SourceGeometry;
     });
 
   constructor(
