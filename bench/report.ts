@@ -77,6 +77,7 @@ function number(value: number, unit: string): string {
     case "ms":
       return value < 10 ? value.toFixed(2) : value.toFixed(1);
     case "MB":
+    case "µs":
       return value.toFixed(0);
     default:
       return value.toFixed(2);

@@ -20,6 +20,11 @@ export interface Measurements {
   rps(key: string): number[];
   p99(key: string): number[];
   p50(key: string): number[];
+  /**
+   * The server's CPU per unit of the rate (µs per request, or per source for batches): its cores
+   * over the rate. A load generator sharing the machine moves the rate more than this.
+   */
+  cpuPerUnit(key: string): number[];
   /** Failed requests over all runs. */
   failed(key: string): number;
   label(key: string): string;
@@ -35,6 +40,7 @@ export function measurements(scenarios: Scenario[], results: Map<string, Measure
     rps: (key) => series(key, (r, s) => r.rps * s.perRequest),
     p99: (key) => series(key, (r) => r.p99),
     p50: (key) => series(key, (r) => r.p50),
+    cpuPerUnit: (key) => series(key, (r, s) => (1e6 * r.cpu.serverCores) / (r.rps * s.perRequest)),
     failed: (key) => series(key, (r) => r.failed).reduce((a, b) => a + b, 0),
     label: (key) => scenario(key).label,
     peakRaises: (server) =>
