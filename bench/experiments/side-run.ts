@@ -38,7 +38,7 @@ import { CREATE_REGION, cellPolygon } from "../geometry.js";
 import { runGrpcLoad } from "../grpc-load.js";
 import { type LoadResult, runHttpLoad } from "../http-load.js";
 import { runPacedLoad } from "../paced-load.js";
-import { readIntoPageCache } from "../page-cache.js";
+import { holdInPageCache } from "../page-cache.js";
 import {
   cpuSecondsOf,
   memoryOf,
@@ -71,8 +71,9 @@ const headers = { authorization: `Bearer ${token}` };
 const file = scenario === "create" ? join(work, "ledger.sqlite") : ledger;
 if (scenario === "create") copyFileSync(ledger, file);
 
-// As the full run does (bench/page-cache.ts): the ledger in memory before its server starts.
-readIntoPageCache(file);
+// As the full run does (bench/page-cache.ts): the ledger held in memory while the run lasts.
+const hold = await holdInPageCache([file]);
+process.once("exit", () => hold.release());
 const service = await spawnServer({
   name: "service",
   entry: `${SERVER_BUILD_DIR}/bench/server.js`,

@@ -5,7 +5,7 @@
  */
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
-import { readIntoPageCache } from "../page-cache.js";
+import { holdInPageCache } from "../page-cache.js";
 import { SERVER_BUILD_DIR, SERVICE_NODE_FLAGS, type ServerProcess, spawnServer } from "../proc.js";
 import type { BeforeCode } from "./before.js";
 import type { Ledgers } from "./ledgers.js";
@@ -102,9 +102,9 @@ export async function startFleet(
     });
 
   const cacheStart = performance.now();
-  const cached = [...new Set(files.values())].reduce((bytes, file) => bytes + readIntoPageCache(file), 0);
+  const hold = await holdInPageCache([...files.values()]);
   log(
-    `ledgers read into the page cache (${(cached / 2 ** 30).toFixed(1)} GiB in ${((performance.now() - cacheStart) / 1000).toFixed(1)} s)`,
+    `ledgers ${hold.mapped ? "held in the page cache (mapped by a helper)" : "read once into the page cache (no python3 to hold them)"}: ${(hold.bytes / 2 ** 30).toFixed(1)} GiB in ${((performance.now() - cacheStart) / 1000).toFixed(1)} s`,
   );
   log("starting servers");
   const servers = new Map<string, ServerProcess>(
@@ -117,6 +117,7 @@ export async function startFleet(
     start,
     stopAll: async () => {
       await Promise.all([...servers.values()].map((s) => s.stop()));
+      hold.release();
     },
   };
 }

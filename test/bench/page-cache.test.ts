@@ -1,8 +1,9 @@
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readIntoPageCache } from "../../bench/page-cache.js";
+import { holdInPageCache, readIntoPageCache } from "../../bench/page-cache.js";
 
 describe("readIntoPageCache (bench)", () => {
   const dirs: string[] = [];
@@ -30,3 +31,33 @@ describe("readIntoPageCache (bench)", () => {
     expect(readIntoPageCache(join(base, "empty.sqlite"))).toBe(0);
   });
 });
+
+const python = spawnSync("python3", ["--version"]).status === 0;
+
+describe.skipIf(!python)(`holdInPageCache (bench)${python ? "" : ": skipped: python3 not installed"}`, () => {
+  it("maps every file (skipping empty ones and missing ones) until released, and the helper then exits", async () => {
+    const base = mkdtempSync(join(tmpdir(), "page-cache-hold-"));
+    try {
+      writeFileSync(join(base, "a.sqlite"), Buffer.alloc(3 * 4096 + 7, 1));
+      writeFileSync(join(base, "empty.sqlite"), "");
+      const paths = ["a.sqlite", "empty.sqlite", "missing.sqlite", "a.sqlite"].map((name) => join(base, name));
+      const hold = await holdInPageCache(paths);
+      expect(hold).toMatchObject({ mapped: true, bytes: 3 * 4096 + 7 });
+      const pid = hold.pid as number;
+      expect(() => process.kill(pid, 0)).not.toThrow();
+      hold.release();
+      await expect.poll(() => alive(pid), { timeout: 5_000 }).toBe(false);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

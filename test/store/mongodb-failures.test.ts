@@ -1,4 +1,5 @@
 import {
+  type FindOptions,
   MongoError,
   MongoNetworkError,
   type MongoServerError,
@@ -77,6 +78,7 @@ import {
   pairsPageQuery,
   SOURCE_EVENT_INDEXES,
   SOURCE_INDEXES,
+  setFlagsUpdate,
   sourcesByIdFilter,
   TRANSACTION_OPTIONS,
   takenAltIdsFilter,
@@ -182,10 +184,15 @@ describe("what the store sends (fake driver)", () => {
   it("fills in a ledger stored before the event log at setup: created events in a transaction, then pairs and flags, each step marked", async () => {
     const legacy = makeRecord({ conflict: true });
     const { event_seq: _none, ...legacyDoc } = toDocument(legacy);
-    const fake = new FakeDriver().on("sources.find", (filter) => {
+    const fake = new FakeDriver().on("sources.find", (filter, options) => {
       const text = JSON.stringify(filter);
       if (text === JSON.stringify(legacySourcesQuery().filter)) return [{ _id: legacy.id }];
       if (text === JSON.stringify(unnumberedFilter([legacy.id]))) return [recordDocumentOf(toDocument(legacy))];
+      // Flagged as stored, and no pair: the flag step sets it to false.
+      const { projection } = options as FindOptions;
+      if (text === JSON.stringify(flagFillFilter()) && projection === FLAG_FILL_OPTIONS.projection) {
+        return [{ _id: legacy.id, conflict: true }];
+      }
       return [];
     });
     fake.filled = false;
@@ -213,16 +220,29 @@ describe("what the store sends (fake driver)", () => {
       "session.startTransaction",
       "sources.find",
       "session.endSession",
+      // Flags read and set in one transaction: a create or delete of a process already serving
+      // cannot land between the read of the pairs and the write of the flag.
+      "session.startTransaction",
       "sources.find",
+      "conflict_pairs.find",
+      "sources.updateMany",
+      "session.endSession",
       "settings.updateOne",
     ]);
     const [legacyRead, reread, walk, flags] = fake.callsTo("sources", "find");
     expect(legacyRead).toEqual([legacySourcesQuery().filter, legacySourcesQuery().options]);
     expect(reread).toEqual([unnumberedFilter([legacy.id]), { ...LEGACY_RECORD_OPTIONS, session }]);
     expect(walk).toEqual([pairFillQuery().filter, { ...pairFillQuery().options, session }]);
-    expect(flags).toEqual([flagFillFilter(), FLAG_FILL_OPTIONS]);
+    expect(flags).toEqual([flagFillFilter(), { ...FLAG_FILL_OPTIONS, session }]);
+    expect(fake.callsTo("conflict_pairs", "find")).toEqual([
+      [pairsOfAnyFilter([legacy.id]), { ...PAIR_KEYS_OPTIONS, session }],
+    ]);
     const numbered = numberLegacyUpdate([legacy.id]);
-    expect(fake.callsTo("sources", "updateMany")).toEqual([[numbered.filter, numbered.update, { session }]]);
+    const cleared = setFlagsUpdate([legacy.id], false);
+    expect(fake.callsTo("sources", "updateMany")).toEqual([
+      [numbered.filter, numbered.update, { session }],
+      [cleared.filter, cleared.update, { session }],
+    ]);
     expect(fake.callsTo("source_events", "insertMany")).toEqual([
       [
         [

@@ -212,26 +212,37 @@ async function fillPairs(target: HistoryFillTarget, policy: ConflictPolicy): Pro
   }
 }
 
-/** Then: every flag is "has a pair" (the flags stored before may have been kept otherwise). */
+/**
+ * Then: every flag is "has a pair" (the flags stored before may have been kept otherwise). Each
+ * chunk reads its flags and pairs and writes the wrong flags in one transaction: a process that
+ * finished its fill meanwhile serves creates and deletes, each of which writes the source document
+ * of every side whose pairs it changes (its event seq), so such a write lands either before this
+ * chunk's snapshot (and is read) or conflicts with its update (and the chunk runs again), never in
+ * between, where a flag set from stale pairs would outlive them.
+ */
 async function fillFlags(target: HistoryFillTarget): Promise<void> {
   for (let after: string | undefined; ; ) {
-    const docs = await target.sources
-      .find<Pick<SourceDocument, "_id" | "conflict">>(flagFillFilter(after), FLAG_FILL_OPTIONS)
-      .toArray();
+    const docs = await target.transaction("history fill", async (session) => {
+      const chunk = await target.sources
+        .find<Pick<SourceDocument, "_id" | "conflict">>(flagFillFilter(after), { ...FLAG_FILL_OPTIONS, session })
+        .toArray();
+      if (chunk.length === 0) return chunk;
+      const ids = chunk.map((d) => d._id);
+      const stored = await target.pairs
+        .find<Pick<ConflictPairDocument, "a" | "b">>(pairsOfAnyFilter(ids), { ...PAIR_KEYS_OPTIONS, session })
+        .toArray();
+      const paired = new Set(stored.flatMap((p) => [p.a, p.b]));
+      for (const flag of [true, false]) {
+        const wrong = chunk.filter((d) => paired.has(d._id) === flag && d.conflict !== flag).map((d) => d._id);
+        if (wrong.length > 0) {
+          const { filter, update } = setFlagsUpdate(wrong, flag);
+          await target.sources.updateMany(filter, update, { session });
+        }
+      }
+      return chunk;
+    });
     if (docs.length === 0) return;
     after = docs[docs.length - 1]._id;
-    const ids = docs.map((d) => d._id);
-    const stored = await target.pairs
-      .find<Pick<ConflictPairDocument, "a" | "b">>(pairsOfAnyFilter(ids), PAIR_KEYS_OPTIONS)
-      .toArray();
-    const paired = new Set(stored.flatMap((p) => [p.a, p.b]));
-    for (const flag of [true, false]) {
-      const wrong = docs.filter((d) => paired.has(d._id) === flag && d.conflict !== flag).map((d) => d._id);
-      if (wrong.length > 0) {
-        const { filter, update } = setFlagsUpdate(wrong, flag);
-        await target.sources.updateMany(filter, update);
-      }
-    }
     if (docs.length < LEGACY_CHUNK) return;
   }
 }

@@ -80,7 +80,7 @@ export class SqliteSourceStore implements SourceStore {
   private readonly conflicts: ConflictScanner | null;
   private readonly protectedAreas: SqliteProtectedAreaReader | null;
   /** Runs reads in one (deferred) transaction: they see one snapshot of the ledger. */
-  private readonly inOneSnapshot: (read: () => SourceRecord[]) => SourceRecord[];
+  private readonly snapshotRead: (read: () => unknown) => unknown;
   private readonly statements: {
     takenAltIds: Statement<[string, string], { alt_id: string }>;
     insertSource: Statement<[SourceRow]>;
@@ -170,7 +170,7 @@ export class SqliteSourceStore implements SourceStore {
       if (change === undefined) throw new Error(`source ${seq} vanished while its history was filled in`);
       return change;
     });
-    this.inOneSnapshot = db.transaction((read: () => SourceRecord[]) => read());
+    this.snapshotRead = db.transaction((read: () => unknown) => read());
     this.deleteTransaction = db.transaction((lookup: () => SubjectKey | undefined, requested: Change) => {
       const key = lookup();
       if (key === undefined) return false;
@@ -274,7 +274,9 @@ export class SqliteSourceStore implements SourceStore {
   }
 
   async conflictsOf(id: string, accountId: string | null, page?: EventPage): Promise<SourceConflict[] | null> {
-    return this.runSync("conflicts", () => this.events.conflictsOf(id, accountId, page));
+    // One snapshot: the source's row, then its pairs by the row's seq, which another process's
+    // delete and insert in between could give to another source.
+    return this.runSync("conflicts", () => this.inOneSnapshot(() => this.events.conflictsOf(id, accountId, page)));
   }
 
   async ledgerSecret(): Promise<Uint8Array> {
@@ -401,6 +403,11 @@ export class SqliteSourceStore implements SourceStore {
     this.statements.insertBbox.run(seq, minX, maxX, minY, maxY);
     for (const attributeType of record.attributeType) this.statements.insertAttributeType.run(seq, attributeType);
     return { seq, row };
+  }
+
+  /** `read`'s statements in one read transaction, so that they all see the same commit. */
+  private inOneSnapshot<T>(read: () => T): T {
+    return this.snapshotRead(read) as T;
   }
 
   private runSync<T>(action: string, work: () => T): T {
