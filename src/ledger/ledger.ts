@@ -346,7 +346,10 @@ export function createLedger(options: LedgerOptions): Ledger {
   function pastInstant(asOf: number | undefined, violations: Violation[]): number | undefined {
     if (asOf === undefined) return undefined;
     if (environment !== "production") {
-      violations.push({ field: "as_of", detail: "as_of exists only in production: the sandbox keeps no past" });
+      violations.push({
+        field: "as_of",
+        detail: "as_of exists only in production: the sandbox lets go of deleted sources' records",
+      });
       return undefined;
     }
     return asOf < now() ? asOf : undefined;

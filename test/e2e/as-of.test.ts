@@ -31,7 +31,7 @@ const ACCOUNT_A = "asof-acct-a";
 const ACCOUNT_B = "asof-acct-b";
 const ACCOUNT_C = "asof-acct-c";
 const ACCOUNT_D = "asof-acct-d";
-const SANDBOX_REFUSAL = "as_of exists only in production: the sandbox keeps no past";
+const SANDBOX_REFUSAL = "as_of exists only in production: the sandbox lets go of deleted sources' records";
 const PROD: ServiceName = "SourceLedgerService";
 const SANDBOX: ServiceName = "SandboxSourceLedgerService";
 
@@ -632,7 +632,7 @@ describe("REST GET /sources?as_of", () => {
     expect(problem.errors.map((e) => e.pointer).sort()).toEqual(["/query/as_of", "/query/limit"]);
   });
 
-  it("the sandbox refuses as_of, past or future: 422 `as_of exists only in production: the sandbox keeps no past`", async () => {
+  it("the sandbox refuses as_of, past or future: 422 `as_of exists only in production: the sandbox lets go of deleted sources' records`", async () => {
     const [record] = await restCreate(userA, flat("sb-1", cell(0, 0, 10, 10)), "sandbox");
     for (const asOf of [iso(T.a1), iso(Date.now() + 3600_000)]) {
       const list = await server.request("GET", `/sandbox/sources?as_of=${encodeURIComponent(asOf)}`, { token: userA });

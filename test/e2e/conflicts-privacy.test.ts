@@ -3,7 +3,8 @@
  * another account's source ids, alt_ids, account id, actor names or geometry, through any endpoint,
  * protocol or error. Two accounts whose sources conflict (and stop conflicting) are built with
  * distinctive values; then each calls every endpoint over REST, gRPC and Connect JSON (list, get,
- * search, history, conflicts, a create that conflicts, errors, a delete, the sandbox, /metrics) and
+ * search, history, conflicts, as_of reads, a create that conflicts, errors, a delete, the sandbox,
+ * /metrics; over REST also GeoJSON answers and the OGC API items) and
  * every response's status, headers, body and trailers is searched for the other's values.
  * Calls naming the other's ids answer exactly as for unknown ids. The opaque `ref` is stable across
  * calls, protocols and restarts, the same from both sides, different across pairs, and keyed by the
@@ -69,6 +70,8 @@ const PERIOD = { start_at: "2024-01-01T00:00:00.000Z", end_at: "2025-01-01T00:00
 
 let A: Party;
 let B: Party;
+/** Instants just after each step of the scenario: `as_of` reads see the ledger as it stood then. */
+const instants: string[] = [];
 
 async function party(prefix: string, account: string): Promise<Party> {
   const actor = `${prefix}-ACTOR-${tag}`;
@@ -108,6 +111,7 @@ beforeAll(async () => {
   const setup = new HistoryClient(server, rpc, "rest");
   const make = async (owner: Party, name: string, geometry: PolygonGeometry) => {
     owner.sources[name] = await setup.createOne(owner.token, "production", spec(owner, name, geometry));
+    instants.push(new Date().toISOString());
   };
   await make(A, "a1", A_GEOMETRY.a1); //         no conflict yet
   await make(B, "b1", B_GEOMETRY.b1); //         B's create: a1 × b1
@@ -117,6 +121,7 @@ beforeAll(async () => {
   await make(B, "b3", B_GEOMETRY.b3); //         far from everything
   expect((await setup.removeByAlt(B.token, "production", altOf(B, "b2"))).ok).toBe(true); // clears a1 × b2, a3 × b2
   B.deleted.add(B.sources.b2.id);
+  instants.push(new Date().toISOString());
   A.geometries.push(A_LATER);
   B.geometries.push(B_LATER);
 
@@ -284,6 +289,40 @@ async function sweep(api: HistoryClient, viewer: Party, overlapping: PolygonGeom
     expect((await api.get(viewer.token, env, source.id)).ok).toBe(live);
     expect((await api.history(viewer.token, env, source.id)).ok).toBe(true);
     expect((await api.conflicts(viewer.token, env, source.id)).ok).toBe(live);
+  }
+
+  // The ledger as it stood after each step of the scenario (as_of), when the other's sources
+  // were live and flagged its own.
+  const everOwn = Object.values(viewer.sources).map((s) => s.id);
+  const beforeTheDelete = instants[instants.length - 2];
+  expect(await api.list(viewer.token, env, { asOf: beforeTheDelete, conflict: true }), "flagged then").not.toEqual([]);
+  for (const asOf of instants) {
+    for (const conflict of [undefined, true]) {
+      for (const id of await api.list(viewer.token, env, { asOf, conflict })) expect(everOwn).toContain(id);
+    }
+    for (const source of Object.values(viewer.sources)) await api.get(viewer.token, env, source.id, "get as_of", asOf);
+  }
+  if (api.protocol === "rest") {
+    // GeoJSON answers and the OGC API items (docs/api.md §16), with the same filters and instants.
+    const first = own[0].id;
+    const paths = [
+      "/sources?f=geojson",
+      "/sources?f=geojson&conflict=true",
+      `/sources/${first}?f=geojson`,
+      "/ogc/collections/sources/items",
+      "/ogc/collections/sources/items?conflict=true",
+      "/ogc/collections/sources/items?bbox=71,-34,72,-32",
+      `/ogc/collections/sources/items/${first}`,
+      ...instants.flatMap((asOf) => {
+        const at = encodeURIComponent(asOf);
+        return [
+          `/sources?f=geojson&as_of=${at}`,
+          `/ogc/collections/sources/items?as_of=${at}`,
+          `/ogc/collections/sources/items?conflict=true&as_of=${at}`,
+        ];
+      }),
+    ];
+    for (const path of paths) expect((await api.restGet(viewer.token, path)).status, path).toBe(200);
   }
 
   const later = await api.createOne(viewer.token, env, {

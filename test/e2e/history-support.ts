@@ -176,6 +176,8 @@ const stripEnum = (prefix: string, name: string) => {
 export interface ListOptions {
   conflict?: boolean;
   bbox?: [number, number, number, number];
+  /** RFC 3339: the ledger as it stood then (docs/api.md §14). */
+  asOf?: string;
 }
 
 /**
@@ -356,18 +358,20 @@ export class HistoryClient {
     return (await this.create(token, env, [spec], label))[0];
   }
 
-  async get(token: string, env: Env, id: string, label = "get"): Promise<Outcome<Created>> {
+  async get(token: string, env: Env, id: string, label = "get", asOf?: string): Promise<Outcome<Created>> {
     if (this.protocol === "rest") {
-      const answer = await this.rest(label, "GET", this.restPath(env, `/${encodeURIComponent(id)}`), token);
+      const query = asOf === undefined ? "" : `?as_of=${encodeURIComponent(asOf)}`;
+      const answer = await this.rest(label, "GET", this.restPath(env, `/${encodeURIComponent(id)}${query}`), token);
       return answer.status === 200 ? { ok: true, value: this.created(answer.body) } : this.restFailure(answer);
     }
     if (this.protocol === "grpc") {
-      const outcome = await this.grpcCall(label, env, "GetSource", { id }, token);
+      const request = asOf === undefined ? { id } : { id, as_of: ts(asOf) };
+      const outcome = await this.grpcCall(label, env, "GetSource", request, token);
       return outcome.code === grpc.status.OK
         ? { ok: true, value: this.created(outcome.response.source) }
         : this.grpcFailure(outcome);
     }
-    const answer = await this.connectCall(label, env, "GetSource", { id }, token);
+    const answer = await this.connectCall(label, env, "GetSource", asOf === undefined ? { id } : { id, asOf }, token);
     return answer.status === 200 ? { ok: true, value: this.created(answer.body.source) } : this.connectFailure(answer);
   }
 
@@ -409,12 +413,19 @@ export class HistoryClient {
     return answer.status === 200 ? { ok: true, value: null } : this.connectFailure(answer);
   }
 
+  /** A REST GET of any path (GeoJSON lists, OGC API items), recorded like every answer: status and text. */
+  async restGet(token: string, path: string, label = path): Promise<{ status: number; text: string }> {
+    const { status, text } = await this.rest(label, "GET", path, token);
+    return { status, text };
+  }
+
   /** One page of the list (the first), as the records' ids. */
   async list(token: string, env: Env, options: ListOptions = {}, label = "list"): Promise<string[]> {
     if (this.protocol === "rest") {
       const params = new URLSearchParams();
       if (options.conflict !== undefined) params.set("conflict", String(options.conflict));
       if (options.bbox) params.set("bbox", options.bbox.join(","));
+      if (options.asOf !== undefined) params.set("as_of", options.asOf);
       const query = params.toString();
       const answer = await this.rest(label, "GET", this.restPath(env, query ? `?${query}` : ""), token);
       expect(answer.status, answer.text).toBe(200);
@@ -427,6 +438,7 @@ export class HistoryClient {
       const request: Json = {};
       if (options.conflict !== undefined) request.conflict = options.conflict;
       if (bbox) request.bbox = bbox;
+      if (options.asOf !== undefined) request.as_of = ts(options.asOf);
       const outcome = await this.grpcCall(label, env, "ListSources", request, token);
       expect(outcome.code, outcome.details).toBe(grpc.status.OK);
       return (outcome.response.sources as Json[]).map((r) => r.id);
@@ -434,6 +446,7 @@ export class HistoryClient {
     const request: Json = {};
     if (options.conflict !== undefined) request.conflict = options.conflict;
     if (bbox) request.bbox = { minLon: bbox.min_lon, minLat: bbox.min_lat, maxLon: bbox.max_lon, maxLat: bbox.max_lat };
+    if (options.asOf !== undefined) request.asOf = options.asOf;
     const answer = await this.connectCall(label, env, "ListSources", request, token);
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     return ((answer.body.sources ?? []) as Json[]).map((r) => r.id);

@@ -164,7 +164,7 @@ describe("as_of over the embedded store", () => {
 });
 
 describe("as_of in the sandbox", () => {
-  it("is refused: the sandbox keeps no past", async () => {
+  it("is refused: the sandbox lets go of deleted sources' records", async () => {
     const store = createSandboxStore({ ttlMs: 60_000 });
     const ledger = createLedger({
       environment: "sandbox",
@@ -175,7 +175,12 @@ describe("as_of in the sandbox", () => {
     try {
       await expect(ledger.list(user, { filters: {}, asOf: 1 })).rejects.toMatchObject({
         kind: "invalid",
-        violations: [{ field: "as_of", detail: "as_of exists only in production: the sandbox keeps no past" }],
+        violations: [
+          {
+            field: "as_of",
+            detail: "as_of exists only in production: the sandbox lets go of deleted sources' records",
+          },
+        ],
       });
     } finally {
       await store.close();

@@ -43,8 +43,8 @@ export interface SandboxStoreOptions {
   sweepIntervalMs?: number;
 }
 
-/** The sandbox keeps no past ledger: the ledger refuses as_of there before any store call. */
-const NO_PAST = "the sandbox keeps no past ledger (as_of is production only)";
+/** The sandbox lets go of a deleted source's record, so it cannot show the past: the ledger refuses as_of there before any store call. */
+const NO_PAST = "the sandbox answers no as_of read (production only): it lets go of deleted sources' records";
 
 const DEFAULT_MAX_PER_SESSION = 10_000;
 // 10,000 field-sized sources of 100 positions fit; 10,000 sources of 100,000 positions (tens of
