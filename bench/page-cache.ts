@@ -1,6 +1,6 @@
 /**
- * Keeps the ledger files the servers serve in the OS page cache for a whole run, so that a load
- * measures the service, not this machine's disk.
+ * Keeps the ledger files the servers serve in the OS page cache while a run reads them, so that a
+ * load measures the service, not this machine's disk.
  *
  * This machine (a Firecracker VM) runs DAMON's reclaim (`kdamond`, /sys/kernel/mm/damon): page
  * cache that no process maps and nobody has read for about a minute is paged out, at up to
@@ -8,22 +8,25 @@
  * overlapped cells) then comes from the disk until each page has been read again, and how long a
  * server had been idle decided the figures: S2 read 2,600–5,800 req/s with half of its file in
  * memory, 6,750 with all of it. The scheme leaves mapped pages alone, so a helper process maps
- * every file and touches each page once, and holds the mappings until released. Without python3 the
- * files are read once instead (the run's first loads are measured warm, later ones may not be).
- * A deployment whose ledger does not fit in memory reads from its disk, and these figures are not
- * its.
+ * every file (and its WAL) as it is at the start and touches each page once, and holds the mappings
+ * until released: what a create appends later is not held, but is recent. Without python3, or
+ * when the helper fails, the files are read once instead (the run's first loads are measured warm,
+ * later ones may not be). A deployment whose ledger does not fit in memory reads from its disk,
+ * and these figures are not its.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, readSync } from "node:fs";
 
 const CHUNK_BYTES = 8 * 2 ** 20;
+
+/** A ledger file and, when present, its WAL. */
+const withWal = (path: string) => [path, `${path}-wal`].filter((file) => existsSync(file));
 
 /** Reads `path` and, when present, `path-wal` to their ends; answers the bytes read. */
 export function readIntoPageCache(path: string): number {
   const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   let total = 0;
-  for (const file of [path, `${path}-wal`]) {
-    if (!existsSync(file)) continue;
+  for (const file of withWal(path)) {
     const fd = openSync(file, "r");
     try {
       for (let read = readSync(fd, buffer); read > 0; read = readSync(fd, buffer)) total += read;
@@ -35,8 +38,10 @@ export function readIntoPageCache(path: string): number {
 }
 
 export interface PageCacheHold {
-  /** Whether a process maps the files (true) or they were only read once (false: no python3). */
+  /** Whether a process maps the files (true) or they were only read once (false). */
   mapped: boolean;
+  /** Why they are not mapped, when they are not. */
+  reason?: string;
   /** The bytes mapped (or read). */
   bytes: number;
   /** The helper's process id, while it maps them. */
@@ -67,44 +72,56 @@ print(total, flush=True)
 sys.stdin.read()
 `;
 
-/** Holds `paths` in the page cache until released (see the module's comment). */
-export async function holdInPageCache(paths: readonly string[]): Promise<PageCacheHold> {
-  const files = [...new Set(paths)].filter((path) => existsSync(path));
-  let child: ChildProcess;
-  try {
-    child = spawn("python3", ["-c", HOLDER, ...files], { stdio: ["pipe", "pipe", "pipe"] });
-  } catch {
-    return readOnce(files);
-  }
-  const helper = child;
-  const bytes = await new Promise<number | null>((resolve) => {
-    let out = "";
-    let err = "";
-    helper.stdout?.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes("\n")) resolve(Number(out.trim()));
-    });
-    helper.stderr?.on("data", (chunk: Buffer) => {
-      err = (err + chunk.toString()).slice(-2000);
-    });
-    helper.once("error", () => resolve(null));
-    helper.once("exit", (code) => {
-      if (err !== "") process.stderr.write(`page cache holder exited with ${code}: ${err}\n`);
-      resolve(null);
-    });
+/**
+ * Holds `paths` (and their WALs) in the page cache until released (see the module's comment).
+ * `python`: the interpreter (tests name one that fails).
+ */
+export async function holdInPageCache(paths: readonly string[], python = "python3"): Promise<PageCacheHold> {
+  const ledgers = [...new Set(paths)].filter((path) => existsSync(path));
+  const files = ledgers.flatMap(withWal);
+  const helper = spawn(python, ["-c", HOLDER, ...files], { stdio: ["pipe", "pipe", "pipe"] });
+  let released = false;
+  let stderr = "";
+  helper.stderr.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-2000);
   });
-  if (bytes === null || !Number.isFinite(bytes)) return readOnce(files);
+  const outcome = await new Promise<{ bytes: number } | { failed: string }>((resolve) => {
+    let out = "";
+    helper.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes("\n")) resolve({ bytes: Number(out.trim()) });
+    });
+    helper.once("error", (error) => resolve({ failed: `${python} did not start (${error.message})` }));
+    // 'close' rather than 'exit': its stderr has been read by then.
+    helper.once("close", (code, signal) =>
+      resolve({ failed: `${python} ended (${signal ?? `exit ${code}`}) ${stderr.trim()}`.trim() }),
+    );
+  });
+  if ("failed" in outcome || !Number.isFinite(outcome.bytes)) {
+    helper.kill();
+    const reason = "failed" in outcome ? outcome.failed : "the helper printed no byte count";
+    return readOnce(ledgers, reason);
+  }
+  // A helper gone before its release (killed, out of memory) no longer holds anything: say so.
+  helper.once("close", (code, signal) => {
+    if (!released) {
+      process.stderr.write(
+        `page cache holder ended early (${signal ?? `exit ${code}`}): later loads may read from disk\n`,
+      );
+    }
+  });
   return {
     mapped: true,
-    bytes,
+    bytes: outcome.bytes,
     pid: helper.pid,
     release: () => {
-      helper.stdin?.end();
+      released = true;
+      helper.stdin.end();
     },
   };
 }
 
-function readOnce(files: readonly string[]): PageCacheHold {
-  const bytes = files.reduce((sum, file) => sum + readIntoPageCache(file), 0);
-  return { mapped: false, bytes, release: () => {} };
+function readOnce(ledgers: readonly string[], reason: string): PageCacheHold {
+  const bytes = ledgers.reduce((sum, file) => sum + readIntoPageCache(file), 0);
+  return { mapped: false, reason, bytes, release: () => {} };
 }

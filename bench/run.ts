@@ -165,6 +165,8 @@ async function main(): Promise<void> {
   const profiles = profiling
     ? await profileScenarios({ plan, rows, scenarios: profiled, fleet, token, all: flag("--profile-all") })
     : {};
+  // Held until the profiles' fresh servers are done with the ledgers too.
+  fleet.releaseCache();
   await issuer.close();
 
   await writeResults({

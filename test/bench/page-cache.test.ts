@@ -35,18 +35,37 @@ describe("readIntoPageCache (bench)", () => {
 const python = spawnSync("python3", ["--version"]).status === 0;
 
 describe.skipIf(!python)(`holdInPageCache (bench)${python ? "" : ": skipped: python3 not installed"}`, () => {
-  it("maps every file (skipping empty ones and missing ones) until released, and the helper then exits", async () => {
+  it("maps every file and its WAL (skipping empty and missing ones) until released, and the helper then exits", async () => {
     const base = mkdtempSync(join(tmpdir(), "page-cache-hold-"));
     try {
-      writeFileSync(join(base, "a.sqlite"), Buffer.alloc(3 * 4096 + 7, 1));
+      writeFileSync(join(base, "a.sqlite"), Buffer.alloc(9 * 2 ** 20 + 7, 1));
+      writeFileSync(join(base, "a.sqlite-wal"), Buffer.alloc(4096, 2));
       writeFileSync(join(base, "empty.sqlite"), "");
       const paths = ["a.sqlite", "empty.sqlite", "missing.sqlite", "a.sqlite"].map((name) => join(base, name));
       const hold = await holdInPageCache(paths);
-      expect(hold).toMatchObject({ mapped: true, bytes: 3 * 4096 + 7 });
+      expect(hold).toMatchObject({ mapped: true, bytes: 9 * 2 ** 20 + 7 + 4096 });
       const pid = hold.pid as number;
       expect(() => process.kill(pid, 0)).not.toThrow();
       hold.release();
       await expect.poll(() => alive(pid), { timeout: 5_000 }).toBe(false);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("holdInPageCache without a working interpreter (bench)", () => {
+  it("reads the files once instead and says why", async () => {
+    const base = mkdtempSync(join(tmpdir(), "page-cache-fallback-"));
+    try {
+      writeFileSync(join(base, "a.sqlite"), Buffer.alloc(5_000, 1));
+      const missing = await holdInPageCache([join(base, "a.sqlite")], join(base, "no-such-python"));
+      expect(missing).toMatchObject({ mapped: false, bytes: 5_000 });
+      expect(missing.reason).toMatch(/did not start/);
+      // An interpreter that starts and fails (node, given a program path it cannot find, exits 1).
+      const failing = await holdInPageCache([join(base, "a.sqlite")], process.execPath);
+      expect(failing).toMatchObject({ mapped: false, bytes: 5_000 });
+      expect(failing.reason).toMatch(/ended \(exit 1\)/);
     } finally {
       rmSync(base, { recursive: true, force: true });
     }

@@ -304,25 +304,36 @@ async function sweep(api: HistoryClient, viewer: Party, overlapping: PolygonGeom
   }
   if (api.protocol === "rest") {
     // GeoJSON answers and the OGC API items (docs/api.md §16), with the same filters and instants.
+    // Those that must show the viewer's own sources are checked to (the scan then reads real answers).
     const first = own[0].id;
-    const paths = [
-      "/sources?f=geojson",
-      "/sources?f=geojson&conflict=true",
-      `/sources/${first}?f=geojson`,
-      "/ogc/collections/sources/items",
-      "/ogc/collections/sources/items?conflict=true",
-      "/ogc/collections/sources/items?bbox=71,-34,72,-32",
-      `/ogc/collections/sources/items/${first}`,
-      ...instants.flatMap((asOf) => {
+    const flagged = own.find((s) => s.conflict)?.id as string;
+    const then = encodeURIComponent(beforeTheDelete);
+    const showing: [path: string, ownId: string | null][] = [
+      ["/sources?f=geojson", first],
+      ["/sources?f=geojson&conflict=true", flagged],
+      [`/sources/${first}?f=geojson`, first],
+      ["/ogc/collections/sources/items", first],
+      ["/ogc/collections/sources/items?conflict=true", flagged],
+      ["/ogc/collections/sources/items?bbox=71,-34,72,-32", first],
+      [`/ogc/collections/sources/items/${first}`, first],
+      [`/sources?f=geojson&as_of=${then}`, first],
+      [`/ogc/collections/sources/items?as_of=${then}`, first],
+      [`/ogc/collections/sources/items?conflict=true&as_of=${then}`, flagged],
+      ...instants.flatMap((asOf): [string, null][] => {
         const at = encodeURIComponent(asOf);
         return [
-          `/sources?f=geojson&as_of=${at}`,
-          `/ogc/collections/sources/items?as_of=${at}`,
-          `/ogc/collections/sources/items?conflict=true&as_of=${at}`,
+          [`/sources?f=geojson&as_of=${at}`, null],
+          [`/ogc/collections/sources/items?as_of=${at}`, null],
+          [`/ogc/collections/sources/items?conflict=true&as_of=${at}`, null],
         ];
       }),
     ];
-    for (const path of paths) expect((await api.restGet(viewer.token, path)).status, path).toBe(200);
+    expect(flagged, "the viewer has a flagged source").toBeDefined();
+    for (const [path, ownId] of showing) {
+      const answer = await api.restGet(viewer.token, path);
+      expect(answer.status, path).toBe(200);
+      if (ownId !== null) expect(answer.text, path).toContain(ownId);
+    }
   }
 
   const later = await api.createOne(viewer.token, env, {
@@ -407,7 +418,15 @@ describe("nothing of the other account reaches a caller who is not an admin", ()
     it(`A over ${protocol} naming B's ids and alt_ids: answered exactly as unknown ones, nothing else of B`, async () => {
       const api = new HistoryClient(server, rpc, protocol);
       const unknownId = "src_00000000000000000000000000";
+      const beforeTheDelete = instants[instants.length - 2];
       for (const source of Object.values(B.sources)) {
+        // As of an instant when every one of B's sources was live (b2 too, deleted since).
+        const theirsThen = await api.get(A.token, "production", source.id, "get as_of", beforeTheDelete);
+        const unknownThen = await api.get(A.token, "production", unknownId, "get as_of", beforeTheDelete);
+        expect(theirsThen.ok, `get as_of ${source.id}`).toBe(false);
+        expect(JSON.stringify(theirsThen).replaceAll(source.id, unknownId), "get as_of of B's source").toBe(
+          JSON.stringify(unknownThen),
+        );
         for (const call of ["get", "history", "conflicts", "remove"] as const) {
           const theirs = await api[call](A.token, "production", source.id);
           const unknown = await api[call](A.token, "production", unknownId);
@@ -443,7 +462,19 @@ describe("nothing of the other account reaches a caller who is not an admin", ()
       const { b1 } = B.sources;
       await api.conflicts(admin, "production", a1.id);
       await api.history(admin, "production", a1.id);
-      await api.get(admin, "production", b1.id);
+      await api.get(admin, "production", b1.id, "get as_of", instants[instants.length - 2]);
+      if (protocol === "rest") {
+        // GeoJSON and OGC renderings of B's sources are scanned as well.
+        const at = encodeURIComponent(instants[instants.length - 2]);
+        for (const path of [`/sources?f=geojson&as_of=${at}`, `/ogc/collections/sources/items?as_of=${at}`]) {
+          const probe = new HistoryClient(server, rpc, protocol);
+          expect((await probe.restGet(admin, path)).status).toBe(200);
+          const seen = leaks(probe.transcript, needles(B)).join("\n");
+          for (const value of [b1.id, b1.altId, String(B_GEOMETRY.b1.coordinates[0][0][0])]) {
+            expect(seen, path).toContain(JSON.stringify(value));
+          }
+        }
+      }
       const found = leaks(api.transcript, needles(B)).join("\n");
       for (const value of [B.account, B.actor, b1.id, b1.altId, String(B_GEOMETRY.b1.coordinates[0][0][0])]) {
         expect(found).toContain(JSON.stringify(value));

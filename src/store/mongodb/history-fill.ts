@@ -215,10 +215,11 @@ async function fillPairs(target: HistoryFillTarget, policy: ConflictPolicy): Pro
 /**
  * Then: every flag is "has a pair" (the flags stored before may have been kept otherwise). Each
  * chunk reads its flags and pairs and writes the wrong flags in one transaction: a process that
- * finished its fill meanwhile serves creates and deletes, each of which writes the source document
- * of every side whose pairs it changes (its event seq), so such a write lands either before this
- * chunk's snapshot (and is read) or conflicts with its update (and the chunk runs again), never in
- * between, where a flag set from stale pairs would outlive them.
+ * finished its fill meanwhile serves creates and deletes, each of which writes the document of
+ * every side whose pairs it changes (a counterpart's event seq; a deleted source's document is
+ * removed), so such a write lands either before this chunk's snapshot (and is read) or conflicts
+ * with its update (a WriteConflict, retried as a transient error within the transaction budget),
+ * never in between, where a flag set from stale pairs would outlive them.
  */
 async function fillFlags(target: HistoryFillTarget): Promise<void> {
   for (let after: string | undefined; ; ) {

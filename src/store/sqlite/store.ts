@@ -213,7 +213,9 @@ export class SqliteSourceStore implements SourceStore {
   async list(query: ListQuery): Promise<SourceRecord[]> {
     return this.runSync("list", () => {
       const { asOf } = query;
-      if (asOf !== undefined) return this.events.listAsOf({ ...query, asOf });
+      // Its chunks in one snapshot, as the batched list's: another process's commit between two
+      // would mix two states in one page.
+      if (asOf !== undefined) return this.inOneSnapshot(() => this.events.listAsOf({ ...query, asOf }));
       const spatial = spatialFilterOf(query);
       if (spatial === null) {
         const statement = buildListStatement(query);
@@ -405,9 +407,18 @@ export class SqliteSourceStore implements SourceStore {
     return { seq, row };
   }
 
-  /** `read`'s statements in one read transaction, so that they all see the same commit. */
+  /**
+   * `read`'s statements in one read transaction, so that they all see the same commit. Synchronous
+   * only: the transaction ends when `read` returns, so a promise's later reads would be outside it.
+   */
   private inOneSnapshot<T>(read: () => T): T {
-    return this.snapshotRead(read) as T;
+    return this.snapshotRead(() => {
+      const value = read();
+      if (typeof (value as { then?: unknown } | null)?.then === "function") {
+        throw new Error("inOneSnapshot takes a synchronous read: a promise's reads would be outside the snapshot");
+      }
+      return value;
+    }) as T;
   }
 
   private runSync<T>(action: string, work: () => T): T {
