@@ -16,6 +16,8 @@ function counterpartJson(counterpart: VisibleCounterpart): Record<string, string
 function explanationJson(measure: ConflictMeasure) {
   return {
     overlap_area_m2: measure.overlapAreaM2,
+    // Only on a pair no overlay could measure (docs/api.md §14), as protobuf's JSON omits false.
+    ...(measure.overlapAreaUpperBound === true ? { overlap_area_upper_bound: true } : {}),
     overlap_fraction: measure.overlapFraction,
     counterpart_overlap_fraction: measure.counterpartOverlapFraction,
     overlap_period: {

@@ -78,14 +78,17 @@ export function conflictMeasure(
   const smaller = Math.min(a.areaM2, b.areaM2);
   if (!(smaller > 0)) return null;
   let overlap: number;
+  let upperBound = false;
   try {
     overlap = overlapArea(a, b, conflictAllowances.of(a.geometry));
   } catch (error) {
     if (!(error instanceof OverlayFailedError)) throw error;
     overlap = smaller;
+    upperBound = true;
   }
   if (!(overlap > 0 && overlap >= MIN_OVERLAP_FRACTION * smaller)) return null;
   return {
+    ...(upperBound ? { overlapAreaUpperBound: true as const } : {}),
     overlapAreaM2: overlap,
     // An overlay measured on slightly different terms than the area may exceed it by a rounding.
     overlapFraction: Math.min(1, overlap / a.areaM2),

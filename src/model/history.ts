@@ -18,6 +18,12 @@ export interface ConflictMeasure {
   overlapPeriod: { startAt: number; endAt: number };
   /** The attribute types both claim; empty when either side claims none. */
   sharedAttributeTypes: string[];
+  /**
+   * Set (true) only when no overlay could measure the pair (every engine failed, or the pair is
+   * past the overlay limits, docs/api.md §8.5): `overlapAreaM2` is then the smaller source's whole
+   * area, an upper bound, and the fractions follow from it. Absent on a measured pair.
+   */
+  overlapAreaUpperBound?: true;
 }
 
 /** Who the other side of a conflict is. Adapters decide how much of it a caller may see. */

@@ -37,6 +37,7 @@ function explanationMessage(measure: ConflictMeasure): ConflictExplanation {
       endAt: timestampFromMs(measure.overlapPeriod.endAt),
     },
     sharedAttributeTypes: measure.sharedAttributeTypes.map((name) => attributeTypes.valueOf(name) ?? 0),
+    overlapAreaUpperBound: measure.overlapAreaUpperBound === true,
   };
 }
 

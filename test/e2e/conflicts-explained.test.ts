@@ -264,6 +264,7 @@ describe.each(PROTOCOLS)("%s", (protocol) => {
     );
     expectClose(combs.overlap_area_m2, exact, 1e-9, "the combs' overlap");
     expect(combs.overlap_fraction).toBeLessThan(0.9);
+    expect(combs.overlap_area_upper_bound, "measured: no upper-bound mark").toBeUndefined();
 
     // Over 400,000 pairs of their edges meet: not attempted, so flagged with the smaller area.
     const [u, v] = freshArea()(0, 0, 1, 1).coordinates[0][0];
@@ -272,7 +273,10 @@ describe.each(PROTOCOLS)("%s", (protocol) => {
       return Number(/^source_ledger_overlays_too_intricate_total (\d+)$/m.exec(text)?.[1]);
     };
     const before = await tooIntricate();
-    await api().createOne(tokenA, env, { alt_id: unique("zig-a"), geometry: zigzag(u, v, 0.1, 4_000, 0.2) });
+    const zigA = await api().createOne(tokenA, env, {
+      alt_id: unique("zig-a"),
+      geometry: zigzag(u, v, 0.1, 4_000, 0.2),
+    });
     const across = await api().createOne(tokenB, env, {
       alt_id: unique("zig-b"),
       geometry: zigzag(u, v, 0.1, 4_000, 0.2, true),
@@ -281,8 +285,15 @@ describe.each(PROTOCOLS)("%s", (protocol) => {
     expect(await tooIntricate()).toBe(before + 1);
     const [zigzags] = await api().conflictList(tokenB, env, across.id);
     expect(Math.max(zigzags.overlap_fraction, zigzags.counterpart_overlap_fraction)).toBe(1);
-    // They truly overlap in about half of each: the bound is visibly not a measure.
+    // They truly overlap in about half of each: the bound is not a measure, and says so.
     expect(Math.min(zigzags.overlap_fraction, zigzags.counterpart_overlap_fraction)).toBeGreaterThan(0.99);
+    expect(zigzags.overlap_area_upper_bound).toBe(true);
+    const setBy = (await api().events(tokenB, env, across.id)).find((e) => e.type === "conflict_set");
+    expect(setBy && explanationOf(setBy), "the conflict_set event carries the same mark").toEqual(
+      explanationOf(zigzags),
+    );
+    const [fromA] = await api().conflictList(tokenA, env, zigA.id);
+    expect(fromA.overlap_area_upper_bound, "and so does the other side's explanation").toBe(true);
   });
 });
 

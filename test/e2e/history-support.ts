@@ -95,6 +95,7 @@ export interface HistoryEvent {
   record?: Json;
   counterpart?: Counterpart;
   overlap_area_m2?: number;
+  overlap_area_upper_bound?: true;
   overlap_fraction?: number;
   counterpart_overlap_fraction?: number;
   overlap_period?: { start_at: string; end_at: string };
@@ -111,6 +112,8 @@ export interface Counterpart {
 export interface ExplainedConflict {
   counterpart: Counterpart;
   overlap_area_m2: number;
+  /** Only on a pair no overlay could measure (docs/api.md §14). */
+  overlap_area_upper_bound?: true;
   overlap_fraction: number;
   counterpart_overlap_fraction: number;
   overlap_period: { start_at: string; end_at: string };
@@ -158,6 +161,15 @@ export const REST_EVENT_KEYS: Record<EventType, string[]> = {
   deleted: ["seq", "type", "at", "by"],
 };
 export const REST_CONFLICT_KEYS = ["counterpart", ...EXPLANATION_KEYS, "detected_at"];
+const UPPER_BOUND = "overlap_area_upper_bound";
+
+/** `keys` as an answer has them: the upper-bound mark after the area when the answer carries it (only as true). */
+function withUpperBound(keys: string[], json: Json): string[] {
+  if (!(UPPER_BOUND in json)) return keys;
+  expect(json[UPPER_BOUND], "overlap_area_upper_bound is present only as true").toBe(true);
+  const at = keys.indexOf("overlap_area_m2") + 1;
+  return [...keys.slice(0, at), UPPER_BOUND, ...keys.slice(at)];
+}
 
 const iso = (value: string) => new Date(value).toISOString();
 
@@ -595,7 +607,7 @@ function restEvent(json: Json): HistoryEvent {
   expect(Object.keys(REST_EVENT_KEYS), `event type ${json.type}`).toContain(json.type);
   // A deleted sandbox source's `created` event keeps no record (docs/api.md §14); the tests say when.
   const keys = REST_EVENT_KEYS[json.type as EventType].filter((k) => k !== "record" || "record" in json);
-  expect(Object.keys(json), JSON.stringify(json)).toEqual(keys);
+  expect(Object.keys(json), JSON.stringify(json)).toEqual(withUpperBound(keys, json));
   expect(json.at, "at is RFC 3339 in UTC with milliseconds").toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   const event: HistoryEvent = { ...json, at: iso(json.at) } as HistoryEvent;
   if (json.overlap_period) {
@@ -605,7 +617,7 @@ function restEvent(json: Json): HistoryEvent {
 }
 
 function restConflict(json: Json): ExplainedConflict {
-  expect(Object.keys(json), JSON.stringify(json)).toEqual(REST_CONFLICT_KEYS);
+  expect(Object.keys(json), JSON.stringify(json)).toEqual(withUpperBound(REST_CONFLICT_KEYS, json));
   return {
     ...(json as ExplainedConflict),
     overlap_period: { start_at: iso(json.overlap_period.start_at), end_at: iso(json.overlap_period.end_at) },
@@ -628,6 +640,7 @@ function grpcCounterpart(json: Json): Counterpart {
 function grpcExplanation(json: Json) {
   return {
     overlap_area_m2: json.overlap_area_m2,
+    ...(json.overlap_area_upper_bound === true ? { overlap_area_upper_bound: true as const } : {}),
     overlap_fraction: json.overlap_fraction,
     counterpart_overlap_fraction: json.counterpart_overlap_fraction,
     overlap_period: { start_at: tsIso(json.overlap_period.start_at), end_at: tsIso(json.overlap_period.end_at) },
@@ -677,8 +690,10 @@ function connectCounterpart(json: Json): Counterpart {
 }
 
 function connectExplanation(json: Json) {
+  expect(json.overlapAreaUpperBound ?? true, "overlapAreaUpperBound is present only as true").toBe(true);
   return {
     overlap_area_m2: json.overlapAreaM2 ?? 0,
+    ...(json.overlapAreaUpperBound === true ? { overlap_area_upper_bound: true as const } : {}),
     overlap_fraction: json.overlapFraction ?? 0,
     counterpart_overlap_fraction: json.counterpartOverlapFraction ?? 0,
     overlap_period: { start_at: iso(json.overlapPeriod.startAt), end_at: iso(json.overlapPeriod.endAt) },
@@ -712,6 +727,7 @@ function connectConflict(json: Json): ExplainedConflict {
 export function explanationOf(value: HistoryEvent | ExplainedConflict) {
   return {
     overlap_area_m2: value.overlap_area_m2,
+    ...(value.overlap_area_upper_bound === true ? { overlap_area_upper_bound: true as const } : {}),
     overlap_fraction: value.overlap_fraction,
     counterpart_overlap_fraction: value.counterpart_overlap_fraction,
     overlap_period: value.overlap_period,

@@ -450,6 +450,9 @@ describe("conflictMeasure (docs/api.md §14)", () => {
     const measure = conflictMeasure(small, large, failed);
     expect(measure?.overlapAreaM2).toBe(small.areaM2);
     expect(measure?.overlapFraction).toBe(1);
+    // Marked as a bound, not a measure (docs/api.md §14); a measured pair carries no mark.
+    expect(measure?.overlapAreaUpperBound).toBe(true);
+    expect(conflictMeasure(small, large)).not.toHaveProperty("overlapAreaUpperBound");
     expect(rel(measure?.counterpartOverlapFraction ?? 0, small.areaM2 / large.areaM2)).toBeLessThan(1e-12);
     expect(conflictMeasure(large, small, failed)?.counterpartOverlapFraction).toBe(1);
     const bug = new TypeError("a bug");
@@ -528,6 +531,7 @@ describe("one source's overlays are limited together (docs/api.md §8.5)", () =>
     // A quarter of a percent of each overlaps, but unmeasured the pair conflicts, with the smaller whole area.
     const flagged = conflictMeasure(a, b, limited);
     expect(flagged?.overlapAreaM2).toBe(Math.min(a.areaM2, b.areaM2));
+    expect(flagged?.overlapAreaUpperBound).toBe(true);
 
     // Two squares crossing at two points: 2 meeting edge pairs each time.
     const pairs = new OverlayAllowance({ positions: 1_000_000, edgePairs: 3, beamWork: 1_000_000 });

@@ -14,6 +14,7 @@ import { describe, expect, it } from "vitest";
 import { boxesIntersect } from "../../src/geo/bbox.js";
 import { prepareSearchArea } from "../../src/geo/intersects.js";
 import type { BoundingBox, PolygonGeometry, SourceGeometry } from "../../src/geo/types.js";
+import type { ConflictMeasure } from "../../src/model/history.js";
 import { type ListQuery, listFiltersOf } from "../../src/model/list-query.js";
 import { cellCoverRectangles, coverOf, sourceCoverOf } from "../../src/store/mongodb/cover.js";
 import {
@@ -1797,5 +1798,23 @@ describe("concerns, transactions and client options", () => {
 
   it("asks hello for the server's role", () => {
     expect(HELLO_COMMAND).toStrictEqual({ hello: 1 });
+  });
+});
+
+describe("a conflict's measure document (docs/api.md §14)", () => {
+  const measured: ConflictMeasure = {
+    overlapAreaM2: 12.5,
+    overlapFraction: 0.25,
+    counterpartOverlapFraction: 0.5,
+    overlapPeriod: { startAt: Date.UTC(2024, 0, 1), endAt: Date.UTC(2025, 0, 1) },
+    sharedAttributeTypes: ["CARBON_REMOVAL"],
+  };
+
+  it("keeps a measured pair without the upper-bound mark, and a bound with it, both ways", () => {
+    expect(toMeasureDocument(measured)).not.toHaveProperty("overlap_area_upper_bound");
+    expect(fromMeasureDocument(toMeasureDocument(measured))).toStrictEqual(measured);
+    const bound: ConflictMeasure = { ...measured, overlapAreaUpperBound: true };
+    expect(toMeasureDocument(bound)).toMatchObject({ overlap_area_upper_bound: true, overlap_area_m2: 12.5 });
+    expect(fromMeasureDocument(toMeasureDocument(bound))).toStrictEqual(bound);
   });
 });

@@ -90,6 +90,11 @@ function recordMembers(): { before: Record<string, SchemaOrRef>; after: Record<s
 }
 
 /** A closed object: every member listed is always present, and no other (docs/api.md §4.4). */
+/** `schema` with `name` no longer required. */
+function withOptional(schema: Schema, name: string): Schema {
+  return { ...schema, required: (schema.required ?? []).filter((required) => required !== name) };
+}
+
 function closed(properties: Record<string, SchemaOrRef>, description?: string): Schema {
   return {
     type: "object",
@@ -124,8 +129,17 @@ function explanation(): Record<string, SchemaOrRef> {
     counterpart_overlap_fraction: { ...fraction, description: "The overlap as a fraction of the counterpart's." },
     overlap_period: closed({ start_at: UTC_MILLIS, end_at: UTC_MILLIS }),
     shared_attribute_types: { ...attributeTypeList, description: "`[]` when either side is untyped." },
+    [UPPER_BOUND]: {
+      type: "boolean",
+      enum: [true],
+      description:
+        "Only when no overlay could measure the pair (docs/api.md §8.5): overlap_area_m2 is the smaller source's whole area, an upper bound.",
+    },
   };
 }
+
+/** The one member of an explanation that is absent on a measured pair. */
+const UPPER_BOUND = "overlap_area_upper_bound";
 
 function sourceSchemas(): Record<string, Schema> {
   const { before, after } = recordMembers();
@@ -232,7 +246,10 @@ function sourceSchemas(): Record<string, Schema> {
         closed({ id: ID, alt_id: text(false), account_id: { type: "string" } }),
       ],
     },
-    SourceConflict: closed({ counterpart: schemaRef("Counterpart"), ...explanation(), detected_at: UTC_MILLIS }),
+    SourceConflict: withOptional(
+      closed({ counterpart: schemaRef("Counterpart"), ...explanation(), detected_at: UTC_MILLIS }),
+      UPPER_BOUND,
+    ),
     SourceEvent: {
       type: "object",
       description:

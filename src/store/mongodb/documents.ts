@@ -254,6 +254,8 @@ export interface ConflictMeasureDocument {
   counterpart_overlap_fraction: number;
   overlap_period: { start_at: Date; end_at: Date };
   shared_attribute_types: string[];
+  /** Present (true) only on a pair no overlay could measure (ConflictMeasure). */
+  overlap_area_upper_bound?: true;
 }
 
 /** The other side of a conflict, as an event names it. */
@@ -324,6 +326,7 @@ export function toMeasureDocument(measure: ConflictMeasure): ConflictMeasureDocu
       end_at: new Date(measure.overlapPeriod.endAt),
     },
     shared_attribute_types: [...measure.sharedAttributeTypes],
+    ...(measure.overlapAreaUpperBound === true ? { overlap_area_upper_bound: true as const } : {}),
   };
 }
 
@@ -334,6 +337,7 @@ export function fromMeasureDocument(doc: ConflictMeasureDocument): ConflictMeasu
     counterpartOverlapFraction: doc.counterpart_overlap_fraction,
     overlapPeriod: { startAt: doc.overlap_period.start_at.getTime(), endAt: doc.overlap_period.end_at.getTime() },
     sharedAttributeTypes: doc.shared_attribute_types,
+    ...(doc.overlap_area_upper_bound === true ? { overlapAreaUpperBound: true as const } : {}),
   };
 }
 
