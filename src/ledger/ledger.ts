@@ -4,6 +4,7 @@ import { shareOverlayAllowances } from "../geo/overlay-allowances.js";
 import type { SearchArea } from "../geo/types.js";
 import { checkGeometry } from "../geo/validity.js";
 import {
+  AS_OF_PRODUCTION_ONLY,
   type Environment,
   geometryCharsOf,
   LIST_FILTERS,
@@ -346,10 +347,7 @@ export function createLedger(options: LedgerOptions): Ledger {
   function pastInstant(asOf: number | undefined, violations: Violation[]): number | undefined {
     if (asOf === undefined) return undefined;
     if (environment !== "production") {
-      violations.push({
-        field: "as_of",
-        detail: "as_of exists only in production: the sandbox lets go of deleted sources' records",
-      });
+      violations.push({ field: "as_of", detail: AS_OF_PRODUCTION_ONLY });
       return undefined;
     }
     return asOf < now() ? asOf : undefined;

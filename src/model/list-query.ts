@@ -45,6 +45,12 @@ export interface ListCursor {
 }
 
 /** A list query as a store runs it. `accountId: null` spans every account (admins only; the ledger decides). */
+/**
+ * Why the sandbox answers no `as_of` read (docs/api.md §14): it lets go of a deleted source's
+ * record (its memory is its budget), so it could not show one as it stood.
+ */
+export const AS_OF_PRODUCTION_ONLY = "as_of exists only in production: the sandbox lets go of deleted sources' records";
+
 export interface ListQuery extends ListFilterValues, RecordRead {
   accountId: string | null;
   limit: number;
@@ -54,6 +60,7 @@ export interface ListQuery extends ListFilterValues, RecordRead {
   /**
    * Epoch milliseconds: the ledger as it stood then (docs/api.md §14), the sources live at that
    * instant (since-deleted ones included) with their flags as they were, from the events.
+   * Production only (AS_OF_PRODUCTION_ONLY).
    */
   asOf?: number;
   /** A search's area (docs/api.md §13): the exact geometry must intersect it, and the bbox if any. */

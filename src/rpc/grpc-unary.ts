@@ -149,14 +149,11 @@ class LeanCall {
       return;
     }
     const timeout = grpcTimeoutOf(single(headers["grpc-timeout"]));
+    const requested = single(headers["grpc-encoding"]);
     const compression = compressionNegotiate(
       RPC_COMPRESSIONS,
-      single(headers["grpc-encoding"]),
-      answerEncodingsListed(
-        single(headers["content-type"]),
-        single(headers[GRPC_ACCEPT_ENCODING]),
-        single(headers["grpc-encoding"]),
-      ),
+      requested,
+      answerEncodingsListed(single(headers["content-type"]), single(headers[GRPC_ACCEPT_ENCODING]), requested),
       GRPC_ACCEPT_ENCODING,
     );
     const answerHeaders: OutgoingHttpHeaders = {

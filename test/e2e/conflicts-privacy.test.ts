@@ -72,6 +72,8 @@ let A: Party;
 let B: Party;
 /** Instants just after each step of the scenario: `as_of` reads see the ledger as it stood then. */
 const instants: string[] = [];
+/** The last of them before B's delete: every source of both was live, and flagged where it conflicted. */
+let beforeTheDelete: string;
 
 async function party(prefix: string, account: string): Promise<Party> {
   const actor = `${prefix}-ACTOR-${tag}`;
@@ -119,6 +121,7 @@ beforeAll(async () => {
   await make(B, "b2", B_GEOMETRY.b2); //         B's create: b2 × a1
   await make(A, "a3", A_GEOMETRY.a3); //         A's create: a3 × b2 (a3 only touches a1)
   await make(B, "b3", B_GEOMETRY.b3); //         far from everything
+  beforeTheDelete = instants[instants.length - 1];
   expect((await setup.removeByAlt(B.token, "production", altOf(B, "b2"))).ok).toBe(true); // clears a1 × b2, a3 × b2
   B.deleted.add(B.sources.b2.id);
   instants.push(new Date().toISOString());
@@ -294,7 +297,6 @@ async function sweep(api: HistoryClient, viewer: Party, overlapping: PolygonGeom
   // The ledger as it stood after each step of the scenario (as_of), when the other's sources
   // were live and flagged its own.
   const everOwn = Object.values(viewer.sources).map((s) => s.id);
-  const beforeTheDelete = instants[instants.length - 2];
   expect(await api.list(viewer.token, env, { asOf: beforeTheDelete, conflict: true }), "flagged then").not.toEqual([]);
   for (const asOf of instants) {
     for (const conflict of [undefined, true]) {
@@ -418,7 +420,6 @@ describe("nothing of the other account reaches a caller who is not an admin", ()
     it(`A over ${protocol} naming B's ids and alt_ids: answered exactly as unknown ones, nothing else of B`, async () => {
       const api = new HistoryClient(server, rpc, protocol);
       const unknownId = "src_00000000000000000000000000";
-      const beforeTheDelete = instants[instants.length - 2];
       for (const source of Object.values(B.sources)) {
         // As of an instant when every one of B's sources was live (b2 too, deleted since).
         const theirsThen = await api.get(A.token, "production", source.id, "get as_of", beforeTheDelete);
@@ -462,10 +463,10 @@ describe("nothing of the other account reaches a caller who is not an admin", ()
       const { b1 } = B.sources;
       await api.conflicts(admin, "production", a1.id);
       await api.history(admin, "production", a1.id);
-      await api.get(admin, "production", b1.id, "get as_of", instants[instants.length - 2]);
+      await api.get(admin, "production", b1.id, "get as_of", beforeTheDelete);
       if (protocol === "rest") {
         // GeoJSON and OGC renderings of B's sources are scanned as well.
-        const at = encodeURIComponent(instants[instants.length - 2]);
+        const at = encodeURIComponent(beforeTheDelete);
         for (const path of [`/sources?f=geojson&as_of=${at}`, `/ogc/collections/sources/items?as_of=${at}`]) {
           const probe = new HistoryClient(server, rpc, protocol);
           expect((await probe.restGet(admin, path)).status).toBe(200);

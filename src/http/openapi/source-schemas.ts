@@ -90,11 +90,6 @@ function recordMembers(): { before: Record<string, SchemaOrRef>; after: Record<s
 }
 
 /** A closed object: every member listed is always present, and no other (docs/api.md §4.4). */
-/** `schema` with `name` no longer required. */
-function withOptional(schema: Schema, name: string): Schema {
-  return { ...schema, required: (schema.required ?? []).filter((required) => required !== name) };
-}
-
 function closed(properties: Record<string, SchemaOrRef>, description?: string): Schema {
   return {
     type: "object",
@@ -103,6 +98,11 @@ function closed(properties: Record<string, SchemaOrRef>, description?: string): 
     properties,
     additionalProperties: false,
   };
+}
+
+/** `schema` with `name` no longer required. */
+function withOptional(schema: Schema, name: string): Schema {
+  return { ...schema, required: (schema.required ?? []).filter((required) => required !== name) };
 }
 
 const ID: Schema = {

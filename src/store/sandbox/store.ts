@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { setImmediate } from "node:timers";
 import { SANDBOX_DEFAULTS } from "../../config.js";
 import type { Change, SourceConflict, SourceEvent } from "../../model/history.js";
-import type { ListQuery } from "../../model/list-query.js";
+import { AS_OF_PRODUCTION_ONLY, type ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
 import { collectPage } from "../page-collector.js";
 import {
@@ -43,8 +43,8 @@ export interface SandboxStoreOptions {
   sweepIntervalMs?: number;
 }
 
-/** The sandbox lets go of a deleted source's record, so it cannot show the past: the ledger refuses as_of there before any store call. */
-const NO_PAST = "the sandbox answers no as_of read (production only): it lets go of deleted sources' records";
+/** The ledger refuses as_of in the sandbox before any store call; reaching the store with one is a bug. */
+const NO_PAST = `as_of reached the sandbox store: ${AS_OF_PRODUCTION_ONLY}`;
 
 const DEFAULT_MAX_PER_SESSION = 10_000;
 // 10,000 field-sized sources of 100 positions fit; 10,000 sources of 100,000 positions (tens of

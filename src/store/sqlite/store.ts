@@ -79,8 +79,11 @@ export class SqliteSourceStore implements SourceStore {
   private readonly events: SqliteHistory;
   private readonly conflicts: ConflictScanner | null;
   private readonly protectedAreas: SqliteProtectedAreaReader | null;
-  /** Runs reads in one (deferred) transaction: they see one snapshot of the ledger. */
-  private readonly snapshotRead: (read: () => unknown) => unknown;
+  /**
+   * Runs reads in one (deferred) transaction: they see one snapshot of the ledger. Synchronous
+   * reads only (better-sqlite3 refuses a function that returns a promise).
+   */
+  private readonly inOneSnapshot: <T>(read: () => T) => T;
   private readonly statements: {
     takenAltIds: Statement<[string, string], { alt_id: string }>;
     insertSource: Statement<[SourceRow]>;
@@ -170,7 +173,7 @@ export class SqliteSourceStore implements SourceStore {
       if (change === undefined) throw new Error(`source ${seq} vanished while its history was filled in`);
       return change;
     });
-    this.snapshotRead = db.transaction((read: () => unknown) => read());
+    this.inOneSnapshot = db.transaction((read: () => unknown) => read()) as <T>(read: () => T) => T;
     this.deleteTransaction = db.transaction((lookup: () => SubjectKey | undefined, requested: Change) => {
       const key = lookup();
       if (key === undefined) return false;
@@ -405,20 +408,6 @@ export class SqliteSourceStore implements SourceStore {
     this.statements.insertBbox.run(seq, minX, maxX, minY, maxY);
     for (const attributeType of record.attributeType) this.statements.insertAttributeType.run(seq, attributeType);
     return { seq, row };
-  }
-
-  /**
-   * `read`'s statements in one read transaction, so that they all see the same commit. Synchronous
-   * only: the transaction ends when `read` returns, so a promise's later reads would be outside it.
-   */
-  private inOneSnapshot<T>(read: () => T): T {
-    return this.snapshotRead(() => {
-      const value = read();
-      if (typeof (value as { then?: unknown } | null)?.then === "function") {
-        throw new Error("inOneSnapshot takes a synchronous read: a promise's reads would be outside the snapshot");
-      }
-      return value;
-    }) as T;
   }
 
   private runSync<T>(action: string, work: () => T): T {
