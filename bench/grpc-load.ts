@@ -69,10 +69,15 @@ function percentile(sorted: Float64Array, p: number): number {
 /** How long after its duration a load waits for calls still in flight before counting them failed. */
 const STRAGGLER_MS = 10_000;
 
-/** Runs `call` from `concurrency` loops until the deadline; collects latencies and outcomes. */
+/**
+ * Runs `call` from `concurrency` loops until the deadline; collects latencies and outcomes. A loop
+ * whose connection is `lost` after a failed call ends there: its calls would fail at once, and
+ * one after another they would hold the event loop from the other connections' reads and timers.
+ */
 async function closedLoop(
   load: GrpcLoad,
   call: (i: number, connection: number) => Promise<string>,
+  lost: (connection: number) => boolean = () => false,
 ): Promise<LoadResult> {
   const latencies: number[] = [];
   const statusCodes: Record<string, number> = {};
@@ -81,40 +86,44 @@ async function closedLoop(
   let next = 0;
   const started = performance.now();
   const deadline = started + load.duration * 1000;
+  // Set once the result is taken: calls settled after it (closed with the connections) count no more.
+  let over = false;
   const loop = async (worker: number) => {
-    while (performance.now() < deadline) {
+    const connection = worker % load.connections;
+    while (!over && performance.now() < deadline) {
       const i = next++;
       const t0 = performance.now();
       let outcome: string;
       try {
-        outcome = await call(i, worker % load.connections);
+        outcome = await call(i, connection);
       } catch (error) {
         outcome = String(error).slice(0, 80);
       }
+      if (over) return;
       statusCodes[outcome] = (statusCodes[outcome] ?? 0) + 1;
       if (outcome === "0") {
         latencies.push(performance.now() - t0);
         ok += 1;
       } else {
         failed += 1;
-        // A call on a lost connection fails at once: without a turn of the event loop between
-        // them the loop would spin, starving the other connections' reads and timers.
-        await new Promise((resolve) => setImmediate(resolve));
+        if (lost(connection)) return;
       }
     }
   };
   const loops = Promise.all(Array.from({ length: load.concurrency }, (_, worker) => loop(worker)));
   // Calls the server never answers are counted as failed once the load is over, not waited for.
-  let unanswered: NodeJS.Timeout | undefined;
+  let stragglerTimer: NodeJS.Timeout | undefined;
   const stragglers = new Promise<"late">((resolve) => {
-    unanswered = setTimeout(() => resolve("late"), load.duration * 1000 + STRAGGLER_MS);
+    stragglerTimer = setTimeout(() => resolve("late"), load.duration * 1000 + STRAGGLER_MS);
   });
-  if ((await Promise.race([loops, stragglers])) === "late") {
-    const late = next - (ok + failed);
-    failed += late;
-    statusCodes[`unanswered ${STRAGGLER_MS / 1000} s after the load`] = late;
+  const late = (await Promise.race([loops, stragglers])) === "late";
+  over = true;
+  if (late) {
+    const unanswered = next - (ok + failed);
+    failed += unanswered;
+    statusCodes[`unanswered ${STRAGGLER_MS / 1000} s after the load`] = unanswered;
   }
-  clearTimeout(unanswered);
+  clearTimeout(stragglerTimer);
   const seconds = (performance.now() - started) / 1000;
   const sorted = Float64Array.from(latencies).sort();
   return {
@@ -159,8 +168,27 @@ async function runFrames(load: GrpcLoad): Promise<LoadResult> {
       FrameConnection.connect({ port: load.port, windowBytes: load.windowBytes }),
     ),
   );
-  // The header fields Node's client sends for the h2 load (pseudo-headers first), indexed once.
-  const blocks = constantHeaderBlocks([
+  // Indexed once, then referred to.
+  const blocks = constantHeaderBlocks(requestHeaders(load));
+  const frames = requestFrames(load);
+  try {
+    for (const connection of connections) {
+      const chunks: Buffer[] = [];
+      checkAnswer(load, await connection.call(blocks.first, frames[0], chunks), chunks);
+    }
+    return await closedLoop(
+      load,
+      (i, connection) => connections[connection].call(blocks.next, frames[i % frames.length]),
+      (connection) => connections[connection].lost !== null,
+    );
+  } finally {
+    for (const connection of connections) connection.close();
+  }
+}
+
+/** A call's header fields, as Node's client sends them (pseudo-headers first), for both HTTP/2 clients. */
+function requestHeaders(load: GrpcLoad): [string, string][] {
+  return [
     [":method", "POST"],
     [":scheme", "http"],
     [":authority", `127.0.0.1:${load.port}`],
@@ -168,20 +196,8 @@ async function runFrames(load: GrpcLoad): Promise<LoadResult> {
     ["content-type", "application/grpc+proto"],
     ["te", "trailers"],
     ["authorization", `Bearer ${load.token}`],
-    ...(load.acceptCompression === false ? [] : [["grpc-accept-encoding", "gzip"] as const]),
-  ]);
-  const frames = requestFrames(load);
-  try {
-    for (const connection of connections) {
-      const chunks: Buffer[] = [];
-      checkAnswer(load, await connection.call(blocks.first, frames[0], chunks), chunks);
-    }
-    return await closedLoop(load, (i, connection) =>
-      connections[connection].call(blocks.next, frames[i % frames.length]),
-    );
-  } finally {
-    for (const connection of connections) connection.close();
-  }
+    ...(load.acceptCompression === false ? [] : [["grpc-accept-encoding", "gzip"] as [string, string]]),
+  ];
 }
 
 function requestFrame(id: string): Buffer {
@@ -216,15 +232,7 @@ async function runH2(load: GrpcLoad): Promise<LoadResult> {
         }),
     ),
   );
-  const list = load.method === "list";
-  const headers: http2.OutgoingHttpHeaders = {
-    ":method": "POST",
-    ":path": list ? LIST_SOURCES_PATH : GET_SOURCE_PATH,
-    "content-type": "application/grpc+proto",
-    te: "trailers",
-    authorization: `Bearer ${load.token}`,
-    ...(load.acceptCompression === false ? {} : { "grpc-accept-encoding": "gzip" }),
-  };
+  const headers: http2.OutgoingHttpHeaders = Object.fromEntries(requestHeaders(load));
   const frames = requestFrames(load);
   const call = (i: number, connection: number, keep?: Buffer[]) =>
     new Promise<string>((resolve, reject) => {
@@ -245,7 +253,11 @@ async function runH2(load: GrpcLoad): Promise<LoadResult> {
     // One real answer, decoded: the load below only checks grpc-status.
     const chunks: Buffer[] = [];
     checkAnswer(load, await call(0, 0, chunks), chunks);
-    return await closedLoop(load, (i, connection) => call(i, connection));
+    return await closedLoop(
+      load,
+      (i, connection) => call(i, connection),
+      (connection) => sessions[connection].closed || sessions[connection].destroyed,
+    );
   } finally {
     for (const session of sessions) session.close();
   }

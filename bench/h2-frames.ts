@@ -10,6 +10,7 @@
  * unless told otherwise, header fields indexed in the server's HPACK table on the first call and
  * referred to afterwards, the frames of one event-loop turn written together.
  */
+import http2 from "node:http2";
 import net from "node:net";
 import { HpackDecoder } from "./hpack.js";
 
@@ -27,11 +28,8 @@ const ACK = 0x1;
 const END_HEADERS = 0x4;
 const PADDED = 0x8;
 const PRIORITY = 0x20;
-const SETTINGS_ENABLE_PUSH = 0x2;
-const SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
-const SETTINGS_MAX_FRAME_SIZE = 0x5;
-const DEFAULT_WINDOW = 65_535;
-const DEFAULT_MAX_FRAME = 16_384;
+const DEFAULT_WINDOW = http2.constants.DEFAULT_SETTINGS_INITIAL_WINDOW_SIZE;
+const DEFAULT_MAX_FRAME = http2.constants.DEFAULT_SETTINGS_MAX_FRAME_SIZE;
 
 function frame(type: number, flags: number, stream: number, payload: Buffer | null): Buffer {
   const length = payload?.length ?? 0;
@@ -125,13 +123,10 @@ export class FrameConnection {
       });
       socket.once("connect", () => {
         settled = true;
-        const settings = Buffer.alloc(options.windowBytes === undefined ? 6 : 12);
-        settings.writeUInt16BE(SETTINGS_ENABLE_PUSH, 0);
-        settings.writeUInt32BE(0, 2);
-        if (options.windowBytes !== undefined) {
-          settings.writeUInt16BE(SETTINGS_INITIAL_WINDOW_SIZE, 6);
-          settings.writeUInt32BE(options.windowBytes, 8);
-        }
+        const settings = http2.getPackedSettings({
+          enablePush: false,
+          ...(options.windowBytes === undefined ? {} : { initialWindowSize: options.windowBytes }),
+        });
         const opening = [PREFACE, frame(SETTINGS, 0, 0, settings)];
         if (connection.receiveWindow > DEFAULT_WINDOW) {
           opening.push(windowUpdate(0, connection.receiveWindow - DEFAULT_WINDOW));
@@ -146,7 +141,7 @@ export class FrameConnection {
    * Starts a call: `headerBlock` (HPACK, END_HEADERS) and `message` (the length-prefixed request,
    * END_STREAM). Resolves with the grpc-status the answer ended with, or "closed <code>" for a
    * stream reset and the reason for a lost connection. With `keep`, the answer's DATA payloads
-   * are pushed to it and its headers and trailers returned by `headersOf`.
+   * are pushed to it and its headers and trailers kept in `lastHeaders`.
    */
   call(headerBlock: Buffer, message: Buffer, keep?: Buffer[]): Promise<CallOutcome> {
     if (this.closed !== null) return Promise.resolve(this.closed);
@@ -174,6 +169,11 @@ export class FrameConnection {
         }
       }
     });
+  }
+
+  /** Why the connection takes no more calls (lost, closed, going away), or null while it does. */
+  get lost(): string | null {
+    return this.closed;
   }
 
   close(): void {
@@ -267,15 +267,14 @@ export class FrameConnection {
       case RST_STREAM:
         this.finish(stream, `closed ${payload.readUInt32BE(0)}`);
         return;
-      case SETTINGS:
+      case SETTINGS: {
         if (flags & ACK) return;
-        for (let at = 0; at + 6 <= payload.length; at += 6) {
-          const value = payload.readUInt32BE(at + 2);
-          if (payload.readUInt16BE(at) === SETTINGS_INITIAL_WINDOW_SIZE) this.peerInitialWindow = value;
-          if (payload.readUInt16BE(at) === SETTINGS_MAX_FRAME_SIZE) this.peerMaxFrame = value;
-        }
+        const { initialWindowSize, maxFrameSize } = http2.getUnpackedSettings(payload);
+        if (initialWindowSize !== undefined) this.peerInitialWindow = initialWindowSize;
+        if (maxFrameSize !== undefined) this.peerMaxFrame = maxFrameSize;
         this.send(frame(SETTINGS, ACK, 0, null));
         return;
+      }
       case PING:
         if (!(flags & ACK)) this.send(frame(PING, ACK, 0, payload));
         return;
@@ -288,7 +287,7 @@ export class FrameConnection {
           this.socket.destroy();
           return;
         }
-        for (const id of [...this.calls.keys()]) if (id > last) this.finish(id, "refused by GOAWAY");
+        for (const id of this.calls.keys()) if (id > last) this.finish(id, "refused by GOAWAY");
         this.closed = "connection going away";
         return;
       }
@@ -358,6 +357,6 @@ export class FrameConnection {
 
   private end(reason: string): void {
     if (this.closed === null) this.closed = reason;
-    for (const stream of [...this.calls.keys()]) this.finish(stream, reason);
+    for (const stream of this.calls.keys()) this.finish(stream, reason);
   }
 }

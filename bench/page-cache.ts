@@ -94,7 +94,7 @@ export async function holdInPageCache(paths: readonly string[], python = "python
     helper.once("error", (error) => resolve({ failed: `${python} did not start (${error.message})` }));
     // 'close' rather than 'exit': its stderr has been read by then.
     helper.once("close", (code, signal) =>
-      resolve({ failed: `${python} ended (${signal ?? `exit ${code}`}) ${stderr.trim()}`.trim() }),
+      resolve({ failed: `${python} ended (${howEnded(code, signal)}) ${stderr.trim()}`.trim() }),
     );
   });
   if ("failed" in outcome || !Number.isFinite(outcome.bytes)) {
@@ -106,7 +106,7 @@ export async function holdInPageCache(paths: readonly string[], python = "python
   helper.once("close", (code, signal) => {
     if (!released) {
       process.stderr.write(
-        `page cache holder ended early (${signal ?? `exit ${code}`}): later loads may read from disk\n`,
+        `page cache holder ended early (${howEnded(code, signal)}): later loads may read from disk\n`,
       );
     }
   });
@@ -120,6 +120,8 @@ export async function holdInPageCache(paths: readonly string[], python = "python
     },
   };
 }
+
+const howEnded = (code: number | null, signal: NodeJS.Signals | null) => signal ?? `exit ${code}`;
 
 function readOnce(ledgers: readonly string[], reason: string): PageCacheHold {
   const bytes = ledgers.reduce((sum, file) => sum + readIntoPageCache(file), 0);

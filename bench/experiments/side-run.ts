@@ -35,7 +35,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CREATE_REGION, cellPolygon } from "../geometry.js";
-import { runGrpcLoad } from "../grpc-load.js";
+import { type GrpcLoad, runGrpcLoad } from "../grpc-load.js";
 import { type LoadResult, runHttpLoad } from "../http-load.js";
 import { runPacedLoad } from "../paced-load.js";
 import { holdInPageCache } from "../page-cache.js";
@@ -146,7 +146,7 @@ try {
   } else if (scenario === "grpc") {
     const grpc = (seconds: number) =>
       runGrpcLoad({
-        client: (option("--client") ?? "frames") as "frames" | "h2",
+        client: (option("--client") ?? "frames") as GrpcLoad["client"],
         port: service.port,
         token,
         ids: info.ids,

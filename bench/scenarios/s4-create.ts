@@ -292,6 +292,7 @@ function comparisonRows(m: Measurements, before: BeforeCode): Row[] {
     // No target: the issue's is on the rate; CPU per source is shown because the rate's pairs
     // spread wider than the 10% they are judged by (docs/benchmarks.md, issue 10).
     const [cpuNow, cpuWas] = [m.cpuPerUnit(key), m.cpuPerUnit(was)];
+    const perPair = cpuNow.map((x, i) => x / cpuWas[i]);
     const cpu: Row = {
       id: `S4.before.${key}.cpu`,
       scenario,
@@ -299,8 +300,8 @@ function comparisonRows(m: Measurements, before: BeforeCode): Row[] {
       value: median(cpuNow),
       unit: "µs",
       baseline: median(cpuWas),
-      ratio: ratios(cpuNow, cpuWas),
-      note: `per pair ${cpuNow.map((x, i) => `${(x / cpuWas[i]).toFixed(2)}×`).join(", ")}`,
+      ratio: median(perPair),
+      note: `per pair ${perPair.map((ratio) => `${ratio.toFixed(2)}×`).join(", ")}`,
     };
     if (!key.includes("single")) return [rate, cpu];
     const p99: Row = {

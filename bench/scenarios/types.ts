@@ -1,4 +1,5 @@
 /** What the scenario modules define and what the interleaved runs measure. */
+import type { GrpcLoad } from "../grpc-load.js";
 import type { LoadResult } from "../http-load.js";
 
 export type LoadKind =
@@ -9,7 +10,7 @@ export type LoadKind =
   | {
       kind: "grpc";
       ids: string[];
-      client: "frames" | "h2" | "connect";
+      client: GrpcLoad["client"];
       acceptCompression: boolean;
       method?: "get" | "list";
       /** The client's HTTP/2 receive windows (bench/grpc-load.ts); HTTP/2's 65,535 when absent. */
