@@ -41,6 +41,7 @@ import { installRequestIdEcho, REQUEST_ID_HEADER, requestIdOf } from "./http/req
 import { httpRoutes } from "./http/rest.js";
 import { MAX_BODY_BYTES } from "./http/rest-common.js";
 import { recordOutcome, rpcOutcomeKey, rpcOutcomeOf } from "./http/rpc-outcome.js";
+import { strictUtf8Decoder } from "./http/utf8.js";
 import { conflictMeasure, type OverlapArea, overlapAreaOf } from "./ledger/conflict.js";
 import { productionIds, sandboxIds } from "./ledger/ids.js";
 import { createLedger } from "./ledger/ledger.js";
@@ -63,6 +64,11 @@ import { openProductionStore } from "./store/open.js";
 import type { SourceStore } from "./store/port.js";
 import { createSandboxStore } from "./store/sandbox/index.js";
 import { timedStore } from "./store/timed.js";
+
+/** Connect's JSON options as its JSON serialization reads them: with the text decoder it uses. */
+type ConnectJsonOptions = NonNullable<Parameters<typeof fastifyConnectPlugin>[1]["jsonOptions"]> & {
+  textDecoder: { decode(input?: Uint8Array): string };
+};
 
 export interface AppOverrides {
   /** A ready production store (tests); otherwise opened from the configuration. */
@@ -283,6 +289,15 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const storeReady = () => store.ping();
   const shutdown = new AbortController();
 
+  // Connect's default ignores unknown JSON fields, and with them unknown enum names: a client
+  // sending "FIELD" instead of "SOURCE_TYPE_FIELD" would have it silently dropped. Its default
+  // TextDecoder turns bytes that are not UTF-8 into U+FFFD; JSON messages are read strictly, as
+  // REST bodies are (utf8.ts). Connect passes these options to its JSON serialization, which takes
+  // a textDecoder; the handler options' type names only the JSON read and write options.
+  const connectJsonOptions: ConnectJsonOptions = {
+    ignoreUnknownFields: false,
+    textDecoder: strictUtf8Decoder,
+  };
   const connectOptions: Parameters<typeof fastifyConnectPlugin>[1] = {
     routes: (router) => {
       router.service(SourceLedgerService, production);
@@ -313,9 +328,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     contextValues: (request) => contextValuesOf(request).set(rpcOutcomeKey, rpcOutcomeOf(request)),
     interceptors: rpcInterceptors,
     readMaxBytes: MAX_BODY_BYTES,
-    // Connect's default ignores unknown JSON fields, and with them unknown enum names: a client
-    // sending "FIELD" instead of "SOURCE_TYPE_FIELD" would have it silently dropped.
-    jsonOptions: { ignoreUnknownFields: false },
+    jsonOptions: connectJsonOptions,
     acceptCompression: RPC_COMPRESSIONS,
     compressMinBytes: COMPRESS_MIN_BYTES,
   };

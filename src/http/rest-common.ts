@@ -13,6 +13,7 @@ import { requestPrincipal } from "./early-auth.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
 import { type CreateBodyMap, decodeCreateBody } from "./rest-decode.js";
 import { QueryReader } from "./rest-query.js";
+import { decodeUtf8Strictly } from "./utf8.js";
 
 /**
  * What the HTTP adapters over the service (REST, docs/api.md §4, and OGC API – Features, §12)
@@ -230,15 +231,21 @@ export function installJsonHandling(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   // GeoJSON's own media type (RFC 7946 §12) is JSON too; create bodies are GeoJSON.
   const jsonTypes = ["application/json", "application/geo+json"];
-  app.addContentTypeParser(jsonTypes, { parseAs: "string", bodyLimit: MAX_BODY_BYTES }, (req, text, done) => {
+  app.addContentTypeParser(jsonTypes, { parseAs: "buffer", bodyLimit: MAX_BODY_BYTES }, (req, bytes, done) => {
     // Only POST routes read a body: one sent with DELETE (no defined meaning, RFC 9110 §9.3.5)
     // or GET is let past unread, whatever its coding.
     if (req.method !== "POST") return done(null, undefined);
     const refusal = unsupportedCoding(req.headers);
     if (refusal !== undefined) return done(refusal, undefined);
-    if (text === "") return done(null, new UnparseableBody("the body is empty; send a JSON object"));
+    if (bytes.length === 0) return done(null, new UnparseableBody("the body is empty; send a JSON object"));
+    let text: string;
     try {
-      done(null, JSON.parse(text as string));
+      text = decodeUtf8Strictly(bytes as Buffer, "the body");
+    } catch (error) {
+      return done(null, new UnparseableBody((error as Error).message));
+    }
+    try {
+      done(null, JSON.parse(text));
     } catch (error) {
       done(null, new UnparseableBody(`the body is not valid JSON: ${(error as Error).message}`));
     }

@@ -147,6 +147,33 @@ describe.each(ENVIRONMENTS)("%s: content type and parsing", (env) => {
     expect((await expectProblem(res, 422, "invalid_argument")).errors.map((e) => e.pointer)).toEqual([""]);
   });
 
+  it.each([
+    ["a byte that starts no character", [0xff], "FF"],
+    ["an encoded surrogate", [0xed, 0xa0, 0x80], "ED A0 80"],
+    ["an overlong encoding of /", [0xc0, 0xaf], "C0 AF"],
+    ["a sequence cut short", [0xe6, 0x97], "E6 97"],
+  ])("a body that is not UTF-8 (%s) → 422 at the root naming the bytes, nothing stored", async (_, bytes, shown) => {
+    const alt = unique("not-utf8");
+    const json = Buffer.from(JSON.stringify(flat(`${alt}-\u0000`)));
+    // The alt_id's placeholder (the 6 bytes \u0000) replaced by the bytes under test.
+    const at = json.indexOf("\\u0000");
+    const body = Buffer.concat([json.subarray(0, at), Buffer.from(bytes), json.subarray(at + 6)]);
+    const res = await fetch(`${server.baseUrl}${pathOf(env)}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body,
+    });
+    const problem = await expectProblem(res, 422, "invalid_argument");
+    expect(problem.errors).toEqual([
+      {
+        pointer: "",
+        detail: `the body is not valid UTF-8: the bytes at offset ${at} (${shown}) are not a UTF-8 character; send JSON encoded in UTF-8`,
+      },
+    ]);
+    // Not stored, with U+FFFD in their place or otherwise.
+    expect(altIds(await list(server, token, "limit=1000", env)).filter((a) => a.startsWith(alt))).toEqual([]);
+  });
+
   it("a UTF-8 body with non-ASCII text round-trips", async () => {
     const alt = unique("naïve-Ω-日本");
     const [record] = await createOk(server, token, feature(alt, { methodology: "Método ✓", tags: ["🌱"] }), env);

@@ -20,6 +20,7 @@ afterAll(async () => {
 });
 
 const PATH = "/sourceledger.v2.SourceLedgerService/CreateSources";
+const SANDBOX_PATH = "/sourceledger.v2.SandboxSourceLedgerService/CreateSources";
 /** Field 0 with wire type 7: no protobuf parser accepts it. */
 const GARBAGE = Buffer.from([0x07, 0xff, 0xff, 0xff]);
 
@@ -102,6 +103,22 @@ describe("a request message that is not protobuf", () => {
     });
     expect(res.status).toBe(400);
     expect(JSON.parse(res.body)).toEqual({ code: "invalid_argument", message: NOT_JSON });
+  });
+
+  it("Connect JSON that is not UTF-8 → HTTP 400 invalid_argument naming the bytes, not read as U+FFFD", async () => {
+    const json = Buffer.from('{"sources":[{"altId":"cx-?"}]}');
+    const at = json.indexOf("?");
+    json[at] = 0xff;
+    const res = await fetch(`http://127.0.0.1:${server.port}${SANDBOX_PATH}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: json,
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      code: "invalid_argument",
+      message: `the message is not valid UTF-8: the bytes at offset ${at} (FF) are not a UTF-8 character; send JSON encoded in UTF-8`,
+    });
   });
 
   it("JSON that parses but names an unknown field keeps its useful message", async () => {
