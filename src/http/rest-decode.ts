@@ -226,6 +226,15 @@ function dateTimeProblem(field: string, value: unknown): string {
 
 type Report = (pointer: string, detail: string) => void;
 
+/**
+ * What is wrong with a position's altitude (its third value), if it has one: dropped once read, but
+ * a position is 2 or 3 finite numbers (a literal like 1e400 parses as Infinity).
+ */
+export function altitudeProblem(position: readonly unknown[]): string | undefined {
+  if (position.length < 3 || Number.isFinite(position[2])) return undefined;
+  return `an altitude must be a finite number (altitudes are accepted and dropped), got ${preview(position[2])}`;
+}
+
 function decodeRing(ring: unknown, pointer: string, report: Report): number[] | null {
   if (!Array.isArray(ring)) {
     report(pointer, `a linear ring must be an array of positions, got ${describe(ring)}`);
@@ -244,6 +253,11 @@ function decodeRing(ring: unknown, pointer: string, report: Report): number[] | 
         `${pointer}/${i}`,
         `a position must be an array of 2 or 3 numbers (longitude, latitude[, altitude]), got ${preview(position)}`,
       );
+      return null;
+    }
+    const altitude = altitudeProblem(position);
+    if (altitude !== undefined) {
+      report(`${pointer}/${i}/2`, altitude);
       return null;
     }
     // Altitudes are accepted and dropped (docs/api.md §5).

@@ -11,7 +11,7 @@ import { preview } from "../ledger/preview.js";
 import type { Violation } from "../ledger/violation.js";
 import type { Environment } from "../model/list-query.js";
 import type { Vocabulary } from "../model/vocabulary.js";
-import { decodeGeometry, isObject, type Json } from "./rest-decode.js";
+import { altitudeProblem, decodeGeometry, isObject, type Json } from "./rest-decode.js";
 import {
   BOX_FORMAT,
   boxOf,
@@ -127,7 +127,10 @@ function decodePoint(value: Json, violations: Violation[]) {
     (position.length === 2 || position.length === 3) &&
     position.every((n) => typeof n === "number")
   ) {
-    return { lon: position[0] as number, lat: position[1] as number };
+    const altitude = altitudeProblem(position);
+    if (altitude === undefined) return { lon: position[0] as number, lat: position[1] as number };
+    violations.push({ field: AREA_MEMBER, pointer: `/${AREA_MEMBER}/coordinates/2`, detail: altitude });
+    return undefined;
   }
   violations.push({
     field: AREA_MEMBER,

@@ -332,6 +332,14 @@ const rows: Row[] = [
     detail: "a position must be an array of 2 or 3 numbers (longitude, latitude[, altitude]), got [0,0,0,0]",
   },
   {
+    // JSON has no Infinity: the literal overflows to it when parsed.
+    name: "an altitude of 1e400",
+    body: '{"alt_id":"alt-1e400","start_at":"2024-01-01T00:00:00Z","end_at":"2025-01-01T00:00:00Z","geometry":{"type":"Polygon","coordinates":[[[0,0,1e400],[1,0],[1,1],[0,0]]]}}',
+    raw: true,
+    pointers: ["/geometry/coordinates/0/0/2"],
+    detail: "an altitude must be a finite number (altitudes are accepted and dropped), got Infinity",
+  },
+  {
     name: "a position of 1 number",
     body: withGeometry({ type: "Polygon", coordinates: [[[0, 0], [1], [1, 1], [0, 0]]] }),
     pointers: [`${G}/coordinates/0/1`],

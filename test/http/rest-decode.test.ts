@@ -832,6 +832,38 @@ describe.each(SHAPES)("decodeCreateBody: violations of a $name", (shape) => {
       `${POSITION}, got [0,0,0,0]`,
     ],
     [
+      "an infinite altitude (1e400)",
+      {
+        type: "Polygon",
+        coordinates: [
+          [
+            [0, 0, 5],
+            [1, 0, Number.POSITIVE_INFINITY],
+            [1, 1],
+            [0, 0],
+          ],
+        ],
+      },
+      "/coordinates/0/1/2",
+      "an altitude must be a finite number (altitudes are accepted and dropped), got Infinity",
+    ],
+    [
+      "a NaN altitude",
+      {
+        type: "Polygon",
+        coordinates: [
+          [
+            [0, 0, Number.NaN],
+            [1, 0],
+            [1, 1],
+            [0, 0],
+          ],
+        ],
+      },
+      "/coordinates/0/0/2",
+      "an altitude must be a finite number (altitudes are accepted and dropped), got NaN",
+    ],
+    [
       "an empty position",
       { type: "Polygon", coordinates: [ok, [[], [1, 0]]] },
       "/coordinates/1/0",

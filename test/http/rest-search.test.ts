@@ -80,6 +80,21 @@ describe("decodeSearchBody: the area", () => {
     expect(request.intersects.case).toBeUndefined();
   });
 
+  it("refuses a Point whose altitude is not finite, at /intersects/coordinates/2", () => {
+    const { request, violations } = decodeSearchBody(
+      body({}, { type: "Point", coordinates: [1, 2, Number.NEGATIVE_INFINITY] }),
+      "production",
+    );
+    expect(violations).toEqual([
+      at(
+        "intersects",
+        "/intersects/coordinates/2",
+        "an altitude must be a finite number (altitudes are accepted and dropped), got -Infinity",
+      ),
+    ]);
+    expect(request.intersects.case).toBeUndefined();
+  });
+
   it("reads a Polygon as the request's geometry, altitudes dropped", () => {
     const withAltitude = [...UNIT.slice(0, 4).map(([x, y]) => [x, y, 12]), UNIT[4]];
     for (const coordinates of [[UNIT], [withAltitude]]) {
