@@ -9,7 +9,7 @@ import {
   SourceInputSchema,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { preview } from "../ledger/preview.js";
-import { MAX_SOURCES_PER_REQUEST } from "../ledger/rules.js";
+import { MAX_SOURCES_PER_REQUEST, repeatedAttributeType, tagCountProblem, tagProblem } from "../ledger/rules.js";
 import { type Violation, WHOLE_SOURCE } from "../ledger/violation.js";
 import { attributeTypes, geometrySources, sourceTypes, type Vocabulary } from "../model/vocabulary.js";
 import { parseRfc3339 } from "./rfc3339.js";
@@ -101,12 +101,18 @@ class SourceDecoder {
       this.fail("tags", pointer, `tags must be an array of strings, got ${describe(value)}`);
       return;
     }
-    const bad = value.findIndex((tag) => typeof tag !== "string");
-    if (bad >= 0) {
-      this.fail("tags", `${pointer}/${bad}`, `a tag must be a string, got ${describe(value[bad])}`);
+    if (value.every((tag) => typeof tag === "string")) {
+      this.input.tags = value;
       return;
     }
-    this.input.tags = value as string[];
+    // A list with a non-string is not handed on (its indexes must keep matching the body): every
+    // problem of it is reported here, the strings' by the ledger's own rules, so none is missed.
+    const tooMany = tagCountProblem(value.length);
+    if (tooMany) this.fail("tags", pointer, tooMany);
+    value.forEach((tag: unknown, i) => {
+      const problem = typeof tag === "string" ? tagProblem(tag) : `a tag must be a string, got ${describe(tag)}`;
+      if (problem) this.fail("tags", `${pointer}/${i}`, problem);
+    });
   }
 
   year(raw: unknown, pointer: string): void {
@@ -149,9 +155,21 @@ class SourceDecoder {
       this.fail("attribute_type", pointer, `attribute_type must be an array of strings, got ${describe(value)}`);
       return;
     }
-    const numbers = value.map((item, i) => this.enumValue("attribute_type", attributeTypes, item, `${pointer}/${i}`));
-    // Indexes must keep matching the body, so a partly unknown list is dropped whole.
-    if (numbers.every((n) => n !== undefined)) this.input.attributeType = numbers as number[];
+    const numbers = value.map((item: unknown) => (typeof item === "string" ? attributeTypes.valueOf(item) : undefined));
+    if (numbers.every((n) => n !== undefined)) {
+      this.input.attributeType = numbers;
+      return;
+    }
+    // Indexes must keep matching the body, so a partly unknown list is not handed on: its repeats
+    // are reported here with its unknown names, in order, as the ledger would.
+    const seen = new Set<number>();
+    numbers.forEach((n, i) => {
+      if (n === undefined) this.enumValue("attribute_type", attributeTypes, value[i], `${pointer}/${i}`);
+      else {
+        if (seen.has(n)) this.fail("attribute_type", `${pointer}/${i}`, repeatedAttributeType(value[i]));
+        seen.add(n);
+      }
+    });
   }
 
   time(field: "start_at" | "end_at", raw: unknown, pointer: string): void {

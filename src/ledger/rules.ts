@@ -73,6 +73,11 @@ export function tagProblem(tag: string): string | null {
   return n === 0 || n > MAX_TAG ? `a tag must be 1 to ${MAX_TAG} characters, got ${n}` : unicodeProblem(tag, "a tag");
 }
 
+/** An attribute type named again in one source's list. */
+export function repeatedAttributeType(name: string): string {
+  return `attribute_type ${name} is repeated`;
+}
+
 export function limitProblem(limit: number): string | null {
   const fits = Number.isInteger(limit) && limit >= 1 && limit <= MAX_LIST_LIMIT;
   return fits ? null : `limit must be from 1 to ${MAX_LIST_LIMIT}, got ${limit}`;

@@ -6,6 +6,7 @@ import { preview } from "./preview.js";
 import {
   altIdProblem,
   MAX_SOURCES_PER_REQUEST,
+  repeatedAttributeType,
   tagCountProblem,
   tagProblem,
   textProblem,
@@ -63,7 +64,7 @@ function checkAttributeTypes(names: readonly string[], source: number, issues: V
       const detail = attributeTypes.unknownName("attribute_type", preview(name), true);
       issues.push({ source, field: "attribute_type", index, detail });
     } else if (seen.has(name)) {
-      issues.push({ source, field: "attribute_type", index, detail: `attribute_type ${name} is repeated` });
+      issues.push({ source, field: "attribute_type", index, detail: repeatedAttributeType(name) });
     }
     seen.add(name);
   });

@@ -467,6 +467,18 @@ const rows: Row[] = [
     detail: "attribute_type BIODIVERSITY is repeated",
   },
   {
+    name: "a repeated and an unknown attribute_type: both reported",
+    body: withProperties({ attribute_type: ["BIODIVERSITY", "BIODIVERSITY", "CARBON"] }),
+    pointers: [`${P}/attribute_type/1`, `${P}/attribute_type/2`],
+    detail: "attribute_type BIODIVERSITY is repeated",
+  },
+  {
+    name: "tags with two non-strings and an empty string: all three reported",
+    body: withProperties({ tags: [1, 2, ""] }),
+    pointers: [`${P}/tags/0`, `${P}/tags/1`, `${P}/tags/2`],
+    detail: "a tag must be a string, got a number",
+  },
+  {
     name: "attribute_type not an array",
     body: withProperties({ attribute_type: "BIODIVERSITY" }),
     pointers: [`${P}/attribute_type`],

@@ -609,12 +609,32 @@ describe.each(SHAPES)("decodeCreateBody: violations of a $name", (shape) => {
   });
 
   it.each([
-    [["a", 2, null], "/tags/1", "a number"],
-    [[null], "/tags/0", "null"],
-    [["a", "b", ["c"]], "/tags/2", "an array"],
-  ])("refuses the first non-string tag of %j", (tags, suffix, described) => {
+    [
+      ["a", 2, null],
+      [
+        ["/tags/1", "a number"],
+        ["/tags/2", "null"],
+      ],
+    ],
+    [[null], [["/tags/0", "null"]]],
+    [["a", "b", ["c"]], [["/tags/2", "an array"]]],
+  ])("refuses every non-string tag of %j at its index", (tags, expected) => {
     const { request, violations } = decode({ tags });
-    expect(violations).toEqual([at("tags", suffix, `a tag must be a string, got ${described}`)]);
+    expect(violations).toEqual(
+      expected.map(([suffix, described]) => at("tags", suffix, `a tag must be a string, got ${described}`)),
+    );
+    expect(request.sources[shape.source].tags).toEqual([]);
+  });
+
+  it("with a non-string tag, also reports the other tags' problems and their number, by the ledger's rules", () => {
+    const tags: unknown[] = ["", 1, "x".repeat(129), ...Array.from({ length: 62 }, (_, i) => `t${i}`)];
+    const { request, violations } = decode({ tags });
+    expect(violations).toEqual([
+      at("tags", "/tags", "at most 64 tags are allowed, got 65"),
+      at("tags", "/tags/0", "a tag must be 1 to 128 characters, got 0"),
+      at("tags", "/tags/1", "a tag must be a string, got a number"),
+      at("tags", "/tags/2", "a tag must be 1 to 128 characters, got 129"),
+    ]);
     expect(request.sources[shape.source].tags).toEqual([]);
   });
 
@@ -689,6 +709,21 @@ describe.each(SHAPES)("decodeCreateBody: violations of a $name", (shape) => {
       at("attribute_type", "/attribute_type/1", unknown('"water_quality"')),
       at("attribute_type", "/attribute_type/2", unknown("3")),
       at("attribute_type", "/attribute_type/4", unknown("null")),
+    ]);
+    expect(request.sources[shape.source].attributeType).toEqual([]);
+  });
+
+  it("with an unknown attribute_type, also reports the repeats, in order", () => {
+    const { request, violations } = decode({
+      attribute_type: ["BIODIVERSITY", "BIODIVERSITY", "X", null, "BIODIVERSITY"],
+    });
+    const unknown = (rendered: string) =>
+      `attribute_type must be one of ${ATTRIBUTE_TYPES} (exact, upper case), got ${rendered}`;
+    expect(violations).toEqual([
+      at("attribute_type", "/attribute_type/1", "attribute_type BIODIVERSITY is repeated"),
+      at("attribute_type", "/attribute_type/2", unknown('"X"')),
+      at("attribute_type", "/attribute_type/3", unknown("null")),
+      at("attribute_type", "/attribute_type/4", "attribute_type BIODIVERSITY is repeated"),
     ]);
     expect(request.sources[shape.source].attributeType).toEqual([]);
   });
