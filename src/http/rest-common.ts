@@ -10,6 +10,7 @@ import { ledgerErrorOf } from "../rpc/errors.js";
 import { decodeViolationsKey, recordSinkKey } from "../rpc/in-process.js";
 import type { InProcessCaller } from "../rpc/invoke.js";
 import { requestPrincipal } from "./early-auth.js";
+import { queryPointer } from "./json-pointer.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
 import { type CreateBodyMap, decodeCreateBody } from "./rest-decode.js";
 import { QueryReader } from "./rest-query.js";
@@ -40,7 +41,7 @@ function headersOf(request: FastifyRequest): Headers {
 /** Where a request-level violation the ledger found is: a query parameter, or a search body's member. */
 export type RequestFieldPointer = (v: Violation) => string;
 
-const inQuery: RequestFieldPointer = (v) => `/query/${v.field}`;
+const inQuery: RequestFieldPointer = (v) => queryPointer(v.field);
 
 function pointerOf(v: Violation, body: CreateBodyMap | null, requestField: RequestFieldPointer = inQuery): string {
   if (v.pointer !== undefined) return v.pointer;

@@ -12,6 +12,7 @@ import { preview } from "../ledger/preview.js";
 import type { Violation } from "../ledger/violation.js";
 import { type Environment, LIST_FILTERS } from "../model/list-query.js";
 import type { Vocabulary } from "../model/vocabulary.js";
+import { queryPointer } from "./json-pointer.js";
 import { MALFORMED_QUERY, type ParsedQuery } from "./querystring.js";
 import { parseRfc3339 } from "./rfc3339.js";
 
@@ -99,7 +100,7 @@ export class QueryReader implements ListFieldReader {
   }
 
   private fail(name: string, detail: string): void {
-    this.violations.push({ field: name, pointer: `/query/${name}`, detail });
+    this.violations.push({ field: name, pointer: queryPointer(name), detail });
   }
 
   /** A value the caller found wrong by a rule of its own: a violation at `/query/<name>`. */

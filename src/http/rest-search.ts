@@ -11,6 +11,7 @@ import { preview } from "../ledger/preview.js";
 import type { Violation } from "../ledger/violation.js";
 import type { Environment } from "../model/list-query.js";
 import type { Vocabulary } from "../model/vocabulary.js";
+import { pointerToken } from "./json-pointer.js";
 import { altitudeProblem, decodeGeometry, isObject, type Json } from "./rest-decode.js";
 import {
   BOX_FORMAT,
@@ -204,7 +205,7 @@ export function decodeSearchBody(body: unknown, environment: Environment): Decod
     if (!allowed.includes(name)) {
       violations.push({
         field: name,
-        pointer: `/${name.replaceAll("~", "~0").replaceAll("/", "~1")}`,
+        pointer: `/${pointerToken(name)}`,
         detail: `unknown member ${preview(name)}; allowed here: ${allowed.join(", ")}`,
       });
     }

@@ -22,6 +22,7 @@ import {
   notAcceptableFormat,
 } from "./answer-format.js";
 import { type EarlyChecks, earlyChecksHook } from "./early-auth.js";
+import { queryPointer } from "./json-pointer.js";
 import { ogcCollectionOf } from "./ogc/documents.js";
 import { registerOgcItems } from "./ogc/items.js";
 import { sendProblem } from "./problem.js";
@@ -145,7 +146,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
     // The listing's problems point at body members, a page_token's at the query when it came there.
     const inBody: RequestFieldPointer = (v) =>
       v.field === "page_token" && queryToken !== undefined
-        ? "/query/page_token"
+        ? queryPointer("page_token")
         : v.coordinates
           ? ["/intersects/coordinates", ...v.coordinates].join("/")
           : `/${v.field}`;
@@ -164,7 +165,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
         if (listing.pageToken !== "" && listing.pageToken !== queryToken) {
           violations.push({
             field: "page_token",
-            pointer: "/query/page_token",
+            pointer: queryPointer("page_token"),
             detail: "page_token is given in the query and in the body with different values; give it once",
           });
         }
@@ -259,7 +260,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
     if (altId === undefined) {
       violations.push({
         field: "alt_id",
-        pointer: "/query/alt_id",
+        pointer: queryPointer("alt_id"),
         detail: "alt_id is required to delete without an id in the path",
       });
     }

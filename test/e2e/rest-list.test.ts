@@ -242,6 +242,9 @@ describe("malformed or unknown query parameters → 422 at /query/<name>", () =>
     ["LIMIT=10", "/query/LIMIT", `unknown query parameter "LIMIT"`],
     ["source_id=src_x", "/query/source_id", "unknown query parameter"],
     ["id=src_x", "/query/id", `unknown query parameter "id"`],
+    // The name as one RFC 6901 reference token: ~ and / escaped.
+    ["a%2Fb=1", "/query/a~1b", `unknown query parameter "a/b"`],
+    ["c~d=1", "/query/c~0d", `unknown query parameter "c~d"`],
     ["conflict=yes", "/query/conflict", `conflict must be true or false, got "yes"`],
     ["active_at=2024-01-01", "/query/active_at", "active_at must be an RFC 3339 date-time with an offset"],
     ["bbox=1,2,3", "/query/bbox", `bbox must be 4 numbers minLon,minLat,maxLon,maxLat, got "1,2,3"`],

@@ -10,6 +10,7 @@ import type { Environment } from "../../model/list-query.js";
 import type { SourceRecord } from "../../model/records.js";
 import type { InProcessCaller } from "../../rpc/invoke.js";
 import { FORMAT_PARAMETER, GEOJSON_CONTENT_TYPE } from "../answer-format.js";
+import { queryPointer } from "../json-pointer.js";
 import { sendProblem } from "../problem.js";
 import {
   answerCreate,
@@ -40,7 +41,7 @@ export function ogcItemsListParameters(environment: Environment): string[] {
 }
 
 /** Where a violation of an items query points: OGC's names for the list's fields. */
-const inItemsQuery: RequestFieldPointer = (v) => `/query/${v.field === PERIOD_FILTER ? DATETIME : v.field}`;
+const inItemsQuery: RequestFieldPointer = (v) => queryPointer(v.field === PERIOD_FILTER ? DATETIME : v.field);
 
 export interface OgcItemsOptions {
   collection: OgcCollection;
