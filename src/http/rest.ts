@@ -257,7 +257,8 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
     const query = new QueryReader(request.query as Record<string, string>, ["alt_id", "account_id"]);
     const altId = query.text("alt_id");
     const violations = [...query.violations];
-    if (altId === undefined) {
+    // Given but unreadable (a malformed escape) is reported as that, not also as missing.
+    if (altId === undefined && !violations.some((v) => v.field === "alt_id")) {
       violations.push({
         field: "alt_id",
         pointer: queryPointer("alt_id"),

@@ -306,6 +306,18 @@ describe("hardening against hostile input", () => {
     ]);
   });
 
+  it("a DELETE by an alt_id with a malformed escape is told that alone, not also that alt_id is missing", async () => {
+    const malformed = await server.request("DELETE", "/sources?alt_id=%ED%A0%80", { token });
+    expect(malformed.status).toBe(422);
+    expect(((await malformed.json()) as { errors: unknown[] }).errors).toEqual([
+      { pointer: "/query/alt_id", detail: "alt_id has a malformed percent-encoding" },
+    ]);
+    const missing = await server.request("DELETE", "/sources", { token });
+    expect(((await missing.json()) as { errors: unknown[] }).errors).toEqual([
+      { pointer: "/query/alt_id", detail: "alt_id is required to delete without an id in the path" },
+    ]);
+  });
+
   it("a REST answer lists at most 1,000 violations, then says how many more", async () => {
     // Out-of-range positions are summarised (docs/api.md §5.4): 1,000 features missing everything
     // give 4,000 violations instead.
