@@ -9,7 +9,10 @@ export function pointerToken(name: string): string {
   return name.replaceAll("~", "~0").replaceAll("/", "~1");
 }
 
+/** How every query parameter's pointer starts. */
+export const QUERY_POINTER_PREFIX = "/query/";
+
 /** Where a problem with the query parameter `name` points. */
 export function queryPointer(name: string): string {
-  return `/query/${pointerToken(name)}`;
+  return `${QUERY_POINTER_PREFIX}${pointerToken(name)}`;
 }

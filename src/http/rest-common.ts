@@ -10,7 +10,7 @@ import { ledgerErrorOf } from "../rpc/errors.js";
 import { decodeViolationsKey, recordSinkKey } from "../rpc/in-process.js";
 import type { InProcessCaller } from "../rpc/invoke.js";
 import { requestPrincipal } from "./early-auth.js";
-import { queryPointer } from "./json-pointer.js";
+import { QUERY_POINTER_PREFIX, queryPointer } from "./json-pointer.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
 import { type CreateBodyMap, decodeCreateBody } from "./rest-decode.js";
 import { QueryReader } from "./rest-query.js";
@@ -88,7 +88,10 @@ export const unsupportedMediaType = () =>
 
 /** How an adapter answers a failed call unlike REST: OGC answers an invalid query with 400. */
 export interface ErrorAnswerOptions {
+  /** The status of any invalid_argument (a call that reads no body: all its problems are the query's). */
   invalidArgumentStatus?: number;
+  /** The status of an invalid_argument whose problems all point into the query (a create's). */
+  invalidQueryStatus?: number;
 }
 
 export function sendError(
@@ -107,8 +110,12 @@ export function sendError(
     errors.push({ pointer: "", detail: `and ${violations.length - MAX_LISTED_ERRORS} more violations` });
   }
   const details = problemFromConnectError(connectError, errors);
-  if (connectError.code === Code.InvalidArgument && options.invalidArgumentStatus !== undefined) {
-    details.status = options.invalidArgumentStatus;
+  const queryOnly = errors.length > 0 && errors.every((e) => e.pointer.startsWith(QUERY_POINTER_PREFIX));
+  const status = queryOnly
+    ? (options.invalidQueryStatus ?? options.invalidArgumentStatus)
+    : options.invalidArgumentStatus;
+  if (connectError.code === Code.InvalidArgument && status !== undefined) {
+    details.status = status;
     details.title = STATUS_CODES[details.status] ?? details.title;
   }
   if (errors.length > 0) {
@@ -175,6 +182,7 @@ export async function answerCreate(
   request: FastifyRequest,
   reply: FastifyReply,
   answer: (records: SourceRecord[]) => FastifyReply,
+  errorOptions: ErrorAnswerOptions = {},
 ): Promise<FastifyReply> {
   const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
   let body: CreateBody | null = null;
@@ -191,7 +199,7 @@ export async function answerCreate(
     );
     return answer(records);
   } catch (error) {
-    return sendError(reply, error, body?.decoded.map ?? null);
+    return sendError(reply, error, body?.decoded.map ?? null, undefined, errorOptions);
   }
 }
 

@@ -293,7 +293,7 @@ describe.each(ENVIRONMENTS)("items of %s", (env) => {
     expect((all.features as Json[]).some((f) => (f.properties as Json).alt_id === (bad[0] as Json).id)).toBe(false);
   });
 
-  it("an admin creates for the account named by account_id; without one, 422 at /query/account_id; a user naming one, 422", async () => {
+  it("an admin creates for the account named by account_id; without one, 400 at /query/account_id; a user naming one, 400", async () => {
     const admin = await server.adminToken();
     const account = unique("ogc-admin-target");
     const altId = unique("ogc-admin");
@@ -312,7 +312,7 @@ describe.each(ENVIRONMENTS)("items of %s", (env) => {
 
     const unnamed = await expectProblem(
       await server.request("POST", itemsOf(env), { token: admin, json: feature(unique("ogc-admin")) }),
-      422,
+      400,
       "invalid_argument",
     );
     expect(unnamed.errors).toEqual([
@@ -326,13 +326,37 @@ describe.each(ENVIRONMENTS)("items of %s", (env) => {
         token,
         json: feature(unique("ogc-user")),
       }),
-      422,
+      400,
       "invalid_argument",
     );
     expect(userNaming.errors).toEqual([
       { pointer: "/query/account_id", detail: "account_id is accepted only from admin tokens" },
     ]);
     expect((await server.request("GET", itemsOf(env), { token: owner }).then((r) => r.json())).numberReturned).toBe(1);
+  });
+
+  it("a create's query problems alone are 400 (OGC's status for a parameter); with the body's, 422 listing both", async () => {
+    const unknown = await expectProblem(
+      await server.request("POST", itemsOf(env, "?foo=1"), { token, json: feature(unique("ogc-foo")) }),
+      400,
+      "invalid_argument",
+    );
+    expect(unknown.title).toBe("Bad Request");
+    expect(unknown.errors.map((e) => e.pointer)).toEqual(["/query/foo"]);
+    const both = await expectProblem(
+      await server.request("POST", itemsOf(env, "?foo=1"), {
+        token,
+        json: feature(unique("ogc-foo"), {}, { type: "Point", coordinates: [0, 0] }),
+      }),
+      422,
+      "invalid_argument",
+    );
+    expect(both.errors.map((e) => e.pointer)).toEqual(["/query/foo", "/geometry/type"]);
+    expect(
+      (await json(await server.request("GET", itemsOf(env, "?limit=1000"), { token }), 200, GEOJSON)).features,
+    ).not.toContainEqual(
+      expect.objectContaining({ properties: expect.objectContaining({ alt_id: expect.stringMatching(/^ogc-foo/) }) }),
+    );
   });
 
   it("PUT and PATCH are 405 with Allow", async () => {

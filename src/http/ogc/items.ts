@@ -70,6 +70,8 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
   const item = `${items}/:id(^.+$)`;
   const parameters = [...ogcItemsListParameters(collection.environment), DATETIME, FORMAT_PARAMETER];
   const asBadRequest = { invalidArgumentStatus: 400 };
+  // A create's query problems alone are 400 too; with any in its body, 422 as in REST.
+  const asBadQuery = { invalidQueryStatus: 400 };
 
   app.get(items, { config: { rpcMethod: methods.listSources.name } }, async (request, reply) => {
     const query = new QueryReader(request.query as Record<string, string>, parameters);
@@ -128,18 +130,24 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
 
   // Part 4: a Feature, or a FeatureCollection (all or nothing); the created features as GeoJSON.
   app.post(items, { config: { rpcMethod: methods.createSources.name } }, (request, reply) =>
-    answerCreate(call, request, reply, (records) => {
-      const single = isFeature(request.body);
-      if (single && records.length === 1) {
-        const location = `${baseUrlOf(request)}${items}/${encodeURIComponent(records[0].id)}`;
-        return reply
-          .code(201)
-          .header("location", location)
-          .type(GEOJSON_CONTENT_TYPE)
-          .send(renderFeatureBytes(records[0], [{ href: location, rel: "self", type: GEOJSON_CONTENT_TYPE }]));
-      }
-      return reply.code(201).type(GEOJSON_CONTENT_TYPE).send(renderFeatureCollection(records, []));
-    }),
+    answerCreate(
+      call,
+      request,
+      reply,
+      (records) => {
+        const single = isFeature(request.body);
+        if (single && records.length === 1) {
+          const location = `${baseUrlOf(request)}${items}/${encodeURIComponent(records[0].id)}`;
+          return reply
+            .code(201)
+            .header("location", location)
+            .type(GEOJSON_CONTENT_TYPE)
+            .send(renderFeatureBytes(records[0], [{ href: location, rel: "self", type: GEOJSON_CONTENT_TYPE }]));
+        }
+        return reply.code(201).type(GEOJSON_CONTENT_TYPE).send(renderFeatureCollection(records, []));
+      },
+      asBadQuery,
+    ),
   );
 
   app.delete<{ Params: { id: string } }>(

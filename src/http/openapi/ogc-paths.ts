@@ -91,7 +91,7 @@ function itemsPaths(collection: OgcCollection): Paths {
             JSON_TYPE,
           ),
         },
-        responses: { 201: created, ...problems(409, 413, 415, 422, ...AUTH) },
+        responses: { 201: created, ...problems(400, 409, 413, 415, 422, ...AUTH) },
         security: protectedBy(methods.createSources.name),
       },
     },
