@@ -39,7 +39,7 @@ import { createRateLimiter, type RateLimiter, rateKindOf } from "./http/rate-lim
 import { type DeadlineCounts, installRequestDeadline } from "./http/request-deadline.js";
 import { installRequestIdEcho, REQUEST_ID_HEADER, requestIdOf } from "./http/request-id.js";
 import { httpRoutes } from "./http/rest.js";
-import { MAX_BODY_BYTES } from "./http/rest-common.js";
+import { MAX_BODY_BYTES, methodsServing, sendMethodNotAllowed } from "./http/rest-common.js";
 import { recordOutcome, rpcOutcomeKey, rpcOutcomeOf } from "./http/rpc-outcome.js";
 import { strictUtf8Decoder } from "./http/utf8.js";
 import { conflictMeasure, type OverlapArea, overlapAreaOf } from "./ledger/conflict.js";
@@ -412,14 +412,15 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       return sendProblem(reply, problem(503, "unavailable", "the store is unreachable"));
     }
   });
-  app.setNotFoundHandler(
-    (request, reply) =>
-      answerUnknownGrpcMethod(request, reply) ??
-      sendProblem(
-        reply,
-        problem(404, "not_found", `no route for ${request.method} ${shortened(request.url.split("?")[0])}`),
-      ),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const answered = answerUnknownGrpcMethod(request, reply);
+    if (answered !== null) return answered;
+    const path = request.url.split("?")[0];
+    // A path served by other methods (/healthz, /openapi.json, the token endpoint…) is 405, not 404.
+    const allow = methodsServing(app, path);
+    if (allow.length > 0) return sendMethodNotAllowed(reply, allow.join(", "));
+    return sendProblem(reply, problem(404, "not_found", `no route for ${request.method} ${shortened(path)}`));
+  });
   app.addHook("onClose", async () => {
     await sandboxStore.close();
     await store.close();

@@ -79,8 +79,20 @@ export function nextPageLink(url: string, token: string): string {
 
 /** The handler of the methods a path does not offer: 405 naming those it does (RFC 9110 §15.5.6). */
 export function methodNotAllowed(allow: string) {
-  return async (_request: FastifyRequest, reply: FastifyReply) =>
-    sendProblem(reply.header("allow", allow), problem(405, "unimplemented", `method not allowed; allowed: ${allow}`));
+  return async (_request: FastifyRequest, reply: FastifyReply) => sendMethodNotAllowed(reply, allow);
+}
+
+/** 405 with `Allow` (RFC 9110 §15.5.6): the path is served, by other methods. */
+export function sendMethodNotAllowed(reply: FastifyReply, allow: string): FastifyReply {
+  return sendProblem(
+    reply.header("allow", allow),
+    problem(405, "unimplemented", `method not allowed; allowed: ${allow}`),
+  );
+}
+
+/** The methods a path is served by (HEAD left out, as GET implies it), in the order `Allow` lists them. */
+export function methodsServing(app: FastifyInstance, path: string): string[] {
+  return ["GET", "POST", "PUT", "PATCH", "DELETE"].filter((method) => app.findRoute({ method, url: path }) !== null);
 }
 
 export const unsupportedMediaType = () =>

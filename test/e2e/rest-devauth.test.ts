@@ -181,3 +181,34 @@ describe("its tokens on the REST API", () => {
     expect(res.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token"/);
   });
 });
+
+describe("a path served by other methods is 405 with Allow, not 404 (docs/api.md §15)", () => {
+  it.each([
+    ["POST", "/healthz", "GET"],
+    ["DELETE", "/readyz", "GET"],
+    ["POST", "/metrics", "GET"],
+    ["PUT", "/openapi.json", "GET"],
+    ["POST", "/docs", "GET"],
+    ["POST", "/ogc", "GET"],
+    ["DELETE", "/ogc/conformance", "GET"],
+    ["GET", "/oauth/token", "POST"],
+    ["POST", "/.well-known/jwks.json", "GET"],
+    ["OPTIONS", "/healthz", "GET"],
+  ])("%s %s → 405, Allow: %s", async (method, path, allow) => {
+    const res = await server.request(method, path);
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe(allow);
+    expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    expect(await res.json()).toMatchObject({
+      status: 405,
+      code: "unimplemented",
+      detail: `method not allowed; allowed: ${allow}`,
+    });
+  });
+
+  it("a path served by no method stays 404", async () => {
+    const res = await server.request("POST", "/healthz/nowhere");
+    expect(res.status).toBe(404);
+    expect((await res.json()).detail).toBe("no route for POST /healthz/nowhere");
+  });
+});
