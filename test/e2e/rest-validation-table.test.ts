@@ -406,6 +406,13 @@ const rows: Row[] = [
     detail: `start_at must be an RFC 3339 date-time with a time zone offset, like 2024-01-01T00:00:00Z; got "yesterday"`,
   },
   {
+    // A real date (year 0 is a leap year), before Timestamp's range: told so, not "not a real date".
+    name: "29 February of year 0",
+    body: withProperties({ start_at: "0000-02-29T00:00:00Z" }),
+    pointers: [`${P}/start_at`],
+    detail: "start_at is outside 0001-01-01T00:00:00Z..9999-12-31T23:59:59Z",
+  },
+  {
     name: "a date only",
     body: withProperties({ start_at: "2024-01-01" }),
     pointers: [`${P}/start_at`],

@@ -29,3 +29,27 @@ describe("formatRfc3339", () => {
     expect(parsed).toEqual({ seconds: BigInt(Math.floor(ms / 1000)), nanos: 250_000_000 });
   });
 });
+
+describe("parseRfc3339: the days of a month", () => {
+  it.each([
+    ["0000-02-29T00:00:00Z", true], // year 0 is a leap year (divisible by 400)
+    ["0004-02-29T00:00:00Z", true],
+    ["0100-02-29T00:00:00Z", false],
+    ["1900-02-29T00:00:00Z", false],
+    ["2000-02-29T00:00:00Z", true],
+    ["2023-02-29T00:00:00Z", false],
+    ["2024-02-29T00:00:00Z", true],
+    ["2024-04-31T00:00:00Z", false],
+    ["2024-12-31T00:00:00Z", true],
+    ["2024-00-10T00:00:00Z", false],
+    ["2024-13-10T00:00:00Z", false],
+  ])("%s is a real date: %s", (text, real) => {
+    expect(parseRfc3339(text) !== null).toBe(real);
+  });
+
+  it("places year 0's 29 February one day before its 1 March", () => {
+    const feb29 = parseRfc3339("0000-02-29T00:00:00Z");
+    const mar1 = parseRfc3339("0000-03-01T00:00:00Z");
+    expect(feb29 && mar1 && mar1.seconds - feb29.seconds).toBe(86_400n);
+  });
+});
