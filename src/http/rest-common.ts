@@ -12,7 +12,7 @@ import type { InProcessCaller } from "../rpc/invoke.js";
 import { requestPrincipal } from "./early-auth.js";
 import { QUERY_POINTER_PREFIX, queryPointer } from "./json-pointer.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
-import { type CreateBodyMap, decodeCreateBody } from "./rest-decode.js";
+import { type CreateBodyMap, type CreateShapes, decodeCreateBody } from "./rest-decode.js";
 import { QueryReader } from "./rest-query.js";
 import { decodeUtf8Strictly } from "./utf8.js";
 
@@ -153,7 +153,7 @@ interface CreateBody {
  * Reads a create body for REST and OGC alike: null when there is none (the request's type is not
  * JSON: 415); a body that did not parse becomes a violation at its root, reported with the rest.
  */
-function readCreateBody(body: unknown): CreateBody | null {
+function readCreateBody(body: unknown, shapes: CreateShapes): CreateBody | null {
   if (body === undefined) return null;
   if (body instanceof UnparseableBody) {
     return {
@@ -161,7 +161,7 @@ function readCreateBody(body: unknown): CreateBody | null {
       violations: [{ field: "sources", pointer: "", detail: body.reason }],
     };
   }
-  const decoded = decodeCreateBody(body);
+  const decoded = decodeCreateBody(body, shapes);
   return { decoded, violations: decoded.violations };
 }
 
@@ -194,12 +194,12 @@ export async function answerCreate(
   request: FastifyRequest,
   reply: FastifyReply,
   answer: (records: SourceRecord[]) => FastifyReply,
-  errorOptions: ErrorAnswerOptions = {},
+  { shapes = "all", ...errorOptions }: ErrorAnswerOptions & { shapes?: CreateShapes } = {},
 ): Promise<FastifyReply> {
   const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
   let body: CreateBody | null = null;
   try {
-    body = readCreateBody(request.body);
+    body = readCreateBody(request.body, shapes);
     if (body === null) return sendProblem(reply, unsupportedMediaType());
     const message = body.decoded.request;
     message.accountId = query.text("account_id");

@@ -443,21 +443,36 @@ function decodeFlat(body: Json, violations: Violation[]): SourceDecoder {
   return decoder;
 }
 
+/** The create body shapes an adapter takes: REST all three of docs/api.md §4, OGC API's Part 4 GeoJSON only. */
+export type CreateShapes = "all" | "geojson";
+
+const SHAPES_TAKEN: Record<CreateShapes, string> = {
+  all: "a GeoJSON FeatureCollection, a Feature, or a source object",
+  geojson: "a GeoJSON Feature or FeatureCollection",
+};
+
 /**
- * A create body in any of the three shapes of docs/api.md §4 → CreateSourcesRequest. JSON-level
+ * A create body in the shapes `shapes` names (docs/api.md §4) → CreateSourcesRequest. JSON-level
  * problems (wrong types, unknown names, unparseable dates) are reported here with pointers into
  * the body; every other rule is the service's (ledger/validate.ts), for every protocol alike.
  */
-export function decodeCreateBody(body: unknown): DecodedCreate {
+export function decodeCreateBody(body: unknown, shapes: CreateShapes = "all"): DecodedCreate {
   const violations: Violation[] = [];
   const request = create(CreateSourcesRequestSchema);
   const map: CreateBodyMap = { sourcesPointer: "", fields: [] };
   let decoders: SourceDecoder[] = [];
+  const flatTaken = shapes === "all";
   if (!isObject(body)) {
     violations.push({
       field: "sources",
       pointer: "",
-      detail: `the body must be a GeoJSON FeatureCollection, a Feature, or a source object, got ${describe(body)}`,
+      detail: `the body must be ${SHAPES_TAKEN[shapes]}, got ${describe(body)}`,
+    });
+  } else if (body.type === undefined && !flatTaken) {
+    violations.push({
+      field: "sources",
+      pointer: "/type",
+      detail: `the body must be ${SHAPES_TAKEN[shapes]}, got an object without type (POST /sources also takes a flat source object)`,
     });
   } else if (body.type === "FeatureCollection") {
     map.sourcesPointer = "/features";
@@ -487,7 +502,7 @@ export function decodeCreateBody(body: unknown): DecodedCreate {
     violations.push({
       field: "sources",
       pointer: "/type",
-      detail: `type must be "FeatureCollection" or "Feature", or absent for a flat source; got ${preview(body.type)}`,
+      detail: `type must be "FeatureCollection" or "Feature"${flatTaken ? ", or absent for a flat source" : ""}; got ${preview(body.type)}`,
     });
   }
   request.sources = decoders.map((d) => d.input);

@@ -359,6 +359,32 @@ describe.each(ENVIRONMENTS)("items of %s", (env) => {
     );
   });
 
+  it("a flat source object is not a Part 4 body: 422 at /type, nothing stored", async () => {
+    const altId = unique("ogc-flat");
+    const refused = await expectProblem(
+      await server.request("POST", itemsOf(env), {
+        token,
+        json: {
+          alt_id: altId,
+          start_at: "2024-01-01T00:00:00Z",
+          end_at: "2025-01-01T00:00:00Z",
+          geometry: (feature(altId) as Json).geometry,
+        },
+      }),
+      422,
+      "invalid_argument",
+    );
+    expect(refused.errors).toEqual([
+      {
+        pointer: "/type",
+        detail:
+          "the body must be a GeoJSON Feature or FeatureCollection, got an object without type (POST /sources also takes a flat source object)",
+      },
+    ]);
+    const all = await json(await server.request("GET", itemsOf(env, "?limit=1000"), { token }), 200, GEOJSON);
+    expect((all.features as Json[]).some((f) => (f.properties as Json).alt_id === altId)).toBe(false);
+  });
+
   it("PUT and PATCH are 405 with Allow", async () => {
     const [first] = created.get(env) as SourceRecord[];
     const put = await server.request("PUT", itemsOf(env, `/${first.id}`), { token, json: featureOf(first) });

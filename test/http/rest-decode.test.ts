@@ -414,6 +414,33 @@ describe("decodeCreateBody: body shapes", () => {
     expect(map).toEqual({ sourcesPointer: "", fields: [] });
   });
 
+  it("taking GeoJSON only (OGC API), refuses a flat source object and names the shapes it takes", () => {
+    const flatBody = decodeCreateBody(flat("x"), "geojson");
+    expect(flatBody.violations).toEqual([
+      {
+        field: "sources",
+        pointer: "/type",
+        detail:
+          "the body must be a GeoJSON Feature or FeatureCollection, got an object without type (POST /sources also takes a flat source object)",
+      },
+    ]);
+    expect(flatBody.request.sources).toEqual([]);
+    expect(decodeCreateBody({ ...flat("x"), type: "Polygon" }, "geojson").violations).toEqual([
+      { field: "sources", pointer: "/type", detail: 'type must be "FeatureCollection" or "Feature"; got "Polygon"' },
+    ]);
+    expect(decodeCreateBody([], "geojson").violations).toEqual([
+      {
+        field: "sources",
+        pointer: "",
+        detail: "the body must be a GeoJSON Feature or FeatureCollection, got an array",
+      },
+    ]);
+    const features = decodeCreateBody(collection([feature("a"), feature("b")]), "geojson");
+    expect(features.violations).toEqual([]);
+    expect(features.request.sources.map((s) => s.altId)).toEqual(["a", "b"]);
+    expect(decodeCreateBody(feature("c"), "geojson").request.sources.map((s) => s.altId)).toEqual(["c"]);
+  });
+
   it.each([
     [undefined, "nothing (the member is missing)"],
     [null, "null"],

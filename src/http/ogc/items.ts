@@ -70,8 +70,9 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
   const item = `${items}/:id(^.+$)`;
   const parameters = [...ogcItemsListParameters(collection.environment), DATETIME, FORMAT_PARAMETER];
   const asBadRequest = { invalidArgumentStatus: 400 };
-  // A create's query problems alone are 400 too; with any in its body, 422 as in REST.
-  const asBadQuery = { invalidQueryStatus: 400 };
+  // A create's query problems alone are 400 too; with any in its body, 422 as in REST. Part 4
+  // bodies are GeoJSON: a flat source object is REST's alone.
+  const createOptions = { invalidQueryStatus: 400, shapes: "geojson" as const };
 
   app.get(items, { config: { rpcMethod: methods.listSources.name } }, async (request, reply) => {
     const query = new QueryReader(request.query as Record<string, string>, parameters);
@@ -146,7 +147,7 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
         }
         return reply.code(201).type(GEOJSON_CONTENT_TYPE).send(renderFeatureCollection(records, []));
       },
-      asBadQuery,
+      createOptions,
     ),
   );
 
