@@ -21,6 +21,7 @@ import { DEFAULT_ENGINES, type OverlayEngine, OverlayTooIntricateError } from ".
 import { type ClientErrorCounts, createClientErrorHandler } from "./http/client-errors.js";
 import {
   contextValuesOf,
+  discardBody,
   type EarlyChecks,
   earlyChecksHook,
   rpcMethodsByPath,
@@ -298,6 +299,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     ignoreUnknownFields: false,
     textDecoder: strictUtf8Decoder,
   };
+  // Each RPC path's methods (POST; GET too for a method Connect may serve by GET), as Connect's handlers take them.
+  const rpcAllowedMethods = new Map<string, string>();
   const connectOptions: Parameters<typeof fastifyConnectPlugin>[1] = {
     routes: (router) => {
       router.service(SourceLedgerService, production);
@@ -311,6 +314,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       // A deadline longer than a timer holds is none (Connect would set it and see it fire at once).
       // Every answer's final status is seen once: a message that is not protobuf (or JSON) is the
       // caller's fault, invalid_argument rather than Connect's internal; the code goes to /metrics.
+      for (const handler of router.handlers)
+        rpcAllowedMethods.set(handler.requestPath, handler.allowedMethods.join(", "));
       router.handlers.splice(
         0,
         router.handlers.length,
@@ -333,6 +338,16 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     compressMinBytes: COMPRESS_MIN_BYTES,
   };
   await app.register(async (rpc) => {
+    // Connect routes every method to its handlers; one they do not take is a routing answer, given
+    // before the token like every other (docs/api.md §2.4): 405 with Allow, not 401, nor Connect's
+    // bare 405.
+    rpc.addHook("onRequest", async (request, reply) => {
+      const allow = rpcAllowedMethods.get(request.url.split("?")[0]);
+      if (allow !== undefined && !allow.split(", ").includes(request.method)) {
+        discardBody(request, reply);
+        return sendMethodNotAllowed(reply, allow);
+      }
+    });
     rpc.addHook(
       "onRequest",
       earlyChecksHook(early, (request) => tokenRpcMethods.get(request.url.split("?")[0]), sendRpcError),

@@ -78,8 +78,21 @@ export function nextPageLink(url: string, token: string): string {
 }
 
 /** The handler of the methods a path does not offer: 405 naming those it does (RFC 9110 §15.5.6). */
-export function methodNotAllowed(allow: string) {
-  return async (_request: FastifyRequest, reply: FastifyReply) => sendMethodNotAllowed(reply, allow);
+/** The methods a route may be registered for (HEAD is GET's: Fastify adds it to every GET route). */
+const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
+type RouteMethod = (typeof ROUTE_METHODS)[number];
+
+/**
+ * Answers every method but `served` on `url` with 405 and `Allow` (OPTIONS too), so no other route
+ * takes them: `GET /sources/search` is not a get by id, `POST /sources/{id}` not a create.
+ */
+export function refuseOtherMethods(app: FastifyInstance, url: string, served: readonly RouteMethod[]): void {
+  const allow = served.join(", ");
+  app.route({
+    method: ROUTE_METHODS.filter((method) => !served.includes(method)),
+    url,
+    handler: async (_request, reply) => sendMethodNotAllowed(reply, allow),
+  });
 }
 
 /** 405 with `Allow` (RFC 9110 §15.5.6): the path is served, by other methods. */
@@ -90,9 +103,12 @@ export function sendMethodNotAllowed(reply: FastifyReply, allow: string): Fastif
   );
 }
 
-/** The methods a path is served by (HEAD left out, as GET implies it), in the order `Allow` lists them. */
+/**
+ * The methods a path with no refuseOtherMethods route is served by (HEAD left out, as GET implies
+ * it), in the order `Allow` lists them: every route found there serves.
+ */
 export function methodsServing(app: FastifyInstance, path: string): string[] {
-  return ["GET", "POST", "PUT", "PATCH", "DELETE"].filter((method) => app.findRoute({ method, url: path }) !== null);
+  return ROUTE_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
 }
 
 export const unsupportedMediaType = () =>

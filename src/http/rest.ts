@@ -30,11 +30,11 @@ import {
   answerCreate,
   callOptions,
   installJsonHandling,
-  methodNotAllowed,
   nextLinkHeader,
   nextPageHref,
   nextPageLink,
   type RequestFieldPointer,
+  refuseOtherMethods,
   sendError,
   UnparseableBody,
   unsupportedMediaType,
@@ -273,14 +273,8 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
     return reply.code(204).send();
   });
 
-  app.route({ method: ["PUT", "PATCH"], url: base, handler: methodNotAllowed("GET, POST, DELETE") });
-  app.route({ method: ["PUT", "PATCH", "POST"], url: byId, handler: methodNotAllowed("GET, DELETE") });
-  app.route({ method: ["GET", "PUT", "PATCH", "DELETE"], url: `${base}/search`, handler: methodNotAllowed("POST") });
-  for (const view of ["history", "conflicts"]) {
-    app.route({
-      method: ["PUT", "PATCH", "POST", "DELETE"],
-      url: `${byId}/${view}`,
-      handler: methodNotAllowed("GET"),
-    });
-  }
+  refuseOtherMethods(app, base, ["GET", "POST", "DELETE"]);
+  refuseOtherMethods(app, byId, ["GET", "DELETE"]);
+  refuseOtherMethods(app, `${base}/search`, ["POST"]);
+  for (const view of ["history", "conflicts"]) refuseOtherMethods(app, `${byId}/${view}`, ["GET"]);
 };

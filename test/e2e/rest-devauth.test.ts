@@ -194,6 +194,16 @@ describe("a path served by other methods is 405 with Allow, not 404 (docs/api.md
     ["GET", "/oauth/token", "POST"],
     ["POST", "/.well-known/jwks.json", "GET"],
     ["OPTIONS", "/healthz", "GET"],
+    // Paths with routes of their own for the methods they refuse: OPTIONS among them.
+    ["OPTIONS", "/sources", "GET, POST, DELETE"],
+    ["OPTIONS", "/sources/src_x", "GET, DELETE"],
+    ["OPTIONS", "/sandbox/sources/src_x/history", "GET"],
+    ["GET", "/sources/search", "POST"],
+    ["OPTIONS", "/ogc/collections/sources/items", "GET, POST"],
+    // RPC paths: a routing answer, so before the token (none is sent here).
+    ["GET", "/sourceledger.v2.SourceLedgerService/ListSources", "POST"],
+    ["OPTIONS", "/sourceledger.v2.SandboxSourceLedgerService/CreateSources", "POST"],
+    ["PUT", "/grpc.health.v1.Health/Check", "POST"],
   ])("%s %s → 405, Allow: %s", async (method, path, allow) => {
     const res = await server.request(method, path);
     expect(res.status).toBe(405);

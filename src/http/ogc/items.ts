@@ -15,10 +15,10 @@ import { sendProblem } from "../problem.js";
 import {
   answerCreate,
   callOptions,
-  methodNotAllowed,
   nextLinkHeader,
   nextPageHref,
   type RequestFieldPointer,
+  refuseOtherMethods,
   sendError,
 } from "../rest-common.js";
 import { listParametersOf, QueryReader, readListRequest } from "../rest-query.js";
@@ -169,8 +169,8 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
     },
   );
 
-  app.route({ method: ["PUT", "PATCH", "DELETE"], url: items, handler: methodNotAllowed("GET, POST") });
-  app.route({ method: ["PUT", "PATCH", "POST"], url: item, handler: methodNotAllowed("GET, DELETE") });
+  refuseOtherMethods(app, items, ["GET", "POST"]);
+  refuseOtherMethods(app, item, ["GET", "DELETE"]);
 }
 
 function isFeature(body: unknown): boolean {

@@ -10,7 +10,7 @@ import {
   preferredMediaType,
 } from "../answer-format.js";
 import { problem, sendProblem } from "../problem.js";
-import { methodNotAllowed, sendError } from "../rest-common.js";
+import { refuseOtherMethods, sendError } from "../rest-common.js";
 import { QueryReader } from "../rest-query.js";
 import {
   collectionDocument,
@@ -61,7 +61,7 @@ export const ogcDocumentRoutes: FastifyPluginAsync = async (app) => {
   }
   // The documents are read-only.
   for (const url of [OGC_BASE, `${OGC_BASE}/conformance`, `${OGC_BASE}/collections`, `${OGC_BASE}/collections/:id`]) {
-    app.route({ method: ["POST", "PUT", "PATCH", "DELETE"], url, handler: methodNotAllowed("GET") });
+    refuseOtherMethods(app, url, ["GET"]);
   }
   // Any other collection: OGC's 404, as problem details.
   app.get<{ Params: { id: string } }>(`${OGC_BASE}/collections/:id`, (request, reply) =>
