@@ -56,12 +56,48 @@ export function invalidUtf8Detail(bytes: Uint8Array, what: string): string | und
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
- * A TextDecoder's `decode` that refuses bytes that are not UTF-8 with invalidUtf8Detail's message
- * (Connect's JSON serialization takes it as `textDecoder`, and answers its error invalid_argument).
+ * Where JSON text escapes half of a UTF-16 surrogate pair alone (`"\ud800"`): the offset of its
+ * backslash, or -1. Such a string is no Unicode text, so no protobuf string can hold it.
+ */
+export function unpairedSurrogateEscape(text: string): number {
+  let i = text.indexOf("\\");
+  while (i >= 0) {
+    const escaped = text.charCodeAt(i + 1);
+    if (escaped !== 0x75 /* u */) {
+      i = text.indexOf("\\", i + 2);
+      continue;
+    }
+    const unit = Number.parseInt(text.slice(i + 2, i + 6), 16);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      // A high half must be followed by an escaped low half.
+      const low = text.charCodeAt(i + 7) === 0x75 ? Number.parseInt(text.slice(i + 8, i + 12), 16) : Number.NaN;
+      if (text.charCodeAt(i + 6) !== 0x5c || !(low >= 0xdc00 && low <= 0xdfff)) return i;
+      i = text.indexOf("\\", i + 12);
+      continue;
+    }
+    if (unit >= 0xdc00 && unit <= 0xdfff) return i;
+    i = text.indexOf("\\", i + 6);
+  }
+  return -1;
+}
+
+/**
+ * A TextDecoder's `decode` for JSON request messages (Connect's JSON serialization takes it as
+ * `textDecoder`, and answers what it throws as invalid_argument): refuses bytes that are not UTF-8
+ * with invalidUtf8Detail's message, and a string escaping half a surrogate pair, which protobuf-es
+ * would otherwise quote raw in its error, where gRPC's percent-encoded grpc-message cannot carry it.
  */
 export const strictUtf8Decoder = {
   decode(input?: Uint8Array): string {
-    return input === undefined ? "" : decodeUtf8Strictly(input, "the message");
+    if (input === undefined) return "";
+    const text = decodeUtf8Strictly(input, "the message");
+    const at = unpairedSurrogateEscape(text);
+    if (at >= 0) {
+      throw new Error(
+        `the message is not Unicode text: ${text.slice(at, at + 6)} at offset ${at} escapes half of a UTF-16 surrogate pair alone`,
+      );
+    }
+    return text;
   },
 };
 

@@ -121,6 +121,43 @@ describe("a request message that is not protobuf", () => {
     });
   });
 
+  it("JSON escaping half a surrogate pair: invalid_argument over gRPC and gRPC-Web too (a status, not an empty answer)", async () => {
+    const expected =
+      "the message is not Unicode text: \\ud800 at offset 2 escapes half of a UTF-16 surrogate pair alone";
+    const body = frame(Buffer.from('{"\\ud800":1}'));
+    const session = http2.connect(`http://127.0.0.1:${server.port}`);
+    try {
+      const trailers = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+        const stream = session.request({
+          ":method": "POST",
+          ":path": "/sourceledger.v2.SourceLedgerService/ListSources",
+          "content-type": "application/grpc+json",
+          te: "trailers",
+          authorization: `Bearer ${token}`,
+        });
+        stream.on("trailers", resolve);
+        stream.on("error", reject);
+        stream.on("data", () => {});
+        stream.end(body);
+      });
+      expect(trailers["grpc-status"]).toBe("3");
+      expect(decodeURIComponent(String(trailers["grpc-message"]))).toBe(expected);
+    } finally {
+      session.close();
+    }
+    const web = await fetch(`http://127.0.0.1:${server.port}/grpc.health.v1.Health/Check`, {
+      method: "POST",
+      headers: { "content-type": "application/grpc-web+json" },
+      body: new Uint8Array(body),
+    });
+    // gRPC-Web: the status in the trailer frame (flag 0x80) that ends the body.
+    const answer = Buffer.from(await web.arrayBuffer());
+    expect(answer[0]).toBe(0x80);
+    const trailer = answer.subarray(5).toString("latin1");
+    expect(trailer).toContain("grpc-status: 3\r\n");
+    expect(trailer).toContain(`grpc-message: ${encodeURIComponent(expected)}\r\n`);
+  });
+
   it("JSON that parses but names an unknown field keeps its useful message", async () => {
     const res = await h1Request(server.port, PATH, {
       method: "POST",

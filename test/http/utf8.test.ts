@@ -1,6 +1,12 @@
 import { isUtf8 } from "node:buffer";
 import { describe, expect, it } from "vitest";
-import { decodeUtf8Strictly, firstInvalidUtf8, invalidUtf8Detail, strictUtf8Decoder } from "../../src/http/utf8.js";
+import {
+  decodeUtf8Strictly,
+  firstInvalidUtf8,
+  invalidUtf8Detail,
+  strictUtf8Decoder,
+  unpairedSurrogateEscape,
+} from "../../src/http/utf8.js";
 
 const bytes = (...values: number[]) => Uint8Array.from(values);
 
@@ -92,5 +98,30 @@ describe("strict decoding", () => {
     expect(() => strictUtf8Decoder.decode(bytes(0xc0, 0xaf))).toThrow(
       "the message is not valid UTF-8: the bytes at offset 0 (C0 AF)",
     );
+  });
+});
+
+describe("unpairedSurrogateEscape", () => {
+  it.each([
+    ['{"a":"\\ud800"}', 6],
+    ['{"\\udc00":1}', 2],
+    ['{"a":"\\ud83c\\udf31"}', -1],
+    ['{"a":"\\uD83C\\uDF31 and \\ud83c"}', 23],
+    ['{"a":"\\ud83c\\u0041"}', 6],
+    ['{"a":"\\ud83cx"}', 6],
+    ['{"a":"\\\\ud800"}', -1],
+    ['{"a":"\\\\\\ud800"}', 8],
+    ['{"a":"\\u005cud800"}', -1],
+    ['{"a":"caf\\u00e9 \\" \\n"}', -1],
+    ['{"a":"\\ud800', 6],
+  ])("%s → %d", (text, offset) => {
+    expect(unpairedSurrogateEscape(text)).toBe(offset);
+  });
+
+  it("refuses a JSON message escaping half a surrogate pair, quoting the escape", () => {
+    expect(() => strictUtf8Decoder.decode(Buffer.from('{"\\ud800":1}'))).toThrow(
+      "the message is not Unicode text: \\ud800 at offset 2 escapes half of a UTF-16 surrogate pair alone",
+    );
+    expect(strictUtf8Decoder.decode(Buffer.from('{"a":"\\ud83c\\udf31"}'))).toBe('{"a":"\\ud83c\\udf31"}');
   });
 });
