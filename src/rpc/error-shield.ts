@@ -1,4 +1,5 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { decodeFailureAsInvalid } from "./decode-errors.js";
 
 export interface ErrorLogger {
   error(details: object, message: string): void;
@@ -19,6 +20,13 @@ export function createErrorShield(logger: ErrorLogger): Interceptor {
     try {
       return await next(req);
     } catch (error) {
+      // A streaming method reads its request inside the chain, so Connect's failure to decode it
+      // (`internal`, "parse binary: …") arrives here: the caller's fault, answered as a unary's is.
+      const decodeFailure =
+        error instanceof ConnectError
+          ? decodeFailureAsInvalid({ code: error.code, message: error.rawMessage })
+          : undefined;
+      if (decodeFailure !== undefined) throw new ConnectError(decodeFailure.message, decodeFailure.code);
       if (error instanceof ConnectError && error.code === Code.Unavailable) {
         logger.error(
           { err: error.cause, procedure: `${req.service.typeName}/${req.method.name}` },
