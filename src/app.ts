@@ -41,7 +41,7 @@ import { type DeadlineCounts, installRequestDeadline } from "./http/request-dead
 import { installRequestIdEcho, REQUEST_ID_HEADER, requestIdOf } from "./http/request-id.js";
 import { httpRoutes } from "./http/rest.js";
 import { MAX_BODY_BYTES, methodsServing, sendMethodNotAllowed } from "./http/rest-common.js";
-import { recordOutcome, rpcOutcomeKey, rpcOutcomeOf } from "./http/rpc-outcome.js";
+import { recordOutcome, rpcOutcomeKey, rpcOutcomeOf, withoutLateAnswer } from "./http/rpc-outcome.js";
 import { strictUtf8Decoder } from "./http/utf8.js";
 import { conflictMeasure, type OverlapArea, overlapAreaOf } from "./ledger/conflict.js";
 import { productionIds, sandboxIds } from "./ledger/ids.js";
@@ -320,12 +320,14 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
         0,
         router.handlers.length,
         ...router.handlers.map((handler) =>
-          withAnswerStatus(withTimerSafeDeadline(grpcAnswersAsRequested(handler)), (status, req) => {
-            const decoded = decodeFailureAsInvalid(status);
-            const fixed = boundedStatus(decoded ?? status) ?? decoded;
-            recordOutcome(fixed ?? status, req);
-            return fixed;
-          }),
+          withoutLateAnswer(
+            withAnswerStatus(withTimerSafeDeadline(grpcAnswersAsRequested(handler)), (status, req) => {
+              const decoded = decodeFailureAsInvalid(status);
+              const fixed = boundedStatus(decoded ?? status) ?? decoded;
+              if (req.contextValues?.get(rpcOutcomeKey)?.answered !== true) recordOutcome(fixed ?? status, req);
+              return fixed;
+            }),
+          ),
         ),
       );
     },

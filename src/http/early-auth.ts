@@ -79,14 +79,26 @@ async function authenticateEarly(
  * fills the session's buffer and has the whole session torn down (ENHANCE_YOUR_CALM), other calls
  * on it included. Over HTTP/1.1 Node discards the rest itself.
  */
-export function discardBody(request: FastifyRequest, reply: FastifyReply): void {
+export function discardBody(request: FastifyRequest, _reply: FastifyReply): void {
   request.raw.resume();
-  const raw = request.raw as FastifyRequest["raw"] & { stream?: Http2Stream };
-  const stream = raw.stream;
+  closeStreamWhenAnswered(request);
+}
+
+/**
+ * Over HTTP/2, closes the request's stream with NO_ERROR once its answer is out, if the client is
+ * still sending (RFC 9113 §8.1). Waits for the stream's own writable end: the response's `finish`
+ * comes only when the stream closes, which a client still sending never lets happen. The reset
+ * goes a turn later, as one submitted with the last frames would have nghttp2 drop them.
+ */
+export function closeStreamWhenAnswered(request: FastifyRequest): void {
+  const stream = (request.raw as FastifyRequest["raw"] & { stream?: Http2Stream }).stream;
   if (stream === undefined) return;
-  reply.raw.once("finish", () => {
-    if (!stream.closed) stream.close(constants.NGHTTP2_NO_ERROR);
-  });
+  const close = () =>
+    setImmediate(() => {
+      if (!stream.closed && !stream.readableEnded) stream.close(constants.NGHTTP2_NO_ERROR);
+    });
+  if (stream.writableFinished) close();
+  else stream.once("finish", close);
 }
 
 /**

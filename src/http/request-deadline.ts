@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { closeStreamWhenAnswered } from "./early-auth.js";
 import { type ProblemDetails, problem, sendProblem } from "./problem.js";
+import { rpcOutcomeOf } from "./rpc-outcome.js";
 
 /** How many requests the deadline cut off, for the operator (and /metrics once it exists). */
 export interface DeadlineCounts {
@@ -51,15 +53,19 @@ export function bodyDeadlineProblem(deadlineMs: number): ProblemDetails {
 
 function cutOff(request: FastifyRequest, reply: FastifyReply, deadlineMs: number, counts: DeadlineCounts): void {
   counts.bodyTimeouts++;
-  const raw = request.raw as FastifyRequest["raw"] & { stream?: { close(code?: number): void } };
+  // An RPC's handler may still answer once the body ends or breaks off: that answer is dropped.
+  const outcome = rpcOutcomeOf(request);
+  outcome.code ??= "deadline_exceeded";
+  outcome.answered = true;
+  const raw = request.raw as FastifyRequest["raw"] & { stream?: unknown };
   if (!reply.sent && !reply.raw.headersSent) {
     // HTTP/2 has no Connection header (Node refuses it): there the stream alone is closed.
     if (raw.httpVersionMajor < 2) reply.header("connection", "close");
     sendProblem(reply, bodyDeadlineProblem(deadlineMs));
   }
   // HTTP/1.1: the connection goes, with whatever is still arriving; HTTP/2: only this stream.
-  reply.raw.once("finish", () => {
-    if (raw.stream !== undefined) raw.stream.close();
-    else raw.socket?.destroy();
-  });
+  if (raw.stream !== undefined) {
+    raw.resume();
+    closeStreamWhenAnswered(request);
+  } else reply.raw.once("finish", () => raw.socket?.destroy());
 }

@@ -1,7 +1,8 @@
-import { createContextKey } from "@connectrpc/connect";
-import type { UniversalServerRequest } from "@connectrpc/connect/protocol";
+import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
+import type { UniversalHandler, UniversalServerRequest } from "@connectrpc/connect/protocol";
 import type { FastifyRequest } from "fastify";
 import { type AnswerStatus, codeName } from "../rpc/answer-status.js";
+import { withSameRoute } from "../rpc/handler-route.js";
 
 /**
  * The Connect/gRPC code an RPC was answered with, for /metrics (docs/api.md §1.3): `ok`, or the
@@ -11,6 +12,11 @@ import { type AnswerStatus, codeName } from "../rpc/answer-status.js";
  */
 export interface RpcOutcome {
   code: string | undefined;
+  /**
+   * Answered before Connect's handler was done (the body deadline's 408): the handler's own
+   * answer, when it comes, has nowhere to go and is dropped (withoutLateAnswer).
+   */
+  answered?: boolean;
 }
 
 const outcomes = new WeakMap<FastifyRequest, RpcOutcome>();
@@ -37,4 +43,20 @@ export const rpcOutcomeKey = createContextKey<RpcOutcome | undefined>(undefined,
 export function recordOutcome(status: AnswerStatus, req: UniversalServerRequest): void {
   const outcome = req.contextValues?.get(rpcOutcomeKey);
   if (outcome !== undefined) outcome.code = codeName(status.code);
+}
+
+/**
+ * A Connect handler whose answer is dropped when the request was answered meanwhile: Connect's
+ * Fastify adapter would fail writing it ("Response has already been initiated") and print that
+ * with a stack to stderr, past the logger, once per request cut off. An `aborted` error it ends
+ * quietly.
+ */
+export function withoutLateAnswer(handler: UniversalHandler): UniversalHandler {
+  return withSameRoute(handler, async (req) => {
+    const answer = await handler(req);
+    if (req.contextValues?.get(rpcOutcomeKey)?.answered) {
+      throw new ConnectError("the request was answered before its handler was done", Code.Aborted);
+    }
+    return answer;
+  });
 }

@@ -8,7 +8,7 @@ import net from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -94,6 +94,54 @@ describe("the request-body deadline (REQUEST_TIMEOUT_MS=400)", () => {
       session.close();
     }
   });
+
+  it.each([
+    ["REST", "/sources"],
+    ["Connect (JSON)", "/sourceledger.v2.SourceLedgerService/ListSources"],
+  ])(
+    "HTTP/2, %s: a body still trickling after the 408 → the stream is closed (NO_ERROR), nothing printed",
+    async (_, path) => {
+      const token = await server.token();
+      const printed = vi.spyOn(console, "error");
+      const session = http2.connect(`http://127.0.0.1:${server.port}`);
+      try {
+        const events = await new Promise<string[]>((resolve) => {
+          const seen: string[] = [];
+          const stream = session.request({
+            ":method": "POST",
+            ":path": path,
+            authorization: `Bearer ${token}`,
+            "content-type": "application/json",
+          });
+          stream.write("{");
+          // A byte every 100 ms, past the answer: only closing the stream stops it.
+          const trickle = setInterval(() => {
+            if (!stream.closed && !stream.destroyed) stream.write(" ");
+          }, 100);
+          const giveUp = setTimeout(() => {
+            seen.push("still open 2 s after the answer");
+            stream.close();
+          }, 2_400);
+          stream.on("response", (h) => seen.push(`status ${h[":status"]}`));
+          stream.on("data", () => {});
+          stream.on("error", () => {});
+          stream.on("close", () => {
+            clearInterval(trickle);
+            clearTimeout(giveUp);
+            seen.push(`closed, code ${stream.rstCode}`);
+            resolve(seen);
+          });
+        });
+        expect(events).toEqual(["status 408", `closed, code ${http2.constants.NGHTTP2_NO_ERROR}`]);
+        // Connect's late answer to the cut-off request is dropped, not printed with a stack.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(printed).not.toHaveBeenCalled();
+      } finally {
+        printed.mockRestore();
+        session.close();
+      }
+    },
+  );
 
   it("a body that arrives in time is served as before", async () => {
     const res = await server.request("GET", "/sources?limit=1", { token: await server.token() });
