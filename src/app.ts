@@ -18,6 +18,7 @@ import { DevClientsFileError } from "./dev-identity/dev-clients.js";
 import { createDevIdentityProvider, type DevIdentityProvider } from "./dev-identity/dev-provider.js";
 import { devIdentityRefusal } from "./dev-identity/guard.js";
 import { DEFAULT_ENGINES, type OverlayEngine, OverlayTooIntricateError } from "./geo/overlap.js";
+import { installAnsweredStreamClosing } from "./http/answered-streams.js";
 import { type ClientErrorCounts, createClientErrorHandler } from "./http/client-errors.js";
 import {
   contextValuesOf,
@@ -200,6 +201,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   configureHttp2(server, { maxConcurrentStreams: config.h2MaxStreams }, config.h2IdleTimeoutMs);
   const deadlineCounts: DeadlineCounts = { bodyTimeouts: 0 };
   installRequestDeadline(app, config.requestTimeoutMs, deadlineCounts);
+  installAnsweredStreamClosing(app);
   const sandboxStore = createSandboxStore({
     ttlMs: config.sandboxTtlMs,
     maxBytes: config.sandboxMaxMb * 1024 * 1024,

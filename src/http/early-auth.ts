@@ -1,4 +1,3 @@
-import { constants, type Http2Stream } from "node:http2";
 import type { DescService } from "@bufbuild/protobuf";
 import { ConnectError, type ContextValues, createContextValues } from "@connectrpc/connect";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
@@ -73,32 +72,11 @@ async function authenticateEarly(
 }
 
 /**
- * After a refusal the body is never read: it is let flow past unparsed and, over HTTP/2, the
- * stream is reset with NO_ERROR once the answer is out (RFC 9113 §8.1: the client stops sending
- * the rest of the request). Without that, a client that keeps sending into a stream nobody reads
- * fills the session's buffer and has the whole session torn down (ENHANCE_YOUR_CALM), other calls
- * on it included. Over HTTP/1.1 Node discards the rest itself.
+ * After a refusal the body is never read: it is let flow past unparsed (over HTTP/2 the stream is
+ * then closed once the answer is out: answered-streams.ts). Over HTTP/1.1 Node discards the rest.
  */
 export function discardBody(request: FastifyRequest, _reply: FastifyReply): void {
   request.raw.resume();
-  closeStreamWhenAnswered(request);
-}
-
-/**
- * Over HTTP/2, closes the request's stream with NO_ERROR once its answer is out, if the client is
- * still sending (RFC 9113 §8.1). Waits for the stream's own writable end: the response's `finish`
- * comes only when the stream closes, which a client still sending never lets happen. The reset
- * goes a turn later, as one submitted with the last frames would have nghttp2 drop them.
- */
-export function closeStreamWhenAnswered(request: FastifyRequest): void {
-  const stream = (request.raw as FastifyRequest["raw"] & { stream?: Http2Stream }).stream;
-  if (stream === undefined) return;
-  const close = () =>
-    setImmediate(() => {
-      if (!stream.closed && !stream.readableEnded) stream.close(constants.NGHTTP2_NO_ERROR);
-    });
-  if (stream.writableFinished) close();
-  else stream.once("finish", close);
 }
 
 /**

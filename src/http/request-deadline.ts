@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { closeStreamWhenAnswered } from "./early-auth.js";
 import { type ProblemDetails, problem, sendProblem } from "./problem.js";
 import { rpcOutcomeOf } from "./rpc-outcome.js";
 
@@ -64,8 +63,6 @@ function cutOff(request: FastifyRequest, reply: FastifyReply, deadlineMs: number
     sendProblem(reply, bodyDeadlineProblem(deadlineMs));
   }
   // HTTP/1.1: the connection goes, with whatever is still arriving; HTTP/2: only this stream.
-  if (raw.stream !== undefined) {
-    raw.resume();
-    closeStreamWhenAnswered(request);
-  } else reply.raw.once("finish", () => raw.socket?.destroy());
+  // (answered-streams.ts closes the stream once the answer is out.)
+  if (raw.stream === undefined) reply.raw.once("finish", () => raw.socket?.destroy());
 }

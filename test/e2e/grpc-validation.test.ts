@@ -5,6 +5,7 @@
  * trailer decoded by hand; both must agree. Also ALREADY_EXISTS and all-or-nothing.
  */
 
+import http2 from "node:http2";
 import { fromBinary } from "@bufbuild/protobuf";
 import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
@@ -441,6 +442,36 @@ describe("Connect JSON: enums by their full names only", () => {
 });
 
 describe("message size limit on the Connect routes (docs/api.md §5: 10 MiB)", () => {
+  it("HTTP/2: a Connect JSON message over 10 MiB → 429 resource_exhausted, then the stream is closed, so the upload stops", async () => {
+    const token = await server.userToken(uniqueAlt("acct-size-h2"));
+    const body = Buffer.from(`{${" ".repeat(10.5 * 1024 * 1024)}}`);
+    const session = http2.connect(server.baseUrl);
+    try {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": "/sourceledger.v2.SourceLedgerService/ListSources",
+        "content-type": "application/json",
+        authorization: `Bearer ${token}`,
+      });
+      stream.on("data", () => {});
+      stream.on("error", () => {});
+      // All of it, whatever is read: a client that finishes its upload before reading the answer.
+      stream.end(body);
+      const status = await new Promise<number>((resolve) =>
+        stream.on("response", (h) => resolve(Number(h[":status"]))),
+      );
+      expect(status).toBe(429);
+      // The server resets the stream (NO_ERROR) once the answer is out, instead of leaving the rest
+      // of the upload waiting on a flow-control window nobody opens.
+      const deadline = performance.now() + 3_000;
+      while (!stream.closed && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(stream.closed).toBe(true);
+      expect(stream.rstCode).toBe(http2.constants.NGHTTP2_NO_ERROR);
+    } finally {
+      session.destroy();
+    }
+  });
+
   it("a Connect JSON CreateSources over 10 MiB → resource_exhausted, nothing stored", async () => {
     const token = await server.userToken(uniqueAlt("acct-size"));
     const body = JSON.stringify({ sources: [{ altId: "too-big", tags: ["x".repeat(10 * 1024 * 1024 + 1)] }] });
