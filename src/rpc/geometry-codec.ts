@@ -17,7 +17,9 @@ function unpackPolygon(polygon: Polygon, prefix: number[], issues: PackingIssue[
       });
     }
     const positions: Position[] = new Array(flat.length >> 1);
-    for (let i = 0; i < positions.length; i++) positions[i] = [flat[2 * i], flat[2 * i + 1]];
+    // + 0 turns -0 into 0: every store then holds and answers 0, in every codec (docs/api.md §4.4),
+    // as the embedded store's JSON text always did; the sandbox kept -0 for binary answers only.
+    for (let i = 0; i < positions.length; i++) positions[i] = [flat[2 * i] + 0, flat[2 * i + 1] + 0];
     return positions;
   });
 }

@@ -394,6 +394,22 @@ describe.each(SERVICES)("%s over grpc-js", (service) => {
   });
 });
 
+describe("a coordinate of -0 (docs/api.md §4.4: written 0)", () => {
+  it.each(SERVICES)("%s: created over gRPC with -0, answered 0 by GetSource in binary protobuf", async (service) => {
+    const token = await server.userToken(uniqueAlt("acct-negative-zero"));
+    const ring = [-0, -0, 0.01, -0, 0.01, 0.01, -0, 0.01, -0, -0];
+    const [created] = await create(service, token, [
+      sourceInput(uniqueAlt("nz"), { geometry: { polygon: { rings: [{ coordinates: ring }] } } }),
+    ]);
+    const got = await client.ok<{ source: Source }>(service, "GetSource", { id: created.id }, token);
+    for (const answered of [created, got.source]) {
+      const coordinates: number[] = answered.geometry.polygon.rings[0].coordinates;
+      expect(coordinates).toHaveLength(10);
+      expect(coordinates.filter((c) => Object.is(c, -0))).toEqual([]);
+    }
+  });
+});
+
 describe("production and sandbox never resolve each other's ids", () => {
   it("sandbox ids are NOT_FOUND in production and production ids NOT_FOUND in the sandbox", async () => {
     const token = await server.userToken("acct-cross-env");

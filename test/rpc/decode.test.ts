@@ -179,6 +179,25 @@ describe("draftOf", () => {
     expect([draft.startAt, draft.endAt]).toEqual([null, null]);
   });
 
+  it("reads -0 as 0, as every store answers it (a JSON text cannot hold -0)", () => {
+    const { draft } = decode(
+      input({
+        geometry: {
+          kind: {
+            case: "polygon",
+            value: { rings: [{ coordinates: [-0, -0, 0.01, -0, 0.01, 0.01, -0, 0.01, -0, -0] }] },
+          },
+        },
+      }),
+    );
+    const ring = draft.geometry?.type === "Polygon" ? draft.geometry.coordinates[0] : [];
+    expect(ring).toHaveLength(5);
+    for (const [x, y] of ring) {
+      expect(Object.is(x, -0) || Object.is(y, -0)).toBe(false);
+    }
+    expect(ring[0]).toEqual([0, 0]);
+  });
+
   it("reports a ring with an odd coordinate count at the ring, and leaves the geometry null", () => {
     const odd = [...SQUARE, 10];
     const polygon = decode(
