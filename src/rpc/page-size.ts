@@ -87,7 +87,8 @@ export type AnswerCodec = "binary" | "json";
 /**
  * A page as Source messages, cut where the next source would take the answer past
  * MAX_PAGE_BYTES in `codec` (never before the first: one source is at most ~1.6 MB in binary,
- * ~2.5 MB in JSON): the token then resumes after the last source sent, so no record is skipped.
+ * but up to ~5.0 MB in JSON, past the limit; docs/api.md §12): the token then resumes after the
+ * last source sent, so no record is skipped.
  */
 export function cappedPage(
   page: ListPage,
