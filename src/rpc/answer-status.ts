@@ -20,6 +20,8 @@ export type RpcProtocol = "grpc-web" | "grpc" | "connect";
 const GRPC_WEB = /^application\/grpc-web(?:-text)?(?:[+;]|$)/i;
 const GRPC = /^application\/grpc(?:[+;]|$)/i;
 const TRAILER_FLAG = 0b1000_0000;
+/** The Connect protocol's streaming content types (`application/connect+proto`, `+json`). */
+const CONNECT_STREAMING = /^application\/connect\+/i;
 
 /** The protocol of an RPC request, from its content type. */
 export function rpcProtocolOf(contentType: string | null | undefined): RpcProtocol {
@@ -119,6 +121,50 @@ async function* once(bytes: Uint8Array) {
   yield bytes;
 }
 
+const END_STREAM_FLAG = 0b0000_0010;
+const COMPRESSED_FLAG = 0b0000_0001;
+
+/**
+ * Connect streaming (Health/Watch): the status is in the end-of-stream message (flag 0x02) that
+ * ends the body, `{"error": {"code", "message"}}` or no error for success. A compressed one is
+ * passed on unread.
+ */
+function visitConnectStream(res: UniversalServerResponse, visit: (s: AnswerStatus) => AnswerStatus | undefined) {
+  const { body } = res;
+  if (body === undefined) return res;
+  async function* visited(chunks: AsyncIterable<Uint8Array>) {
+    for await (const chunk of chunks) {
+      if ((chunk[0] & END_STREAM_FLAG) === 0 || (chunk[0] & COMPRESSED_FLAG) !== 0) {
+        yield chunk;
+        continue;
+      }
+      let end: { error?: { code?: unknown; message?: unknown }; metadata?: unknown } = {};
+      try {
+        end = JSON.parse(Buffer.from(chunk.subarray(5)).toString("utf8")) as typeof end;
+      } catch {
+        // Not Connect's end-of-stream JSON: seen as unknown, passed on as it was.
+        end = { error: {} };
+      }
+      const { error } = end;
+      const code =
+        error === undefined ? 0 : (typeof error.code === "string" && codeFromString(error.code)) || Code.Unknown;
+      const replaced = visit({ code, message: typeof error?.message === "string" ? error.message : "" });
+      if (!replaced) {
+        yield chunk;
+        continue;
+      }
+      const replacement = { code: codeName(replaced.code), message: replaced.message };
+      const data = Buffer.from(JSON.stringify({ ...end, error: replaced.code === 0 ? undefined : replacement }));
+      const frame = Buffer.alloc(5 + data.length);
+      frame[0] = chunk[0];
+      frame.writeUInt32BE(data.length, 1);
+      data.copy(frame, 5);
+      yield frame;
+    }
+  }
+  return { ...res, body: visited(body) };
+}
+
 /** Connect unary: a 200 is success; an error's small JSON body names the code and the message. */
 async function visitConnect(res: UniversalServerResponse, visit: (s: AnswerStatus) => AnswerStatus | undefined) {
   if (res.status === 200 || res.body === undefined) {
@@ -157,7 +203,9 @@ export function withAnswerStatus(handler: UniversalHandler, visit: StatusVisitor
       case "grpc":
         return visitGrpc(res, see);
       default:
-        return visitConnect(res, see);
+        return CONNECT_STREAMING.test(req.header.get("content-type") ?? "")
+          ? visitConnectStream(res, see)
+          : visitConnect(res, see);
     }
   });
 }

@@ -79,5 +79,16 @@ describe("Health/Watch with a request that does not decode", () => {
       error: { code: "invalid_argument", message: NOT_JSON },
     });
     expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    // Counted with its code, not as the HTTP 200 that carries the stream.
+    const metrics = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+    const counted = (code: string) =>
+      Number(
+        new RegExp(
+          `^source_ledger_requests_total\\{[^}]*protocol="connect"[^}]*method="grpc.health.v1.Health/Watch"[^}]*code="${code}"[^}]*\\} (\\d+)`,
+          "m",
+        ).exec(metrics)?.[1] ?? 0,
+      );
+    expect(counted("invalid_argument")).toBe(1);
+    expect(counted("ok")).toBe(0);
   });
 });
