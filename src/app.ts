@@ -348,7 +348,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     rpc.addHook("onRequest", async (request, reply) => {
       const allow = rpcAllowedMethods.get(request.url.split("?")[0]);
       if (allow !== undefined && !allow.split(", ").includes(request.method)) {
-        discardBody(request, reply);
+        discardBody(request);
         return sendMethodNotAllowed(reply, allow);
       }
     });

@@ -75,7 +75,7 @@ async function authenticateEarly(
  * After a refusal the body is never read: it is let flow past unparsed (over HTTP/2 the stream is
  * then closed once the answer is out: answered-streams.ts). Over HTTP/1.1 Node discards the rest.
  */
-export function discardBody(request: FastifyRequest, _reply: FastifyReply): void {
+export function discardBody(request: FastifyRequest): void {
   request.raw.resume();
 }
 
@@ -94,7 +94,7 @@ export function earlyChecksHook(
     if (method === undefined) return undefined;
     const refusal = await authenticateEarly(checks, request, method);
     if (refusal === null) return undefined;
-    discardBody(request, reply);
+    discardBody(request);
     return refuse(request, reply, refusal);
   };
 }

@@ -48,7 +48,7 @@ export function refuseMalformedHost(
 ): void {
   app.addHook("onRequest", (request, reply, done) => {
     if (servableAuthorities(request.headers as Parameters<typeof servableAuthorities>[0])) return done();
-    discardBody(request, reply);
+    discardBody(request);
     if (isRpc(request)) {
       sendRpc(request, reply, malformedHostError());
       return;

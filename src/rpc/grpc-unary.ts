@@ -407,7 +407,7 @@ class LeanCall {
   /**
    * After an answer that leaves the request unread, the stream is closed with NO_ERROR once the
    * answer is out (RFC 9113 §8.1): the client stops sending, and the session's buffer is not
-   * filled by a body nobody reads (http/early-auth.ts discardBody).
+   * filled by a body nobody reads (as http/answered-streams.ts does for Fastify's routes).
    */
   #closeWhenAnswered(): void {
     this.stream.resume();
