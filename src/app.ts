@@ -302,7 +302,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     textDecoder: strictUtf8Decoder,
   };
   // Each RPC path's methods (POST; GET too for a method Connect may serve by GET), as Connect's handlers take them.
-  const rpcAllowedMethods = new Map<string, string>();
+  const rpcAllowedMethods = new Map<string, { methods: ReadonlySet<string>; allow: string }>();
   const connectOptions: Parameters<typeof fastifyConnectPlugin>[1] = {
     routes: (router) => {
       router.service(SourceLedgerService, production);
@@ -316,8 +316,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       // A deadline longer than a timer holds is none (Connect would set it and see it fire at once).
       // Every answer's final status is seen once: a message that is not protobuf (or JSON) is the
       // caller's fault, invalid_argument rather than Connect's internal; the code goes to /metrics.
-      for (const handler of router.handlers)
-        rpcAllowedMethods.set(handler.requestPath, handler.allowedMethods.join(", "));
+      for (const { requestPath, allowedMethods } of router.handlers) {
+        rpcAllowedMethods.set(requestPath, { methods: new Set(allowedMethods), allow: allowedMethods.join(", ") });
+      }
       router.handlers.splice(
         0,
         router.handlers.length,
@@ -345,12 +346,11 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     // Connect routes every method to its handlers; one they do not take is a routing answer, given
     // before the token like every other (docs/api.md §2.4): 405 with Allow, not 401, nor Connect's
     // bare 405.
-    rpc.addHook("onRequest", async (request, reply) => {
-      const allow = rpcAllowedMethods.get(request.url.split("?")[0]);
-      if (allow !== undefined && !allow.split(", ").includes(request.method)) {
-        discardBody(request);
-        return sendMethodNotAllowed(reply, allow);
-      }
+    rpc.addHook("onRequest", (request, reply, done) => {
+      const route = rpcAllowedMethods.get(request.url.split("?")[0]);
+      if (route === undefined || route.methods.has(request.method)) return done();
+      discardBody(request);
+      sendMethodNotAllowed(reply, route.allow);
     });
     rpc.addHook(
       "onRequest",
