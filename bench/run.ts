@@ -1,7 +1,7 @@
 /**
- * `npm run bench` (full: median of 3 runs, about 5 minutes; two minutes more the first time,
- * while the 1,000,000-record ledger is built) and `npm run bench -- --quick` (smaller ledgers,
- * one run, about a minute and a half).
+ * `npm run bench` (full: median of 3 runs, about 12 minutes here; about 6 more the first time
+ * after a store change, while the ledgers are built) and `npm run bench -- --quick` (smaller
+ * ledgers, one run, about 3 minutes).
  *
  * Every scenario runs against a real server process: bench/server.ts, compiled with tsc as the
  * container image runs the service, builds the app exactly like src/main.ts (one port, HTTP/1.1 + h2c) over an embedded store file loaded beforehand through
