@@ -2,7 +2,8 @@ import type { ServerHttp2Stream } from "node:http2";
 import { Code } from "@connectrpc/connect";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { shortened } from "../ledger/preview.js";
-import { rpcProtocolOf } from "../rpc/answer-status.js";
+import { codeName, rpcProtocolOf } from "../rpc/answer-status.js";
+import { rpcOutcomeOf } from "./rpc-outcome.js";
 
 /**
  * A gRPC call to a method or service this server does not have. The gRPC protocol answers it as
@@ -24,6 +25,7 @@ export function answerUnknownGrpcMethod(request: FastifyRequest, reply: FastifyR
     "grpc-status": String(Code.Unimplemented),
     "grpc-message": grpcPercentEncoded(`unknown method ${shortened(path)}`),
   };
+  rpcOutcomeOf(request).code = codeName(Code.Unimplemented);
   // The request's message is not read: let it drain.
   request.raw.resume();
   const stream = (request.raw as FastifyRequest["raw"] & { stream?: ServerHttp2Stream }).stream;

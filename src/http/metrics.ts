@@ -242,6 +242,9 @@ export function installRequestMetrics(
   });
 }
 
+/** The label of a request no route took. */
+const UNMATCHED = "(unmatched)";
+
 /** Route pattern → its label: a parameter's pattern left out (`/sources/:id(^.+$)` is `/sources/:id`). */
 const patterns = new Map<string, string>();
 function patternOf(route: string): string {
@@ -263,7 +266,13 @@ function requestLabels(
     const code = recordedRpcCode(request) ?? (reply.statusCode === 200 ? "ok" : "unknown");
     return { protocol: rpcProtocolOf(request.headers["content-type"]), method: route.slice(1), code };
   }
-  const pattern = route === undefined ? "(unmatched)" : patternOf(route);
+  if (route === undefined && request.method === "POST") {
+    // A gRPC or gRPC-Web call to a method the server does not have (or refused before routing):
+    // counted as an RPC with the code it was answered, not as a REST answer's HTTP 200.
+    const protocol = rpcProtocolOf(request.headers["content-type"]);
+    if (protocol !== "connect") return { protocol, method: UNMATCHED, code: recordedRpcCode(request) ?? "unknown" };
+  }
+  const pattern = route === undefined ? UNMATCHED : patternOf(route);
   return { protocol: "rest", method: `${request.method} ${pattern}`, code: String(reply.statusCode) };
 }
 

@@ -129,6 +129,25 @@ describe("GET /metrics", () => {
     expect(metricValue(text, "source_ledger_jwks_fetches_total", { outcome: "error" })).toBe(0);
   });
 
+  it("counts a gRPC or gRPC-Web call to an unknown method as an RPC answered unimplemented, not as REST", async () => {
+    const res = await fetch(`${server.baseUrl}/sourceledger.v2.SourceLedgerService/NoSuchMethod`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/grpc-web+proto" },
+      body: new Uint8Array(5),
+    });
+    expect(res.headers.get("grpc-status")).toBe("12");
+    await res.arrayBuffer();
+    const text = await scrape(server);
+    expect(
+      metricValue(text, "source_ledger_requests_total", {
+        protocol: "grpc-web",
+        method: "(unmatched)",
+        code: "unimplemented",
+      }),
+    ).toBe(1);
+    expect(metricValue(text, "source_ledger_requests_total", { protocol: "rest", method: "POST (unmatched)" })).toBe(0);
+  });
+
   it("times store operations, counts group commits and conflict checks", async () => {
     const first = await createOk(server, token, flat(unique("c"), { geometry: polygon(40, 40, 0.01) }));
     const second = await createOk(server, token, flat(unique("c"), { geometry: polygon(40, 40, 0.01) }));
