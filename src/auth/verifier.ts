@@ -33,7 +33,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const inFlight = new Map<string, Promise<Principal>>();
 
   async function verifyUncached(token: string, issuer: string): Promise<Principal> {
-    if (token.length > MAX_TOKEN_LENGTH) throw new AuthenticationError("malformed token");
+    if (token.length > MAX_TOKEN_LENGTH || !hasCanonicalSignature(token))
+      throw new AuthenticationError("malformed token");
     try {
       const { payload } = await jwtVerify(token, options.keys, {
         algorithms: ALGORITHMS,
@@ -66,6 +67,17 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       inFlight.delete(flightKey);
     }
   };
+}
+
+/**
+ * Whether the signature segment is written as base64url writes its bytes: no padding, no spare bits
+ * set. The decoder jose uses on Node 20 ignores both, so one token would otherwise verify under 32
+ * spellings, each its own cache entry. (Header and payload are signed as written: any other
+ * spelling of them fails the signature.)
+ */
+function hasCanonicalSignature(token: string): boolean {
+  const signature = token.slice(token.lastIndexOf(".") + 1);
+  return Buffer.from(signature, "base64url").toString("base64url") === signature;
 }
 
 function constant(value: string): () => string {

@@ -56,6 +56,25 @@ describe.each<TestAlgorithm>(["RS256", "ES256"])("createTokenVerifier with %s ke
   });
 });
 
+describe("createTokenVerifier and the spelling of a signature", () => {
+  it("accepts a token only as base64url writes its signature: no padding, no spare bits set", async () => {
+    const idp = await TestIssuer.create({ alg: "RS256" });
+    const token = await idp.token();
+    const verify = verifierFor(idp);
+    await expect(verify(token)).resolves.toMatchObject({ accountId: "acct-1" });
+    // A 256-byte RS256 signature leaves 4 spare bits in its last character: 15 other spellings of
+    // the same bytes, each also with padding.
+    const head = token.slice(0, -1);
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const last = alphabet.indexOf(token.at(-1) as string);
+    const spellings = Array.from({ length: 16 }, (_, low) => alphabet[(last & ~0b1111) | low])
+      .flatMap((c) => [`${head}${c}`, `${head}${c}==`])
+      .filter((spelling) => spelling !== token);
+    expect(spellings).toHaveLength(31);
+    for (const spelling of spellings) expect(await reasonOf(verify(spelling))).toBe("malformed token");
+  });
+});
+
 describe("createTokenVerifier claims", () => {
   let idp: TestIssuer;
   beforeAll(async () => {
