@@ -67,6 +67,15 @@ import type { SourceStore } from "./store/port.js";
 import { createSandboxStore } from "./store/sandbox/index.js";
 import { timedStore } from "./store/timed.js";
 
+/**
+ * The RPC path a request was routed to: the route's own path, not the URL as sent. The router
+ * decodes percent-escapes (`/…/List%53ources` reaches ListSources), so a lookup by the URL would
+ * miss, and with it the token and rate-limit checks made before the body is read.
+ */
+function rpcRouteOf(request: FastifyRequest): string {
+  return request.routeOptions.url ?? request.url.split("?")[0];
+}
+
 /** Connect's JSON options as its JSON serialization reads them: with the text decoder it uses. */
 type ConnectJsonOptions = NonNullable<Parameters<typeof fastifyConnectPlugin>[1]["jsonOptions"]> & {
   textDecoder: { decode(input?: Uint8Array): string };
@@ -188,7 +197,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   // An RPC (a POST or GET of a method Connect serves, or any gRPC call) is refused in its own
   // protocol's error form; anything else (an OPTIONS on an RPC path) in problem details.
   const isRpcCall = (request: FastifyRequest) =>
-    ((request.method === "POST" || request.method === "GET") && rpcMethods.has(request.url.split("?")[0])) ||
+    ((request.method === "POST" || request.method === "GET") && rpcMethods.has(rpcRouteOf(request))) ||
     rpcProtocolOf(request.headers["content-type"]) !== "connect";
   refuseMalformedHost(app, isRpcCall, sendRpcError);
   installExpectContinue(app);
@@ -347,14 +356,14 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     // before the token like every other (docs/api.md §2.4): 405 with Allow, not 401, nor Connect's
     // bare 405.
     rpc.addHook("onRequest", (request, reply, done) => {
-      const route = rpcAllowedMethods.get(request.url.split("?")[0]);
+      const route = rpcAllowedMethods.get(rpcRouteOf(request));
       if (route === undefined || route.methods.has(request.method)) return done();
       discardBody(request);
       sendMethodNotAllowed(reply, route.allow);
     });
     rpc.addHook(
       "onRequest",
-      earlyChecksHook(early, (request) => tokenRpcMethods.get(request.url.split("?")[0]), sendRpcError),
+      earlyChecksHook(early, (request) => tokenRpcMethods.get(rpcRouteOf(request)), sendRpcError),
     );
     await rpc.register(fastifyConnectPlugin, connectOptions);
   });

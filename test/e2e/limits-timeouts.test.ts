@@ -271,4 +271,18 @@ describe("per-account rate limits (RATE_LIMIT_READS_PER_S=1, RATE_LIMIT_WRITES_P
     expect(refused.headers.get("retry-after")).toBe("1");
     expect(await refused.json()).toMatchObject({ code: "resource_exhausted" });
   });
+
+  it("a percent-encoded RPC path (List%53ources) is limited and authenticated like the plain one, before its body", async () => {
+    const token = await server.userToken("acct-rpc-encoded");
+    const encoded = `${server.baseUrl}/sourceledger.v2.SourceLedgerService/List%53ources`;
+    const call = (headers: Record<string, string>, body = "{}") =>
+      fetch(encoded, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await call({ authorization: `Bearer ${token}` })).status);
+    expect(statuses).toEqual([200, 200, 429]);
+    // No token: refused from the headers, its body (not JSON at all) never read.
+    const anonymous = await call({}, "x".repeat(1024 * 1024));
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toMatchObject({ code: "unauthenticated" });
+  });
 });
