@@ -7,7 +7,11 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { NewSourceRecord } from "../../src/model/records.js";
 import { AltIdTakenError, CapacityExceededError } from "../../src/store/port.js";
 import { createSandboxStore, type SandboxSourceStore } from "../../src/store/sandbox/index.js";
-import { EVENT_BYTES, SESSION_OVERHEAD_BYTES } from "../../src/store/sandbox/session.js";
+import { CREATED_HISTORY_BYTES, EVENT_BYTES, SESSION_OVERHEAD_BYTES } from "../../src/store/sandbox/session.js";
+
+/** What a deleted source leaves counted: its history entry, its created and its deleted event. */
+const DELETED_HISTORY = CREATED_HISTORY_BYTES + EVENT_BYTES;
+
 import { RETRY_AFTER_S, type SandboxStoreOptions } from "../../src/store/sandbox/store.js";
 import { SOURCE_OVERHEAD_BYTES } from "../../src/store/sandbox/stored-source.js";
 import { change, listQuery, makeRecord } from "../contract/fixtures.js";
@@ -69,7 +73,8 @@ describe("sandbox budget", () => {
       open();
       // A fixture square: 5 positions, a 4-double header.
       expect(perSource).toBeGreaterThanOrEqual(SOURCE_OVERHEAD_BYTES + 8 * (4 + 10));
-      expect(perSource).toBeLessThan(SOURCE_OVERHEAD_BYTES + 8 * (4 + 10) + 400);
+      // Its strings (under 300 bytes here) and its history's entry and created event on top.
+      expect(perSource).toBeLessThan(SOURCE_OVERHEAD_BYTES + 8 * (4 + 10) + 300 + CREATED_HISTORY_BYTES);
       const tagged = makeRecord({ accountId: "x", altId: "alt-tagged", tags: ["ü".repeat(100), "✓".repeat(100)] });
       await store.insertMany([tagged]);
       // Latin-1 text takes a byte a character, other text two; each tag a list slot and a header too.
@@ -85,18 +90,18 @@ describe("sandbox budget", () => {
       await store.insertMany(sources("b", 2));
       expect(store.bytesUsed()).toBe(2 * pair);
 
-      // A delete gives the source back but keeps its history: its created event stays, a deleted
-      // event joins it (docs/api.md §14; perSource counts the created event).
+      // A delete gives the source back but keeps its history: its entry and created event stay, a
+      // deleted event joins them (docs/api.md §14; perSource counts the created history).
       expect(await store.deleteById(first.id, "a", change())).toBe(true);
-      expect(store.bytesUsed()).toBe(2 * pair - perSource + 2 * EVENT_BYTES);
+      expect(store.bytesUsed()).toBe(2 * pair - perSource + DELETED_HISTORY);
       expect(await store.deleteByAltId(second.altId, "a", change())).toBe(true);
       // An empty session still costs its overhead, and its history, until it expires.
-      expect(store.bytesUsed()).toBe(SESSION_OVERHEAD_BYTES + 4 * EVENT_BYTES + pair);
+      expect(store.bytesUsed()).toBe(SESSION_OVERHEAD_BYTES + 2 * DELETED_HISTORY + pair);
 
       clock.now = 1_001;
       expect(await store.list(listQuery("b"))).toEqual([]);
       // b expired on its read; a (not read) still holds its overhead and its history.
-      expect(store.bytesUsed()).toBe(SESSION_OVERHEAD_BYTES + 4 * EVENT_BYTES);
+      expect(store.bytesUsed()).toBe(SESSION_OVERHEAD_BYTES + 2 * DELETED_HISTORY);
       await store.close();
       expect(store.bytesUsed()).toBe(0);
     });
@@ -227,7 +232,7 @@ describe("sandbox budget", () => {
     });
 
     it("counts each new source's created event in the room a create needs: the budget is never passed", async () => {
-      // perSource counts the created event (EVENT_BYTES) with the source: a create adds both.
+      // perSource counts the created history (CREATED_HISTORY_BYTES) with the source: a create adds both.
       // A budget 50 bytes short of two full sessions of two: b's second source fits only once the
       // idle session a is evicted; counting the sources without their events, it seems to fit as is.
       const maxBytes = 2 * pair - 50;

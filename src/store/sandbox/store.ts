@@ -19,7 +19,7 @@ import {
 import { byCreatedThenId, matcher } from "../record-filter.js";
 import { spatialFilterOf } from "../spatial-filter.js";
 import { packedPositions, unpackGeometry } from "./packed-geometry.js";
-import { EVENT_BYTES, SESSION_OVERHEAD_BYTES, type Session } from "./session.js";
+import { CREATED_HISTORY_BYTES, SESSION_OVERHEAD_BYTES, type Session } from "./session.js";
 import { SessionRegistry } from "./sessions.js";
 import { type StoredSource, toRecord, toStoredSource } from "./stored-source.js";
 
@@ -60,9 +60,9 @@ const MAX_SWEEP_INTERVAL_MS = 60_000;
  */
 export const RETRY_AFTER_S = 1;
 
-/** What storing `sources` adds to a session: each source and its `created` event (session.ts). */
+/** What storing `sources` adds to a session: each source and its history (session.ts). */
 const bytesOf = (sources: readonly StoredSource[]): number =>
-  sources.reduce((n, source) => n + source.bytes + EVENT_BYTES, 0);
+  sources.reduce((n, source) => n + source.bytes + CREATED_HISTORY_BYTES, 0);
 
 function groupByAccount<T extends { accountId: string }>(items: readonly T[]): Map<string, T[]> {
   const groups = new Map<string, T[]>();
