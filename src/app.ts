@@ -40,6 +40,7 @@ import { parseQueryString } from "./http/querystring.js";
 import { createRateLimiter, type RateLimiter, rateKindOf } from "./http/rate-limit.js";
 import { type DeadlineCounts, installRequestDeadline } from "./http/request-deadline.js";
 import { installRequestIdEcho, REQUEST_ID_HEADER, requestIdOf } from "./http/request-id.js";
+import { loggedRequest } from "./http/request-log.js";
 import { httpRoutes } from "./http/rest.js";
 import { MAX_BODY_BYTES, methodsServing, sendMethodNotAllowed } from "./http/rest-common.js";
 import { recordOutcome, rpcOutcomeKey, rpcOutcomeOf, withoutLateAnswer } from "./http/rpc-outcome.js";
@@ -74,6 +75,14 @@ import { timedStore } from "./store/timed.js";
  */
 function rpcRouteOf(request: FastifyRequest): string {
   return request.routeOptions.url ?? request.url.split("?")[0];
+}
+
+/** A logger's options with the request written as loggedRequest writes it (a credential in the URL redacted). */
+function withRequestSerializer(logger: boolean | object): boolean | object {
+  if (logger === false) return false;
+  const options = logger === true ? {} : logger;
+  const serializers = (options as { serializers?: object }).serializers ?? {};
+  return { ...options, serializers: { ...serializers, req: loggedRequest } };
 }
 
 /** Connect's JSON options as its JSON serialization reads them: with the text decoder it uses. */
@@ -158,7 +167,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   // Bound before the app exists: the handler logs through the app's logger once there is one.
   let clientErrors: (error: Error, socket: Socket) => void = () => {};
   const app = Fastify({
-    logger: overrides.logger ?? { level: config.logLevel },
+    logger: withRequestSerializer(overrides.logger ?? { level: config.logLevel }),
     // Request ids (docs/api.md §6.1): the client's X-Request-Id when well-formed, else a new one;
     // every log line of the request carries it as `reqId`.
     requestIdHeader: false,

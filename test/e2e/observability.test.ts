@@ -312,4 +312,22 @@ describe("request ids", () => {
     expect(all).not.toContain(marker);
     expect(all.toLowerCase()).not.toContain("bearer");
   });
+
+  it("writes a credential put in the URL's query as [redacted] (the service never reads one there)", async () => {
+    const id = unique("log-query");
+    const before = lines.length;
+    const res = await server.request("GET", `/sources?limit=1&access_token=${token}`, {
+      headers: { "x-request-id": id },
+    });
+    expect(res.status).toBe(401);
+    await res.text();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const logged = lines.slice(before).join("\n");
+    expect(logged).not.toContain(token.split(".")[2]);
+    const incoming = lines
+      .slice(before)
+      .map((line) => JSON.parse(line) as { reqId?: string; msg?: string; req?: { url?: string } })
+      .find((l) => l.reqId === id && l.msg === "incoming request");
+    expect(incoming?.req?.url).toBe("/sources?limit=1&access_token=[redacted]");
+  });
 });
