@@ -345,7 +345,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
             withAnswerStatus(withTimerSafeDeadline(grpcAnswersAsRequested(handler)), (status, req) => {
               const decoded = decodeFailureAsInvalid(status);
               const fixed = boundedStatus(decoded ?? status) ?? decoded;
-              if (req.contextValues?.get(rpcOutcomeKey)?.answered !== true) recordOutcome(fixed ?? status, req);
+              recordOutcome(fixed ?? status, req);
               return fixed;
             }),
           ),

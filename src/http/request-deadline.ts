@@ -56,13 +56,13 @@ function cutOff(request: FastifyRequest, reply: FastifyReply, deadlineMs: number
   const outcome = rpcOutcomeOf(request);
   outcome.code ??= "deadline_exceeded";
   outcome.answered = true;
-  const raw = request.raw as FastifyRequest["raw"] & { stream?: unknown };
+  const http1 = request.raw.httpVersionMajor < 2;
   if (!reply.sent && !reply.raw.headersSent) {
     // HTTP/2 has no Connection header (Node refuses it): there the stream alone is closed.
-    if (raw.httpVersionMajor < 2) reply.header("connection", "close");
+    if (http1) reply.header("connection", "close");
     sendProblem(reply, bodyDeadlineProblem(deadlineMs));
   }
-  // HTTP/1.1: the connection goes, with whatever is still arriving; HTTP/2: only this stream.
-  // (answered-streams.ts closes the stream once the answer is out.)
-  if (raw.stream === undefined) reply.raw.once("finish", () => raw.socket?.destroy());
+  // HTTP/1.1: the connection goes, with whatever is still arriving; HTTP/2: only this stream
+  // (answered-streams.ts closes it once the answer is out).
+  if (http1) reply.raw.once("finish", () => request.raw.socket?.destroy());
 }

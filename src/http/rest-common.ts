@@ -77,7 +77,6 @@ export function nextPageLink(url: string, token: string): string {
   return nextLinkHeader(nextPageHref(url, token));
 }
 
-/** The handler of the methods a path does not offer: 405 naming those it does (RFC 9110 §15.5.6). */
 /** The methods a route may be registered for (HEAD is GET's: Fastify adds it to every GET route). */
 const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 type RouteMethod = (typeof ROUTE_METHODS)[number];

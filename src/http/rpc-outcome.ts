@@ -42,7 +42,8 @@ export const rpcOutcomeKey = createContextKey<RpcOutcome | undefined>(undefined,
 /** Records an answer's final status in the request's outcome slot. */
 export function recordOutcome(status: AnswerStatus, req: UniversalServerRequest): void {
   const outcome = req.contextValues?.get(rpcOutcomeKey);
-  if (outcome !== undefined) outcome.code = codeName(status.code);
+  // An answer dropped (withoutLateAnswer) is not the one the call was answered with.
+  if (outcome !== undefined && outcome.answered !== true) outcome.code = codeName(status.code);
 }
 
 /**

@@ -101,9 +101,14 @@ export const strictUtf8Decoder = {
   },
 };
 
-/** `bytes` as UTF-8 text; throws invalidUtf8Detail's message (about `what`) when they are not. */
+/**
+ * `bytes` as UTF-8 text; throws invalidUtf8Detail's message (about `what`) when they are not. The
+ * decoder's own check is the only pass over a valid body; the offset is looked for on failure.
+ */
 export function decodeUtf8Strictly(bytes: Uint8Array, what: string): string {
-  const detail = invalidUtf8Detail(bytes, what);
-  if (detail !== undefined) throw new Error(detail);
-  return decoder.decode(bytes);
+  try {
+    return decoder.decode(bytes);
+  } catch (error) {
+    throw new Error(invalidUtf8Detail(bytes, what) ?? String(error));
+  }
 }

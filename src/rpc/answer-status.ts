@@ -1,6 +1,21 @@
-import { Code } from "@connectrpc/connect";
-import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
-import { codeFromString, codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  compressedFlag,
+  encodeEnvelope,
+  type UniversalHandler,
+  type UniversalServerRequest,
+  type UniversalServerResponse,
+} from "@connectrpc/connect/protocol";
+import {
+  codeFromString,
+  codeToHttpStatus,
+  codeToString,
+  contentTypeStreamRegExp,
+  type EndStreamResponse,
+  endStreamFlag,
+  endStreamFromJson,
+  endStreamToJson,
+} from "@connectrpc/connect/protocol-connect";
 import { withSameRoute } from "./handler-route.js";
 
 /** The final status of an RPC answer: its code (`0` for success) and message. */
@@ -20,8 +35,6 @@ export type RpcProtocol = "grpc-web" | "grpc" | "connect";
 const GRPC_WEB = /^application\/grpc-web(?:-text)?(?:[+;]|$)/i;
 const GRPC = /^application\/grpc(?:[+;]|$)/i;
 const TRAILER_FLAG = 0b1000_0000;
-/** The Connect protocol's streaming content types (`application/connect+proto`, `+json`). */
-const CONNECT_STREAMING = /^application\/connect\+/i;
 
 /** The protocol of an RPC request, from its content type. */
 export function rpcProtocolOf(contentType: string | null | undefined): RpcProtocol {
@@ -107,11 +120,7 @@ function visitGrpcWeb(res: UniversalServerResponse, visit: (s: AnswerStatus) => 
       }
       setGrpcStatus(fields, replaced);
       const data = Buffer.from([...fields].map(([name, value]) => `${name}: ${value}\r\n`).join(""), "latin1");
-      const frame = Buffer.alloc(5 + data.length);
-      frame[0] = TRAILER_FLAG;
-      frame.writeUInt32BE(data.length, 1);
-      data.copy(frame, 5);
-      yield frame;
+      yield encodeEnvelope(TRAILER_FLAG, data);
     }
   }
   return { ...res, body: visited(body) };
@@ -121,45 +130,35 @@ async function* once(bytes: Uint8Array) {
   yield bytes;
 }
 
-const END_STREAM_FLAG = 0b0000_0010;
-const COMPRESSED_FLAG = 0b0000_0001;
-
 /**
- * Connect streaming (Health/Watch): the status is in the end-of-stream message (flag 0x02) that
- * ends the body, `{"error": {"code", "message"}}` or no error for success. A compressed one is
- * passed on unread.
+ * Connect streaming (Health/Watch): the status is in the end-of-stream message that ends the body,
+ * with its error or none for success (read and written by Connect's own end-stream JSON). A
+ * compressed one is passed on unread.
  */
 function visitConnectStream(res: UniversalServerResponse, visit: (s: AnswerStatus) => AnswerStatus | undefined) {
   const { body } = res;
   if (body === undefined) return res;
   async function* visited(chunks: AsyncIterable<Uint8Array>) {
     for await (const chunk of chunks) {
-      if ((chunk[0] & END_STREAM_FLAG) === 0 || (chunk[0] & COMPRESSED_FLAG) !== 0) {
+      if ((chunk[0] & endStreamFlag) === 0 || (chunk[0] & compressedFlag) !== 0) {
         yield chunk;
         continue;
       }
-      let end: { error?: { code?: unknown; message?: unknown }; metadata?: unknown } = {};
+      let end: EndStreamResponse;
       try {
-        end = JSON.parse(Buffer.from(chunk.subarray(5)).toString("utf8")) as typeof end;
-      } catch {
+        end = endStreamFromJson(chunk.subarray(5));
+      } catch (error) {
         // Not Connect's end-of-stream JSON: seen as unknown, passed on as it was.
-        end = { error: {} };
+        end = { metadata: new Headers(), error: ConnectError.from(error) };
       }
-      const { error } = end;
-      const code =
-        error === undefined ? 0 : (typeof error.code === "string" && codeFromString(error.code)) || Code.Unknown;
-      const replaced = visit({ code, message: typeof error?.message === "string" ? error.message : "" });
+      const replaced = visit({ code: end.error?.code ?? 0, message: end.error?.rawMessage ?? "" });
       if (!replaced) {
         yield chunk;
         continue;
       }
-      const replacement = { code: codeName(replaced.code), message: replaced.message };
-      const data = Buffer.from(JSON.stringify({ ...end, error: replaced.code === 0 ? undefined : replacement }));
-      const frame = Buffer.alloc(5 + data.length);
-      frame[0] = chunk[0];
-      frame.writeUInt32BE(data.length, 1);
-      data.copy(frame, 5);
-      yield frame;
+      const error = replaced.code === 0 ? undefined : new ConnectError(replaced.message, replaced.code);
+      const json = JSON.stringify(endStreamToJson(end.metadata, error, undefined));
+      yield encodeEnvelope(chunk[0], Buffer.from(json));
     }
   }
   return { ...res, body: visited(body) };
@@ -203,7 +202,7 @@ export function withAnswerStatus(handler: UniversalHandler, visit: StatusVisitor
       case "grpc":
         return visitGrpc(res, see);
       default:
-        return CONNECT_STREAMING.test(req.header.get("content-type") ?? "")
+        return contentTypeStreamRegExp.test(req.header.get("content-type") ?? "")
           ? visitConnectStream(res, see)
           : visitConnect(res, see);
     }
