@@ -3,10 +3,9 @@
  * protocol it is refused as invalid_argument with a fixed text, never as internal with the parser's
  * own words, and only after authentication.
  */
-import http2 from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NOT_JSON, NOT_PROTOBUF } from "../../src/rpc/decode-errors.js";
-import { h1Request } from "../support/one-port-clients.js";
+import { grpcStatusFields, h1Request } from "../support/one-port-clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 let server: TestServer;
@@ -73,26 +72,14 @@ describe("a request message that is not protobuf", () => {
   });
 
   it("gRPC over h2c → status 3 (INVALID_ARGUMENT) and the fixed text in the trailers", async () => {
-    const session = http2.connect(`http://127.0.0.1:${server.port}`);
-    try {
-      const trailers = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
-        const stream = session.request({
-          ":method": "POST",
-          ":path": PATH,
-          "content-type": "application/grpc",
-          te: "trailers",
-          authorization: `Bearer ${token}`,
-        });
-        stream.on("trailers", resolve);
-        stream.on("error", reject);
-        stream.on("data", () => {});
-        stream.end(frame(GARBAGE));
-      });
-      expect(trailers["grpc-status"]).toBe("3");
-      expect(trailers["grpc-message"]).toBe(encodeURIComponent(NOT_PROTOBUF));
-    } finally {
-      session.close();
-    }
+    const trailers = await grpcStatusFields(
+      server.port,
+      PATH,
+      { "content-type": "application/grpc", authorization: `Bearer ${token}` },
+      frame(GARBAGE),
+    );
+    expect(trailers["grpc-status"]).toBe("3");
+    expect(trailers["grpc-message"]).toBe(encodeURIComponent(NOT_PROTOBUF));
   });
 
   it("Connect JSON that does not parse → HTTP 400 invalid_argument with a fixed text, not V8's parser message", async () => {
@@ -125,26 +112,14 @@ describe("a request message that is not protobuf", () => {
     const expected =
       "the message is not Unicode text: \\ud800 at offset 2 escapes half of a UTF-16 surrogate pair alone";
     const body = frame(Buffer.from('{"\\ud800":1}'));
-    const session = http2.connect(`http://127.0.0.1:${server.port}`);
-    try {
-      const trailers = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
-        const stream = session.request({
-          ":method": "POST",
-          ":path": "/sourceledger.v2.SourceLedgerService/ListSources",
-          "content-type": "application/grpc+json",
-          te: "trailers",
-          authorization: `Bearer ${token}`,
-        });
-        stream.on("trailers", resolve);
-        stream.on("error", reject);
-        stream.on("data", () => {});
-        stream.end(body);
-      });
-      expect(trailers["grpc-status"]).toBe("3");
-      expect(decodeURIComponent(String(trailers["grpc-message"]))).toBe(expected);
-    } finally {
-      session.close();
-    }
+    const trailers = await grpcStatusFields(
+      server.port,
+      "/sourceledger.v2.SourceLedgerService/ListSources",
+      { "content-type": "application/grpc+json", authorization: `Bearer ${token}` },
+      body,
+    );
+    expect(trailers["grpc-status"]).toBe("3");
+    expect(decodeURIComponent(String(trailers["grpc-message"]))).toBe(expected);
     const web = await fetch(`http://127.0.0.1:${server.port}/grpc.health.v1.Health/Check`, {
       method: "POST",
       headers: { "content-type": "application/grpc-web+json" },

@@ -3,10 +3,11 @@
  * method too (gRPC's Health/Watch, no token needed): invalid_argument with the fixed text, as on a
  * unary one, and no error in the log (anyone could fill it).
  */
-import http2 from "node:http2";
 import { Writable } from "node:stream";
+import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NOT_JSON, NOT_PROTOBUF } from "../../src/rpc/decode-errors.js";
+import { grpcStatusFields } from "../support/one-port-clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 const WATCH = "/grpc.health.v1.Health/Watch";
@@ -29,40 +30,16 @@ afterAll(async () => {
   await server.close();
 });
 
-/** A length-prefixed message frame (gRPC, gRPC-Web, Connect streaming). */
-function frame(payload: Buffer, flags = 0): Buffer {
-  const out = Buffer.alloc(5 + payload.length);
-  out[0] = flags;
-  out.writeUInt32BE(payload.length, 1);
-  payload.copy(out, 5);
-  return out;
-}
-
 describe("Health/Watch with a request that does not decode", () => {
   it("gRPC → INVALID_ARGUMENT with the fixed text, nothing logged as an error", async () => {
-    const session = http2.connect(`http://127.0.0.1:${server.port}`);
-    try {
-      const trailers = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
-        const stream = session.request({
-          ":method": "POST",
-          ":path": WATCH,
-          "content-type": "application/grpc",
-          te: "trailers",
-        });
-        stream.on("trailers", resolve);
-        stream.on("response", (headers) => {
-          // Trailers-only: the status in the headers.
-          if (headers["grpc-status"] !== undefined) resolve(headers);
-        });
-        stream.on("error", reject);
-        stream.on("data", () => {});
-        stream.end(frame(GARBAGE));
-      });
-      expect(trailers["grpc-status"]).toBe("3");
-      expect(decodeURIComponent(String(trailers["grpc-message"]))).toBe(NOT_PROTOBUF);
-    } finally {
-      session.close();
-    }
+    const status = await grpcStatusFields(
+      server.port,
+      WATCH,
+      { "content-type": "application/grpc" },
+      encodeEnvelope(0, GARBAGE),
+    );
+    expect(status["grpc-status"]).toBe("3");
+    expect(decodeURIComponent(String(status["grpc-message"]))).toBe(NOT_PROTOBUF);
     expect(lines.filter((l) => l.level >= 50)).toEqual([]);
   });
 
@@ -70,7 +47,7 @@ describe("Health/Watch with a request that does not decode", () => {
     const res = await fetch(`http://127.0.0.1:${server.port}${WATCH}`, {
       method: "POST",
       headers: { "content-type": "application/connect+json" },
-      body: new Uint8Array(frame(Buffer.from("{"))),
+      body: encodeEnvelope(0, Buffer.from("{")),
     });
     const body = Buffer.from(await res.arrayBuffer());
     // The last envelope (flag 0x02) is the end of the stream, holding the error.

@@ -72,6 +72,33 @@ export function h2Request(
   });
 }
 
+/**
+ * One gRPC call over h2c on a session of its own: the fields its status came in, the trailers, or
+ * the headers of a trailers-only answer (`grpc-status`, `grpc-message` as sent, percent-encoded).
+ */
+export async function grpcStatusFields(
+  port: number,
+  path: string,
+  headers: http2.OutgoingHttpHeaders,
+  body: Uint8Array,
+): Promise<http2.IncomingHttpHeaders> {
+  const session = http2.connect(`http://127.0.0.1:${port}`);
+  try {
+    return await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+      const stream = session.request({ ":method": "POST", ":path": path, te: "trailers", ...headers });
+      stream.on("response", (answered) => {
+        if (answered["grpc-status"] !== undefined) resolve(answered);
+      });
+      stream.on("trailers", resolve);
+      stream.on("error", reject);
+      stream.on("data", () => {});
+      stream.end(body);
+    });
+  } finally {
+    session.close();
+  }
+}
+
 /** Prior-knowledge h2c session; resolves once the server's SETTINGS arrived. */
 export async function h2Connect(port: number, createConnection?: () => Duplex): Promise<http2.ClientHttp2Session> {
   const session = createConnection
