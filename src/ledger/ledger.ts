@@ -1,8 +1,10 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { geodesicAreaM2 } from "../geo/area.js";
 import { boundingBox } from "../geo/bbox.js";
 import { shareOverlayAllowances } from "../geo/overlay-allowances.js";
 import type { SearchArea } from "../geo/types.js";
 import { checkGeometry } from "../geo/validity.js";
+import { ExactTestAllowance, type ResumePoint } from "../model/exact-tests.js";
 import {
   AS_OF_PRODUCTION_ONLY,
   type Environment,
@@ -436,26 +438,36 @@ export function createLedger(options: LedgerOptions): Ledger {
     // A geometry's text takes at most 25 characters a coordinate, its encoding 8 bytes: four
     // times the answer's bytes in text always holds more than the answer can carry.
     const maxGeometryChars = command.answerBytes === undefined ? undefined : 4 * command.answerBytes;
+    // One more than asked for: whether another page follows, without a count. geometryWire is how
+    // the records are used, not what is listed: outside the token's binding.
+    const page = { ...listing, limit: limit + 1, maxGeometryChars, geometryWire: command.geometryWire === true };
     let found: SourceRecord[];
+    let stoppedAt: ResumePoint | undefined;
     try {
-      // One more than asked for: whether another page follows, without a count.
-      // geometryWire is how the records are used, not what is listed: outside the token's binding.
-      found = await store.list({
-        ...listing,
-        limit: limit + 1,
-        offset,
-        after,
-        maxGeometryChars,
-        geometryWire: command.geometryWire === true,
-      });
+      // Reading stops where the page's exact tests spend their allowance (docs/api.md §13). A page
+      // that holds no record by then reads on from there, in a later turn of the event loop: each
+      // turn is bounded, and no page but the last is empty (clients such as GDAL stop at one).
+      for (let start = { after, offset }; ; ) {
+        const exactTests = new ExactTestAllowance();
+        found = await store.list({ ...page, ...start, exactTests });
+        stoppedAt = exactTests.stoppedAt;
+        if (found.length > 0 || stoppedAt === undefined) break;
+        start = { after: { createdAt: stoppedAt.createdAt, id: stoppedAt.id }, offset: stoppedAt.skip };
+        await nextTurn();
+      }
     } catch (error) {
       return storeFailure(error);
     }
     const records = found.slice(0, pageLength(found, limit, maxGeometryChars));
     const tokenAfter = (record: SourceRecord) => keys.mint({ createdAt: record.createdAt, id: record.id }, binding());
     const last = records.at(-1);
-    const more = found.length > records.length;
-    return { records, nextPageToken: more && last ? tokenAfter(last) : null, tokenAfter };
+    // Records read past the page's end, or reading stopped past its last record: the next page
+    // starts after that record, or where reading stopped (the page holds a record, so nothing of
+    // its offset is left to skip).
+    let nextPageToken: string | null = null;
+    if (last !== undefined && found.length > records.length) nextPageToken = tokenAfter(last);
+    else if (stoppedAt !== undefined) nextPageToken = keys.mint(stoppedAt, binding());
+    return { records, nextPageToken, tokenAfter };
   }
 
   /**

@@ -2,6 +2,7 @@ import type { DescField } from "@bufbuild/protobuf";
 import { ScalarType } from "@bufbuild/protobuf";
 import { ListSourcesRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { BoundingBox, SearchArea } from "../geo/types.js";
+import type { ExactTestAllowance } from "./exact-tests.js";
 import type { RecordRead } from "./records.js";
 import { type Vocabulary, vocabularyOfEnum } from "./vocabulary.js";
 
@@ -72,6 +73,13 @@ export interface ListQuery extends ListFilterValues, RecordRead {
    * A store that keeps geometry otherwise may ignore it.
    */
   maxGeometryChars?: number;
+  /**
+   * The page's exact tests (`bbox`, `intersects`) spend it; once it is spent, reading stops after
+   * the candidate that spent it and its `stoppedAt` says where the next page starts, though the
+   * page holds fewer than `limit` records, or none (docs/api.md §13). Without it, reading goes on
+   * until the page is full.
+   */
+  exactTests?: ExactTestAllowance;
 }
 
 /** The characters of stored geometry text a record carries (0 when its store keeps none). */

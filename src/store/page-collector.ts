@@ -1,25 +1,36 @@
-import type { ListQuery } from "../model/list-query.js";
+import type { ListCursor, ListQuery } from "../model/list-query.js";
 
 /**
  * A page read from candidates in list order (docs/api.md §12): `read` turns each into a record or
  * rejects it (null: an exact test failed), the first `offset` records are skipped, and reading
  * stops at `limit` records, or, with `maxGeometryChars`, one record past where the geometry text
- * kept reaches it (ListQuery.maxGeometryChars: the caller learns more follow). Candidates are read
- * lazily, so an iterator over a statement or a cursor is read no further than the page needs.
+ * kept reaches it (ListQuery.maxGeometryChars: the caller learns more follow), or, with
+ * `exactTests`, after the candidate that spent the allowance when another follows (`cursorOf`
+ * says where it stands).
+ * Candidates are read lazily, so an iterator over a statement or a cursor is read no further than
+ * the page needs.
  */
 export function collectPage<C, R>(
   candidates: Iterable<C>,
   read: (candidate: C) => R | null,
-  page: Pick<ListQuery, "offset" | "limit" | "maxGeometryChars">,
+  page: Pick<ListQuery, "offset" | "limit" | "maxGeometryChars" | "exactTests">,
   charsOf: (record: R) => number,
+  cursorOf: (candidate: C) => ListCursor,
 ): R[] {
   const records: R[] = [];
   const budget = page.maxGeometryChars ?? Number.POSITIVE_INFINITY;
   let skip = page.offset;
   let chars = 0;
+  let tested: { candidate: C } | null = null;
   for (const candidate of candidates) {
     // Inside the loop, not before it: leaving it closes an iterator over a statement or a cursor.
     if (page.limit <= 0) break;
+    // Only once another candidate is there to read: a listing the allowance ends with is not stopped.
+    if (tested !== null && page.exactTests?.exhausted) {
+      page.exactTests.stopAt(cursorOf(tested.candidate), skip);
+      break;
+    }
+    tested = { candidate };
     const record = read(candidate);
     if (record === null) continue;
     if (skip > 0) {
@@ -31,6 +42,11 @@ export function collectPage<C, R>(
     chars += charsOf(record);
   }
   return records;
+}
+
+/** Where a record (or a stored source) stands in list order. */
+export function cursorOfRecord(record: { readonly createdAt: number; readonly id: string }): ListCursor {
+  return { createdAt: record.createdAt, id: record.id };
 }
 
 /** Records a batched read asks for first, before it knows how large they are. */

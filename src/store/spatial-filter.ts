@@ -12,6 +12,7 @@ export interface SpatialFilter {
   envelope: BoundingBox;
   /** Every area the exact geometry must intersect. */
   areas: readonly PreparedSearchArea[];
+  /** The exact test, spending the query's allowance (ListQuery.exactTests) on the geometry it reads. */
   matches(geometry: SourceGeometry): boolean;
   /**
    * True when every area holds all of `box`: a candidate whose box lies within is a match without
@@ -52,7 +53,10 @@ export function spatialFilterOf(query: ListQuery): SpatialFilter | null {
   return {
     envelope: narrowingBox(areas.map((area) => area.envelope)),
     areas,
-    matches: (geometry) => areas.every((area) => area.intersects(geometry)),
+    matches: (geometry) => {
+      query.exactTests?.spendOn(geometry);
+      return areas.every((area) => area.intersects(geometry));
+    },
     covers: (box) => areas.every((area) => area.covers(box)),
   };
 }

@@ -13,6 +13,7 @@ import type {
   Position,
   SearchArea,
 } from "../../src/geo/types.js";
+import { ExactTestAllowance } from "../../src/model/exact-tests.js";
 import type { ListCursor, ListQuery } from "../../src/model/list-query.js";
 import type { NewSourceRecord } from "../../src/model/records.js";
 import type { SourceStore } from "../../src/store/port.js";
@@ -83,6 +84,104 @@ async function walk(store: SourceStore, query: ListQuery, pageSize: number, boun
     // A store that ignored `after` would loop for ever.
     if (pages.length > bound) throw new Error(`walk did not end after ${bound} pages: after is not applied`);
   }
+}
+
+// The area [49, 50]²; decoys meet its envelope with their bounding boxes only.
+export const DECOY_AREA = boxArea(49, 49, 50, 50);
+const decoyTriangle = () =>
+  polygon([
+    [46, 46],
+    [49.5, 46],
+    [46, 49.5],
+    [46, 46],
+  ]);
+const decoyEll = () =>
+  polygon([
+    [48.5, 48.5],
+    [50.5, 48.5],
+    [50.5, 48.75],
+    [48.75, 48.75],
+    [48.75, 50.5],
+    [48.5, 50.5],
+    [48.5, 48.5],
+  ]);
+/** The decoys and matches have 4, 7 or 5 positions: an allowance of this many lasts about three tests. */
+export const DECOY_TESTS_ALLOWANCE = 16;
+
+/** 60 records of acct_a: every twelfth (5 in all) meets DECOY_AREA, the others are decoys; and the matches' ids. */
+export function decoysAndMatches(altIdPrefix: string): { records: NewSourceRecord[]; matches: string[] } {
+  const records = Array.from({ length: 60 }, (_, i) =>
+    makeRecord({
+      accountId: A,
+      altId: `${altIdPrefix}-${i}`,
+      geometry: i % 12 === 11 ? square(49.5, 49.5, 1) : i % 2 === 0 ? decoyTriangle() : decoyEll(),
+    }),
+  );
+  const matches = ids(records.filter((_, i) => i % 12 === 11));
+  expect(matches).toHaveLength(5);
+  return { records, matches };
+}
+
+/**
+ * Walks `query` in pages of 2, each with an exact tests' allowance of `positions` (ListQuery.exactTests),
+ * resuming a page that stopped early where it stopped (with the offset's matches still to skip),
+ * else after its last record: the ids seen, the pages that stopped, and those that carried a skip.
+ */
+export async function walkStopping(
+  store: SourceStore,
+  query: ListQuery,
+  positions: number,
+): Promise<{ seen: string[]; stops: number; skipsCarried: number }> {
+  const seen: string[] = [];
+  let after: ListCursor | undefined;
+  let skip = query.offset;
+  let stops = 0;
+  let skipsCarried = 0;
+  for (let pages = 0; ; pages++) {
+    if (pages > 200) throw new Error("the walk did not end: a stopped page's cursor is not applied");
+    const exactTests = new ExactTestAllowance(positions);
+    const page = await store.list({ ...query, limit: 2, offset: skip, after, exactTests });
+    expect(page.length).toBeLessThanOrEqual(2);
+    seen.push(...ids(page));
+    const stoppedAt = exactTests.stoppedAt;
+    if (stoppedAt !== undefined) {
+      // Where it stopped is the candidate last tested: at or past the page's last record.
+      const last = page.at(-1);
+      if (last !== undefined) expect(inListOrder([last, stoppedAt])[0]).toBe(last);
+      stops += 1;
+      if (stoppedAt.skip > 0) skipsCarried += 1;
+      after = { createdAt: stoppedAt.createdAt, id: stoppedAt.id };
+      skip = stoppedAt.skip;
+    } else if (page.length === 2) {
+      after = cursorOf(page[1]);
+      skip = 0;
+    } else return { seen, stops, skipsCarried };
+  }
+}
+
+/**
+ * As of the last of decoysAndMatches' records, with a match deleted after it: walks of an `as_of`
+ * search (offsets 0 and 3) stop early and, resumed, list every match as it stood then.
+ */
+export async function expectAsOfWalksToStop(store: SourceStore, altIdPrefix: string): Promise<void> {
+  const { records, matches } = decoysAndMatches(altIdPrefix);
+  await store.insertMany(records);
+  const asOf = Math.max(...records.map((r) => r.createdAt));
+  // Deleted after the instant: still listed as it stood then.
+  expect(await store.deleteById(matches[2], null, change({ at: asOf + 1_000 }))).toBe(true);
+  for (const offset of [0, 3]) {
+    const { seen, stops, skipsCarried } = await walkStopping(
+      store,
+      { ...listQuery(A, { intersects: DECOY_AREA, asOf }), offset },
+      DECOY_TESTS_ALLOWANCE,
+    );
+    expect(seen).toEqual(matches.slice(offset));
+    expect(stops).toBeGreaterThan(5);
+    if (offset > 0) expect(skipsCarried).toBeGreaterThan(0);
+  }
+  // Today's list no longer has the deleted match.
+  const today = await walkStopping(store, listQuery(A, { intersects: DECOY_AREA }), DECOY_TESTS_ALLOWANCE);
+  expect(today.seen).toEqual(matches.filter((id) => id !== matches[2]));
 }
 
 export function describeListingContract(
@@ -625,36 +724,11 @@ export function describeListingContract(
   });
 
   describe("limit and offset count exact matches", () => {
-    // The area [49, 50]²; decoys meet its envelope with their bounding boxes only.
-    const area = boxArea(49, 49, 50, 50);
-    const decoyTriangle = () =>
-      polygon([
-        [46, 46],
-        [49.5, 46],
-        [46, 49.5],
-        [46, 46],
-      ]);
-    const decoyEll = () =>
-      polygon([
-        [48.5, 48.5],
-        [50.5, 48.5],
-        [50.5, 48.75],
-        [48.75, 48.75],
-        [48.75, 50.5],
-        [48.5, 50.5],
-        [48.5, 48.5],
-      ]);
+    const area = DECOY_AREA;
 
     it("fills a page of limit matches past many rejected candidates, and skips offset matches", async () => {
-      const records = Array.from({ length: 60 }, (_, i) =>
-        makeRecord({
-          altId: `limit-${i}`,
-          geometry: i % 12 === 11 ? square(49.5, 49.5, 1) : i % 2 === 0 ? decoyTriangle() : decoyEll(),
-        }),
-      );
+      const { records, matches } = decoysAndMatches("limit");
       await store.insertMany(records);
-      const matches = ids(records.filter((_, i) => i % 12 === 11));
-      expect(matches).toHaveLength(5);
       for (const filters of [{ intersects: area }, { bbox: (area as { box: BoundingBox }).box }]) {
         const page = (limit: number, offset = 0, after?: ListCursor) =>
           store.list({ ...listQuery(A, filters), limit, offset, after }).then(ids);
@@ -666,6 +740,29 @@ export function describeListingContract(
         const second = records.find((r) => r.id === matches[1]) as NewSourceRecord;
         expect(await page(2, 0, cursorOf(second))).toEqual(matches.slice(2, 4));
         expect(await page(100)).toEqual(matches);
+      }
+    });
+
+    it("stops a page once its exact tests spend the allowance; resumed where each stopped, a walk lists every match once", async () => {
+      const { records, matches } = decoysAndMatches("allowance");
+      await store.insertMany(records);
+      // Each page may test about three candidates.
+      const ALLOWANCE = DECOY_TESTS_ALLOWANCE;
+      for (const [filters, offset] of [
+        [{ intersects: area }, 0],
+        [{ intersects: area }, 3],
+        [{ bbox: (area as { box: BoundingBox }).box }, 0],
+        [{ bbox: (area as { box: BoundingBox }).box }, 4],
+      ] as const) {
+        const { seen, stops, skipsCarried } = await walkStopping(
+          store,
+          { ...listQuery(A, filters), offset },
+          ALLOWANCE,
+        );
+        const what = JSON.stringify({ filters, offset });
+        expect(seen, what).toEqual(matches.slice(offset));
+        expect(stops, what).toBeGreaterThan(5);
+        if (offset > 0) expect(skipsCarried, what).toBeGreaterThan(0);
       }
     });
 

@@ -13,7 +13,9 @@ import { Binary, type MongoClient, MongoNetworkError, MongoServerError, WriteCon
 import { describe, expect, it } from "vitest";
 import { boxesIntersect } from "../../src/geo/bbox.js";
 import { prepareSearchArea } from "../../src/geo/intersects.js";
+import { countPositions } from "../../src/geo/parts.js";
 import type { BoundingBox, PolygonGeometry, SourceGeometry } from "../../src/geo/types.js";
+import { ExactTestAllowance } from "../../src/model/exact-tests.js";
 import type { ConflictMeasure } from "../../src/model/history.js";
 import { type ListQuery, listFiltersOf } from "../../src/model/list-query.js";
 import { cellCoverRectangles, coverOf, sourceCoverOf } from "../../src/store/mongodb/cover.js";
@@ -682,41 +684,84 @@ describe("spatial lists (bbox, intersects)", () => {
 });
 
 describe("collectExact: the exact filtering loop of spatial lists", () => {
-  const inside = (id: string) => ({ _id: id, geometry: polygon([1.2, 1.2], [1.8, 1.2], [1.8, 1.8]) });
-  const ell = (id: string) => ({ _id: id, geometry: ELL });
+  /** Candidates stand in list order by their one-letter ids: "a" at 97 ms, "b" at 98 ms… */
+  const at = (id: string) => new Date(id.charCodeAt(0));
+  const inside = (id: string) => ({
+    _id: id,
+    created_at: at(id),
+    geometry: polygon([1.2, 1.2], [1.8, 1.2], [1.8, 1.8]),
+  });
+  const ell = (id: string) => ({ _id: id, created_at: at(id), geometry: ELL });
   const area = prepareSearchArea({ type: "Box", box: UPPER_RIGHT });
 
   it("drops a candidate whose box (so whose cover) meets the area but whose geometry does not", async () => {
     expect(boxesIntersect(box(0, 0, 2, 2), UPPER_RIGHT)).toBe(true);
     const docs = feed([ell("a"), inside("b"), ell("c"), inside("d")]);
-    expect((await collectExact(docs.iterable, [area], 0, 10)).map((d) => d._id)).toEqual(["b", "d"]);
+    expect((await collectExact(docs.iterable, [area], { offset: 0, limit: 10 })).map((d) => d._id)).toEqual(["b", "d"]);
     expect(docs.closed()).toBe(true);
   });
 
   it("keeps list order, skips `offset` exact matches (not candidates), and stops reading at `limit`", async () => {
     const docs = feed([ell("a"), inside("b"), inside("c"), ell("d"), inside("e"), inside("f"), inside("g")]);
-    expect((await collectExact(docs.iterable, [area], 1, 2)).map((d) => d._id)).toEqual(["c", "e"]);
+    expect((await collectExact(docs.iterable, [area], { offset: 1, limit: 2 })).map((d) => d._id)).toEqual(["c", "e"]);
     expect(docs.pulled()).toBe(5);
     // Leaving the loop early closes the iterator (for a driver cursor: killCursors).
     expect(docs.closed()).toBe(true);
   });
 
   it("returns what there is when the candidates run out, and [] past the end", async () => {
-    expect((await collectExact(feed([inside("a"), ell("b")]).iterable, [area], 0, 5)).map((d) => d._id)).toEqual(["a"]);
-    expect(await collectExact(feed([inside("a")]).iterable, [area], 3, 5)).toEqual([]);
+    expect(
+      (await collectExact(feed([inside("a"), ell("b")]).iterable, [area], { offset: 0, limit: 5 })).map((d) => d._id),
+    ).toEqual(["a"]);
+    expect(await collectExact(feed([inside("a")]).iterable, [area], { offset: 3, limit: 5 })).toEqual([]);
   });
 
   it("requires every area", async () => {
     const west = prepareSearchArea({ type: "Box", box: box(0, 0, 0.25, 2) });
     const docs = [ell("a"), inside("b")];
-    expect((await collectExact(feed(docs).iterable, [west], 0, 5)).map((d) => d._id)).toEqual(["a"]);
-    expect(await collectExact(feed(docs).iterable, [area, west], 0, 5)).toEqual([]);
+    expect((await collectExact(feed(docs).iterable, [west], { offset: 0, limit: 5 })).map((d) => d._id)).toEqual(["a"]);
+    expect(await collectExact(feed(docs).iterable, [area, west], { offset: 0, limit: 5 })).toEqual([]);
   });
 
   it("reads nothing for a limit of 0", async () => {
     const docs = feed([inside("a")]);
-    expect(await collectExact(docs.iterable, [area], 0, 0)).toEqual([]);
+    expect(await collectExact(docs.iterable, [area], { offset: 0, limit: 0 })).toEqual([]);
     expect(docs.pulled()).toBe(0);
+  });
+
+  it("stops after the candidate that spends the exact tests' allowance, and says where to resume", async () => {
+    const positions = countPositions(ELL);
+    expect(countPositions(inside("x").geometry)).toBe(4);
+    // ELL, 4, ELL: the third test spends it; "d" follows, so the page (holding "b") stops after "c".
+    const exactTests = new ExactTestAllowance(positions + 4 + positions);
+    const docs = feed([ell("a"), inside("b"), ell("c"), inside("d")]);
+    const page = await collectExact(docs.iterable, [area], { offset: 0, limit: 10, exactTests });
+    expect(page.map((d) => d._id)).toEqual(["b"]);
+    expect(exactTests.stoppedAt).toEqual({ createdAt: 99, id: "c", skip: 0 });
+    // "d" was read (so another candidate follows) but not tested.
+    expect(docs.pulled()).toBe(4);
+    expect(docs.closed()).toBe(true);
+    // Spent by the last candidate, the listing just ends.
+    const last = new ExactTestAllowance(positions + 4 + positions);
+    const page3 = await collectExact(feed([ell("a"), inside("b"), ell("c")]).iterable, [area], {
+      offset: 0,
+      limit: 10,
+      exactTests: last,
+    });
+    expect(page3.map((d) => d._id)).toEqual(["b"]);
+    expect(last.exhausted).toBe(true);
+    expect(last.stoppedAt).toBeUndefined();
+  });
+
+  it("stopped within the offset, keeps the matches still to skip; a page filled as it runs out is full", async () => {
+    const within = new ExactTestAllowance(4 * 2);
+    const docs = [inside("a"), inside("b"), inside("c"), inside("d")];
+    expect(await collectExact(feed(docs).iterable, [area], { offset: 3, limit: 5, exactTests: within })).toEqual([]);
+    expect(within.stoppedAt).toEqual({ createdAt: 98, id: "b", skip: 1 });
+    const filled = new ExactTestAllowance(4 * 2);
+    const page = await collectExact(feed(docs).iterable, [area], { offset: 0, limit: 2, exactTests: filled });
+    expect(page.map((d) => d._id)).toEqual(["a", "b"]);
+    expect(filled.stoppedAt).toBeUndefined();
   });
 });
 

@@ -82,6 +82,7 @@ import {
   type NewProtectedArea,
 } from "../../src/store/protected-area-layers.js";
 import { BASE_TIME, change, listQuery, makeRecord, square } from "../contract/fixtures.js";
+import { expectAsOfWalksToStop } from "../contract/listing-contract.js";
 import { describeSourceStoreContract } from "../contract/source-store-contract.js";
 import { featureCollection, paFeature, rect, type TempDir, tempDir } from "../protected-areas/fixtures.js";
 import { ring } from "../support/geometry-fixtures.js";
@@ -488,6 +489,11 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
 
   describe("history and conflict pairs (docs/api.md §14)", () => {
     const events = (id: string, scope: string | null = null) => store.history(id, scope);
+
+    it("an as_of list stops where its exact tests spend the allowance; resumed, it lists the matches live then", async () => {
+      await clear();
+      await expectAsOfWalksToStop(store, "mongo-as-of");
+    });
 
     it("writes a create's events and pairs in its transaction: a rejected batch leaves none of them", async () => {
       await clear();

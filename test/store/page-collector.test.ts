@@ -1,18 +1,24 @@
 /** collectPage and collectInBatches (src/store/page-collector.ts): the page loops the stores share. */
 import { describe, expect, it } from "vitest";
+import { ExactTestAllowance } from "../../src/model/exact-tests.js";
 import { collectInBatches, collectPage, FIRST_BATCH } from "../../src/store/page-collector.js";
+import { square } from "../contract/fixtures.js";
 
 const even = (n: number) => (n % 2 === 0 ? n : null);
 const numbers = (count: number) => Array.from({ length: count }, (_, i) => i);
+/** Candidate n stands at (n, "n") in list order. */
+const cursorOf = (n: number) => ({ createdAt: n, id: String(n) });
+/** Five positions: what one exact test of it spends. */
+const SQUARE = square(0, 0, 1);
 
 describe("collectPage", () => {
   it("keeps what read accepts, skips offset of those (not of the candidates), stops at limit", () => {
-    expect(collectPage(numbers(20), even, { offset: 2, limit: 3 }, () => 0)).toEqual([4, 6, 8]);
+    expect(collectPage(numbers(20), even, { offset: 2, limit: 3 }, () => 0, cursorOf)).toEqual([4, 6, 8]);
   });
 
   it("stops one record past where the kept text reaches the budget", () => {
     // Each record is worth its value in characters: 0+2+4 = 6 reaches 5 after 4; 6 is the one past.
-    expect(collectPage(numbers(20), even, { offset: 0, limit: 100, maxGeometryChars: 5 }, (n) => n)).toEqual([
+    expect(collectPage(numbers(20), even, { offset: 0, limit: 100, maxGeometryChars: 5 }, (n) => n, cursorOf)).toEqual([
       0, 2, 4, 6,
     ]);
   });
@@ -36,6 +42,7 @@ describe("collectPage", () => {
         (n) => n,
         { offset: 0, limit: 2 },
         () => 0,
+        cursorOf,
       ),
     ).toEqual([0, 1]);
     expect(read).toBe(2);
@@ -47,9 +54,76 @@ describe("collectPage", () => {
         (n) => n,
         { offset: 0, limit: 0 },
         () => 0,
+        cursorOf,
       ),
     ).toEqual([]);
     expect(closed).toBe(true);
+  });
+});
+
+describe("collectPage with an exact tests' allowance", () => {
+  /** Every candidate is tested (spending SQUARE's five positions); multiples of three match. */
+  const testing = (exactTests: ExactTestAllowance) => (n: number) => {
+    exactTests.spendOn(SQUARE);
+    return n % 3 === 0 ? n : null;
+  };
+
+  it("stops after the candidate that spends it when another follows, and says where to resume", () => {
+    const exactTests = new ExactTestAllowance(5 * 8);
+    // Tests of 0..7: matches 0, 3, 6; the offset skips 0; the eighth test (candidate 7) spends it.
+    const page = collectPage(
+      numbers(100),
+      testing(exactTests),
+      { offset: 1, limit: 10, exactTests },
+      () => 0,
+      cursorOf,
+    );
+    expect(page).toEqual([3, 6]);
+    expect(exactTests.stoppedAt).toEqual({ createdAt: 7, id: "7", skip: 0 });
+  });
+
+  it("stopped within the offset, keeps the matches still to skip", () => {
+    const exactTests = new ExactTestAllowance(5 * 4);
+    // Tests of 0..3: matches 0 and 3, both skipped of an offset of 5: 3 more to skip after candidate 3.
+    const page = collectPage(
+      numbers(100),
+      testing(exactTests),
+      { offset: 5, limit: 10, exactTests },
+      () => 0,
+      cursorOf,
+    );
+    expect(page).toEqual([]);
+    expect(exactTests.stoppedAt).toEqual({ createdAt: 3, id: "3", skip: 3 });
+  });
+
+  it("a page that fills as the allowance runs out is full, not stopped", () => {
+    const exactTests = new ExactTestAllowance(5 * 7);
+    // The seventh test (candidate 6) both spends it and fills the page of three.
+    const page = collectPage(numbers(100), testing(exactTests), { offset: 0, limit: 3, exactTests }, () => 0, cursorOf);
+    expect(page).toEqual([0, 3, 6]);
+    expect(exactTests.stoppedAt).toBeUndefined();
+  });
+
+  it("spent by the last candidate, the listing ends: nothing is left to resume", () => {
+    const exactTests = new ExactTestAllowance(5 * 7);
+    const page = collectPage(numbers(7), testing(exactTests), { offset: 0, limit: 10, exactTests }, () => 0, cursorOf);
+    expect(page).toEqual([0, 3, 6]);
+    expect(exactTests.exhausted).toBe(true);
+    expect(exactTests.stoppedAt).toBeUndefined();
+  });
+
+  it("reads every candidate while the allowance lasts", () => {
+    const exactTests = new ExactTestAllowance(5 * 100);
+    const page = collectPage(
+      numbers(30),
+      testing(exactTests),
+      { offset: 0, limit: 100, exactTests },
+      () => 0,
+      cursorOf,
+    );
+    expect(page).toEqual([0, 3, 6, 9, 12, 15, 18, 21, 24, 27]);
+    expect(exactTests.exhausted).toBe(false);
+    expect(exactTests.stoppedAt).toBeUndefined();
   });
 });
 
@@ -82,6 +156,7 @@ describe("collectInBatches", () => {
         (r) => r,
         { offset: 0, limit, maxGeometryChars },
         sizeOf,
+        (r) => ({ createdAt: r.at, id: String(r.at) }),
       ).map((r) => r.at);
       expect(batched, JSON.stringify({ sizes, limit, maxGeometryChars })).toEqual(expected);
     }

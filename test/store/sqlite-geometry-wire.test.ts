@@ -13,8 +13,9 @@ import type { SourceRecord } from "../../src/model/records.js";
 import { geometryToProto } from "../../src/rpc/geometry-codec.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
 import { FILL_PROGRESS, fillGeometryWire } from "../../src/store/sqlite/geometry-wire.js";
-import { buildListStatement } from "../../src/store/sqlite/list-query.js";
+import { buildListStatement, recordBySeqStatement } from "../../src/store/sqlite/list-query.js";
 import { runMigrations } from "../../src/store/sqlite/migrations.js";
+import { COLUMNS } from "../../src/store/sqlite/rows.js";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.js";
 import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/store.js";
 import {
@@ -296,7 +297,16 @@ describe("a spatial list's rows, with and without the bytes", () => {
             expect(Math.abs(got - want)).toBeLessThan(1e-6);
           }
           expect(rows[0].length).toBe(statement.boxAt + 4);
-          expect(rows[0][statement.boxAt - 1] instanceof Uint8Array).toBe(geometryWire);
+          expect(statement.keysOnly).toBe(plan === "driving");
+          if (statement.keysOnly) {
+            // Driving: the key, then the box; the record (and its bytes) read by the key.
+            expect(statement.boxAt).toBe(1);
+            const record = db.prepare(recordBySeqStatement(geometryWire).sql).raw(true).get(rows[0][0]) as unknown[];
+            expect(record.length).toBe(COLUMNS.length + (geometryWire ? 1 : 0));
+            expect(record.at(-1) instanceof Uint8Array).toBe(geometryWire);
+          } else {
+            expect(rows[0][statement.boxAt - 1] instanceof Uint8Array).toBe(geometryWire);
+          }
         }
       }
     } finally {

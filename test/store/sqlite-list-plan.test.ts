@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ListQuery } from "../../src/model/list-query.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
 import { EVENTS_OF_SQL, GET_AS_OF_SQL, listAsOfSql, PAIRS_OF_SQL } from "../../src/store/sqlite/history.js";
-import { buildListStatement, type SpatialPlan } from "../../src/store/sqlite/list-query.js";
+import { buildListStatement, recordBySeqStatement, type SpatialPlan } from "../../src/store/sqlite/list-query.js";
 import { runMigrations } from "../../src/store/sqlite/migrations.js";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.js";
 
@@ -59,7 +59,7 @@ describe("keyset pages seek to the cursor in the list order's index", () => {
 });
 
 describe("spatial lists", () => {
-  it("driving: the R*Tree's candidates are read by key and sorted, whatever else filters", () => {
+  it("driving: the R*Tree's candidates are read by key and their keys sorted, whatever else filters", () => {
     for (const query of [base, { ...base, methodology: "M", after }, { ...base, accountId: null }]) {
       const plan = planOf(query, "driving");
       expect(plan).toEqual([
@@ -93,12 +93,23 @@ describe("with the geometry wire bytes (RecordRead.geometryWire)", () => {
       "SCAN b VIRTUAL TABLE INDEX 1:",
       "SEARCH w USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN",
     ]);
+    // Driving sorts keys only; each record and its bytes are then read by key.
     expect(planOf({ ...base, geometryWire: true }, "driving")).toEqual([
       "SCAN b VIRTUAL TABLE INDEX 2:B0D1B2D3",
       "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)",
-      "SEARCH w USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN",
       "USE TEMP B-TREE FOR ORDER BY",
     ]);
+    for (const geometryWire of [false, true]) {
+      const { sql } = recordBySeqStatement(geometryWire);
+      const plan = db
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .all(1)
+        .map((row) => (row as { detail: string }).detail);
+      expect(plan).toEqual([
+        "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)",
+        ...(geometryWire ? ["SEARCH w USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN"] : []),
+      ]);
+    }
   });
 });
 

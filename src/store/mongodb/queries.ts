@@ -417,27 +417,36 @@ export function listPlan(query: ListQuery): ListPlan {
 /**
  * The page of a spatial list: reads `docs` (the candidates, in list order) one at a time, keeps
  * those whose exact geometry intersects every area, skips the first `offset` of those, and stops
- * as soon as it has `limit` (leaving the loop closes a driver cursor, so nothing more is read).
+ * as soon as it has `limit` (leaving the loop closes a driver cursor, so nothing more is read), or
+ * once its exact tests have spent `exactTests` and another candidate follows (ListQuery.exactTests:
+ * the next page resumes after the candidate that spent it).
  */
-export async function collectExact<D extends { geometry: SourceGeometry }>(
+export async function collectExact<D extends { _id: string; created_at: Date; geometry: SourceGeometry }>(
   docs: AsyncIterable<D>,
   areas: readonly Pick<PreparedSearchArea, "intersects">[],
-  offset: number,
-  limit: number,
+  page: Pick<ListQuery, "offset" | "limit" | "exactTests">,
 ): Promise<D[]> {
-  const page: D[] = [];
-  if (limit <= 0) return page;
-  let skipped = 0;
+  const found: D[] = [];
+  if (page.limit <= 0) return found;
+  let skip = page.offset;
+  let tested: D | null = null;
   for await (const doc of docs) {
+    // Only once another candidate is there to read: a listing the allowance ends with is not stopped.
+    if (tested !== null && page.exactTests?.exhausted) {
+      page.exactTests.stopAt({ createdAt: tested.created_at.getTime(), id: tested._id }, skip);
+      break;
+    }
+    tested = doc;
+    page.exactTests?.spendOn(doc.geometry);
     if (!areas.every((area) => area.intersects(doc.geometry))) continue;
-    if (skipped < offset) {
-      skipped += 1;
+    if (skip > 0) {
+      skip -= 1;
       continue;
     }
-    page.push(doc);
-    if (page.length >= limit) break;
+    found.push(doc);
+    if (found.length >= page.limit) break;
   }
-  return page;
+  return found;
 }
 
 export function getFilter(id: string, accountId: string | null): Filter<SourceDocument> {

@@ -16,7 +16,7 @@ import {
 } from "mongodb";
 import { conflictAllowances } from "../../geo/overlay-allowances.js";
 import type { Change, ConflictMeasure, SourceConflict, SourceEvent } from "../../model/history.js";
-import type { ListQuery } from "../../model/list-query.js";
+import type { ListCursor, ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
 import type { ConflictPolicy, ProtectedAreaPolicy } from "../../model/spatial.js";
 import {
@@ -350,8 +350,7 @@ export class MongoSourceStore implements SourceStore {
     return this.run("list", async () => {
       const { filter, options, exact } = listPlan(query);
       const cursor = this.sources.find<RecordDocument>(filter, options);
-      const docs =
-        exact.length === 0 ? await cursor.toArray() : await collectExact(cursor, exact, query.offset, query.limit);
+      const docs = exact.length === 0 ? await cursor.toArray() : await collectExact(cursor, exact, query);
       return docs.map(fromDocument);
     });
   }
@@ -699,6 +698,7 @@ export class MongoSourceStore implements SourceStore {
     const page: SourceRecord[] = [];
     let skip = query.offset;
     let after = query.after;
+    let tested: ListCursor | null = null;
     for (let round = 0; page.length < query.limit; round++) {
       const chunk = asOfChunkSize(query.offset, query.limit, round);
       const created = await this.events
@@ -720,7 +720,13 @@ export class MongoSourceStore implements SourceStore {
         if (type !== "deleted") open.set(source_id, (open.get(source_id) ?? 0) + (type === "conflict_set" ? 1 : -1));
       }
       for (const event of created) {
+        // Only once another candidate is there to read (as collectPage).
+        if (tested !== null && query.exactTests?.exhausted) {
+          query.exactTests.stopAt(tested, skip);
+          return page;
+        }
         after = { createdAt: event.at.getTime(), id: event.source_id };
+        tested = after;
         if (deleted.has(event.source_id)) continue;
         const record = { ...fromDocument(event.record), conflict: (open.get(event.source_id) ?? 0) > 0 };
         if (!plain(record) || (spatial !== null && !spatial.matches(record.geometry))) continue;

@@ -4,7 +4,7 @@ import { SANDBOX_DEFAULTS } from "../../config.js";
 import type { Change, SourceConflict, SourceEvent } from "../../model/history.js";
 import { AS_OF_PRODUCTION_ONLY, type ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../model/records.js";
-import { collectPage } from "../page-collector.js";
+import { collectPage, cursorOfRecord } from "../page-collector.js";
 import {
   altIdClash,
   altIdsByAccount,
@@ -170,6 +170,7 @@ export class SandboxSourceStore implements SourceStore {
       (source) => (exact(source) ? source : null),
       query,
       () => 0,
+      cursorOfRecord,
     );
     // Across accounts (an admin), only the sessions the answer comes from are read.
     if (query.accountId === null) this.holdAccountsOf(shown);

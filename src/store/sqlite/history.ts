@@ -8,7 +8,7 @@ import {
   type SourceEvent,
   type SourceEventType,
 } from "../../model/history.js";
-import { geometryCharsOf, type ListQuery } from "../../model/list-query.js";
+import { geometryCharsOf, type ListCursor, type ListQuery } from "../../model/list-query.js";
 import type { SourceRecord } from "../../model/records.js";
 import { collectPage } from "../page-collector.js";
 import type { EventPage } from "../port.js";
@@ -70,6 +70,12 @@ interface EventData {
  */
 type CreatedRow = unknown[];
 const AS_OF = { sourceId: 0, accountId: 1, at: 2, data: 3, openPairs: 4, live: 5 } as const;
+
+/** Where a source's created-event row stands in list order (its created event's time is the source's). */
+function cursorOfCreated(row: CreatedRow): ListCursor {
+  return { createdAt: row[AS_OF.at] as number, id: row[AS_OF.sourceId] as string };
+}
+
 const CONFLICT_COLUMN = COLUMNS.indexOf("conflict");
 
 /** Created events read at a time by an as_of list, at most: a page reads no more than it may use. */
@@ -294,6 +300,7 @@ export class SqliteHistory {
       },
       query,
       geometryCharsOf,
+      cursorOfCreated,
     );
   }
 
@@ -303,18 +310,18 @@ export class SqliteHistory {
    */
   private *createdAsOf(query: ListQuery & { asOf: number }, filtered: boolean): Generator<CreatedRow> {
     const chunk = filtered ? AS_OF_CHUNK : Math.max(1, Math.min(AS_OF_CHUNK, query.offset + query.limit));
-    let after = query.after === undefined ? null : [query.after.createdAt, query.after.id];
+    let after = query.after ?? null;
     for (;;) {
       const params: (string | number)[] = [query.asOf, query.asOf, query.asOf];
       if (query.accountId !== null) params.push(query.accountId);
-      if (after !== null) params.push(...after);
+      if (after !== null) params.push(after.createdAt, after.id);
       params.push(chunk);
       // Read whole (not iterated): a deleted source's geometry is another query on the connection.
       const rows = this.asOfStatement(query.accountId !== null, after !== null).all(...params);
       yield* rows;
       const last = rows.at(-1);
       if (last === undefined || rows.length < chunk) return;
-      after = [last[AS_OF.at] as number, last[AS_OF.sourceId] as string];
+      after = cursorOfCreated(last);
     }
   }
 

@@ -5,8 +5,10 @@ import { COLUMNS, selectList } from "./rows.js";
 
 /**
  * How the R*Tree takes part in a spatial list: `driving` reads the few sources whose box meets the
- * envelope and sorts them; `probing` walks the list order and looks each row's box up by its key,
- * for an envelope that meets so many sources that sorting them all would cost more than a page.
+ * envelope and sorts their keys (the rows are then read one by one, by key, only as far as the
+ * page goes: recordBySeqStatement); `probing` walks the list order and looks each row's box up by
+ * its key, for an envelope that meets so many sources that sorting them all would cost more than
+ * a page.
  */
 export type SpatialPlan = "driving" | "probing";
 
@@ -22,6 +24,22 @@ export interface RecordListStatement extends ListStatement {
   withWire: boolean;
   /** Index of BOX_COLUMNS' first in a row (spatial lists; the row's length otherwise). */
   boxAt: number;
+  /**
+   * The rows are keys, `seq` and then the box (a driving spatial list): the records are read by
+   * key (recordBySeqStatement). Sorting whole rows would copy every candidate's geometry into the
+   * sort before the first row came out, megabytes each for large sources, however short the page.
+   */
+  keysOnly: boolean;
+}
+
+/** One record by its key, with its wire bytes when asked for: a driving spatial list's rows (COLUMNS, then the wire). */
+export function recordBySeqStatement(withWire: boolean): ListStatement {
+  const select = withWire ? `${selectList("s")}, ${WIRE_COLUMN}` : selectList("s");
+  return {
+    key: withWire ? "by-seq,wire" : "by-seq",
+    sql: `SELECT ${select} FROM sources s${withWire ? ` ${WIRE_JOIN}` : ""} WHERE s.seq = ?`,
+    params: [],
+  };
 }
 
 /** The R*Tree's condition for a box meeting `envelope` (edges included), with its parameters. */
@@ -128,18 +146,25 @@ export function buildListStatement(
   if (spatial !== null) {
     // CROSS JOIN fixes the loop order (SQLite never reorders it): the R*Tree outside when it
     // drives, the list order's index outside when each row's box is probed by its key. The box
-    // comes along, after the record's columns, so a candidate lying within a box area is accepted
-    // without its geometry being parsed.
-    const from =
-      spatial.plan === "driving"
-        ? "source_bbox b CROSS JOIN sources s ON s.seq = b.seq"
-        : "sources s CROSS JOIN source_bbox b ON b.seq = +s.seq";
+    // comes along, after the record's columns (or its key), so a candidate lying within a box area
+    // is accepted without its geometry being parsed.
+    if (spatial.plan === "driving") {
+      return {
+        key: keyParts.join(","),
+        sql: `SELECT s.seq, ${BOX_COLUMNS} FROM source_bbox b CROSS JOIN sources s ON s.seq = b.seq ${where} ORDER BY s.created_at, s.id`,
+        params,
+        withWire,
+        boxAt: 1,
+        keysOnly: true,
+      };
+    }
     return {
       key: keyParts.join(","),
-      sql: `SELECT ${select}, ${BOX_COLUMNS} FROM ${from}${wireJoin} ${where} ORDER BY s.created_at, s.id`,
+      sql: `SELECT ${select}, ${BOX_COLUMNS} FROM sources s CROSS JOIN source_bbox b ON b.seq = +s.seq${wireJoin} ${where} ORDER BY s.created_at, s.id`,
       params,
       withWire,
       boxAt,
+      keysOnly: false,
     };
   }
   params.push(query.limit, query.offset);
@@ -149,6 +174,7 @@ export function buildListStatement(
     params,
     withWire,
     boxAt,
+    keysOnly: false,
   };
 }
 

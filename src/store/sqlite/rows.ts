@@ -1,4 +1,5 @@
 import type { SourceGeometry } from "../../geo/types.js";
+import type { ListCursor } from "../../model/list-query.js";
 import type { NewSourceRecord, SourceRecord, UnepOverlapRecord } from "../../model/records.js";
 import { withWire } from "./geometry-wire.js";
 
@@ -105,6 +106,11 @@ interface StoredRecord extends SourceRecord {
 function parsedGeometry(this: StoredRecord): SourceGeometry {
   this[PARSED_GEOMETRY] ??= JSON.parse(this.geometryJson as string) as SourceGeometry;
   return this[PARSED_GEOMETRY];
+}
+
+/** Where a row of COLUMNS stands in list order, without reading the rest of it. */
+export function cursorOfColumns(v: readonly unknown[]): ListCursor {
+  return { createdAt: v[AT.created_at] as number, id: v[AT.id] as string };
 }
 
 /**

@@ -23,9 +23,24 @@ import { toStoreError } from "./errors.js";
 import { fillGeometryWire, WIRE_COLUMN, WIRE_JOIN, withWire } from "./geometry-wire.js";
 import { GroupCommitter } from "./group-commit.js";
 import { fillHistory, SqliteHistory } from "./history.js";
-import { buildListStatement, envelopeCountStatement, type ListStatement, type SpatialPlan } from "./list-query.js";
+import {
+  buildListStatement,
+  envelopeCountStatement,
+  type ListStatement,
+  recordBySeqStatement,
+  type SpatialPlan,
+} from "./list-query.js";
 import { SqliteProtectedAreaReader } from "./protected-areas.js";
-import { COLUMNS, fromColumns, fromColumnsWithWire, fromRow, type SourceRow, selectList, toRow } from "./rows.js";
+import {
+  COLUMNS,
+  cursorOfColumns,
+  fromColumns,
+  fromColumnsWithWire,
+  fromRow,
+  type SourceRow,
+  selectList,
+  toRow,
+} from "./rows.js";
 import { ConflictScanner } from "./spatial.js";
 
 export interface SqliteStoreOptions {
@@ -59,6 +74,11 @@ const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
  * and sorting them costs a few milliseconds; past it, walking the list order costs less.
  */
 const DRIVING_CANDIDATES = 5_000;
+
+/** `map` over `rows` lazily: read no further than the reader goes (and closed when it stops). */
+function* mapRows<R, T>(rows: Iterable<R>, map: (row: R) => T): Generator<T> {
+  for (const row of rows) yield map(row);
+}
 const SECRET_BYTES = 32;
 /**
  * Sources per group commit. Single-source creates gain the most from sharing a commit; a request
@@ -244,25 +264,45 @@ export class SqliteSourceStore implements SourceStore {
 
   /**
    * A page of a spatial list: the rows whose box meets the envelope, in list order, kept while
-   * their exact geometry matches, until `offset` are skipped and `limit` kept.
+   * their exact geometry matches, until `offset` are skipped and `limit` kept (or the exact tests'
+   * allowance is spent). Driving from the R*Tree, the candidates' keys are sorted and each record
+   * read by its key as the page reaches it, all in one snapshot.
    */
   private spatialList(query: ListQuery, spatial: SpatialFilter): SourceRecord[] {
     const count = envelopeCountStatement(spatial.envelope, DRIVING_CANDIDATES);
     const candidates = this.listStatement(count).get(...count.params) as unknown[];
     const plan: SpatialPlan = (candidates[0] as number) <= DRIVING_CANDIDATES ? "driving" : "probing";
     const statement = buildListStatement(query, { envelope: spatial.envelope, plan });
-    const rows = this.listStatement(statement).iterate(...statement.params);
-    return collectPage(
-      rows,
-      (row) => {
-        const record = statement.withWire ? fromColumnsWithWire(row) : fromColumns(row);
-        // The R*Tree's box (rounded outwards) holds the geometry: within every area, it matches.
-        const [minX, maxX, minY, maxY] = row.slice(statement.boxAt) as number[];
-        return spatial.covers({ minX, maxX, minY, maxY }) || spatial.matches(record.geometry) ? record : null;
-      },
-      query,
-      geometryCharsOf,
-    );
+    const fromRow = statement.withWire ? fromColumnsWithWire : fromColumns;
+    const page = (rows: Iterable<{ columns: unknown[]; box: unknown[] }>) =>
+      collectPage(
+        rows,
+        ({ columns, box }) => {
+          const record = fromRow(columns);
+          // The R*Tree's box (rounded outwards) holds the geometry: within every area, it matches.
+          const [minX, maxX, minY, maxY] = box as number[];
+          return spatial.covers({ minX, maxX, minY, maxY }) || spatial.matches(record.geometry) ? record : null;
+        },
+        query,
+        geometryCharsOf,
+        ({ columns }) => cursorOfColumns(columns),
+      );
+    if (!statement.keysOnly) {
+      const rows = this.listStatement(statement).iterate(...statement.params);
+      return page(mapRows(rows, (row) => ({ columns: row, box: row.slice(statement.boxAt) })));
+    }
+    const byKey = this.listStatement(recordBySeqStatement(statement.withWire));
+    return this.inOneSnapshot(() => {
+      const keys = this.listStatement(statement).all(...statement.params);
+      return page(
+        mapRows(keys, (key) => {
+          const columns = byKey.get(key[0] as number);
+          // Read in the snapshot the keys came from: the row is there.
+          if (columns === undefined) throw new Error(`source seq ${String(key[0])} listed but not read`);
+          return { columns, box: key.slice(statement.boxAt) };
+        }),
+      );
+    });
   }
 
   private listStatement({ key, sql }: ListStatement): Statement<(string | number)[], unknown[]> {

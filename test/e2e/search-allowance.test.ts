@@ -1,0 +1,131 @@
+/**
+ * A search whose candidates fail the exact test is read in bounded turns (docs/api.md §13): each
+ * read of the store stops once its exact tests have read EXACT_TEST_POSITIONS positions of candidate
+ * geometry. A page that holds a record by then ends there, with a next link (REST) or
+ * next_page_token (gRPC) resuming after the last candidate tested; a page that holds none reads on
+ * in a later turn of the event loop, so no page but the last is empty (GDAL stops at an empty
+ * page). The matches of an offset are skipped across turns. Both environments, REST and gRPC.
+ *
+ * The fixture, in list order: a small source on a square "donut" area, three sources of 100,000
+ * positions inside its hole (their boxes meet its envelope, their geometry never meets it), then
+ * two more small sources on the donut. Two decoys spend the allowance.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EXACT_TEST_POSITIONS } from "../../src/model/exact-tests.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+import { LedgerGrpc } from "./grpc-support.js";
+import {
+  createAll,
+  featureOf,
+  type Geometry,
+  type Json,
+  type Position,
+  protoGeometry,
+  type RpcSource,
+  rect,
+  rpcOk,
+  serviceOf,
+  walkRest,
+} from "./paging-support.js";
+import type { Environment } from "./rest-support.js";
+
+const [X, Y] = [100, 10];
+const DECOY_POSITIONS = 100_000;
+const DECOYS = 3;
+
+/** A circle of DECOY_POSITIONS positions (the last closing it) around (x, y). */
+function circle(x: number, y: number, r: number): Geometry {
+  const ring: Position[] = [];
+  for (let k = 0; k < DECOY_POSITIONS - 1; k++) {
+    const a = (2 * Math.PI * k) / (DECOY_POSITIONS - 1);
+    ring.push([Number((x + r * Math.cos(a)).toFixed(7)), Number((y + r * Math.sin(a)).toFixed(7))]);
+  }
+  ring.push(ring[0]);
+  return { type: "Polygon", coordinates: [ring] };
+}
+
+/** The area: [X-1, X+20] × [Y-1, Y+20] with a hole [X+0.01, X+19] × [Y+0.01, Y+19]. */
+const DONUT = rect(X - 1, Y - 1, X + 20, Y + 20, [X + 0.01, Y + 0.01, X + 19, Y + 19]);
+/** A narrower donut around the decoys only: their boxes meet its envelope, nothing else does. */
+const WEST = rect(X - 1, Y - 1, X + 5, Y + 20, [X + 0.01, Y + 0.01, X + 4.9, Y + 19]);
+
+let server: TestServer;
+let client: LedgerGrpc;
+let token: string;
+/** Per environment, the three matches' ids in list order. */
+const matches: Record<Environment, string[]> = { production: [], sandbox: [] };
+
+beforeAll(async () => {
+  // Two decoys must spend the allowance, and one must not.
+  expect(2 * DECOY_POSITIONS).toBeGreaterThanOrEqual(EXACT_TEST_POSITIONS);
+  expect(DECOY_POSITIONS).toBeLessThan(EXACT_TEST_POSITIONS);
+  server = await startTestServer();
+  client = new LedgerGrpc(server.port);
+  token = await server.userToken("acct-search-allowance");
+  const decoys = Array.from({ length: DECOYS }, (_, i) => featureOf(`decoy-${i}`, circle(X + 1 + i * 0.5, Y + 1, 0.2)));
+  const onTheRing = (i: number) => featureOf(`on-the-ring-${i}`, rect(X + 19.5, Y + 1 + i, X + 19.7, Y + 1.2 + i));
+  for (const env of ["production", "sandbox"] as const) {
+    // One request each, in this order: the list order.
+    const [first] = await createAll(server, token, [onTheRing(0)], env);
+    await createAll(server, token, decoys, env);
+    const [second] = await createAll(server, token, [onTheRing(1)], env);
+    const [third] = await createAll(server, token, [onTheRing(2)], env);
+    matches[env].push(first.id, second.id, third.id);
+  }
+}, 180_000);
+
+afterAll(async () => {
+  client?.close();
+  await server?.close();
+});
+
+describe.each(["production", "sandbox"] as const)("%s", (env) => {
+  it("REST: the first page ends after two decoys with its one match and a Link; the next holds the other two", async () => {
+    const walk = await walkRest(server, token, pathOf(env), { body: { intersects: DONUT, limit: 10 } });
+    expect(walk.pageSizes).toEqual([1, 2]);
+    expect(walk.links).toHaveLength(1);
+    expect(walk.records.map((r) => r.id)).toEqual(matches[env]);
+  });
+
+  it("REST: a page that would be empty reads on; the offset's matches are skipped across turns", async () => {
+    // Offset 2: the first match skipped, two decoys spend the allowance with one match still to
+    // skip; the next turn tests the third decoy, skips the second match, keeps the third.
+    const walk = await walkRest(server, token, pathOf(env), { body: { intersects: DONUT, limit: 10, offset: 2 } });
+    expect(walk.pageSizes).toEqual([1]);
+    expect(walk.records.map((r) => r.id)).toEqual(matches[env].slice(2));
+  });
+
+  it("REST: a search only the decoys' boxes meet answers one empty page, without a Link", async () => {
+    const walk = await walkRest(server, token, pathOf(env), { body: { intersects: WEST, limit: 10 } });
+    expect(walk.pageSizes).toEqual([0]);
+    expect(walk.links).toEqual([]);
+  });
+
+  it("gRPC: SearchSources ends its pages the same way; next_page_token resumes after the decoys", async () => {
+    const service = serviceOf(env);
+    const search = (geometry: Geometry, query: Json) =>
+      rpcOk<{ sources: RpcSource[]; next_page_token: string }>(
+        client,
+        service,
+        "SearchSources",
+        { geometry: protoGeometry(geometry), query },
+        token,
+      );
+    const first = await search(DONUT, { limit: 10 });
+    expect(first.sources.map((s) => s.id)).toEqual(matches[env].slice(0, 1));
+    expect(first.next_page_token).not.toBe("");
+    const second = await search(DONUT, { limit: 10, page_token: first.next_page_token });
+    expect(second.sources.map((s) => s.id)).toEqual(matches[env].slice(1));
+    expect(second.next_page_token).toBe("");
+
+    const skipping = await search(DONUT, { limit: 10, offset: 2 });
+    expect(skipping.sources.map((s) => s.id)).toEqual(matches[env].slice(2));
+    expect(skipping.next_page_token).toBe("");
+    expect(await search(WEST, { limit: 10 })).toEqual({ sources: [], next_page_token: "" });
+  });
+});
+
+/** The search path of an environment. */
+function pathOf(env: Environment): string {
+  return env === "production" ? "/sources/search" : "/sandbox/sources/search";
+}
