@@ -766,6 +766,33 @@ export function describeListingContract(
       }
     });
 
+    it("spends nothing on candidates whose boxes lie within a box area: they match untested", async () => {
+      const inside = Array.from({ length: 6 }, (_, i) =>
+        makeRecord({ altId: `within-${i}`, geometry: square(20 + i, 20, 0.5) }),
+      );
+      await store.insertMany(inside);
+      for (const filters of [{ bbox: bbox(19, 19, 27, 21) }, { intersects: boxArea(19, 19, 27, 21) }]) {
+        const exactTests = new ExactTestAllowance(1);
+        const page = await store.list({ ...listQuery(A, filters), exactTests });
+        expect(ids(page)).toEqual(ids(inside));
+        expect(exactTests.exhausted).toBe(false);
+      }
+      // A polygon area (not a rectangle, which is read as its box) tests each one: an allowance of
+      // one position stops after the first.
+      const pentagon = polygon([
+        [19, 19],
+        [27, 19],
+        [27, 21],
+        [23, 22],
+        [19, 21],
+        [19, 19],
+      ]);
+      const exactTests = new ExactTestAllowance(1);
+      const page = await store.list({ ...listQuery(A, { intersects: pentagon }), exactTests });
+      expect(ids(page)).toEqual(ids(inside.slice(0, 1)));
+      expect(exactTests.stoppedAt).toEqual({ ...cursorOf(stored(inside[0])), skip: 0 });
+    });
+
     it("does so past thousands of candidates whose boxes meet the area", async () => {
       const decoys = Array.from({ length: 5_100 }, (_, i) =>
         makeRecord({ altId: `decoy-${i}`, geometry: i % 2 === 0 ? decoyTriangle() : decoyEll() }),

@@ -560,8 +560,9 @@ describe("spatial lists (bbox, intersects)", () => {
       account_id: "acct_a",
       cover: { $geoIntersects: { $geometry: coverOf(bbox) } },
     });
+    // With the source's own box, so one within the area matches without the exact test.
     expect(plan.options).toStrictEqual({
-      projection: RECORD_FIELDS,
+      projection: { ...RECORD_FIELDS, bbox: 1 },
       sort: { created_at: 1, _id: 1 },
       allowDiskUse: true,
     });
@@ -751,6 +752,25 @@ describe("collectExact: the exact filtering loop of spatial lists", () => {
     expect(page3.map((d) => d._id)).toEqual(["b"]);
     expect(last.exhausted).toBe(true);
     expect(last.stoppedAt).toBeUndefined();
+  });
+
+  it("takes a candidate whose own box lies within every area without the exact test or spending", async () => {
+    const exactTests = new ExactTestAllowance(1);
+    const boxed = (id: string) => ({ ...inside(id), bbox: { min_x: 1.2, min_y: 1.2, max_x: 1.8, max_y: 1.8 } });
+    const docs = feed([boxed("a"), boxed("b"), boxed("c")]);
+    const page = await collectExact(docs.iterable, [area], { offset: 0, limit: 10, exactTests });
+    expect(page.map((d) => d._id)).toEqual(["a", "b", "c"]);
+    expect(exactTests.exhausted).toBe(false);
+    // A box reaching past the area: tested (and spent on), as a candidate without a box is.
+    const reaching = { ...ell("d"), bbox: { min_x: 0, min_y: 0, max_x: 2, max_y: 2 } };
+    const tested = new ExactTestAllowance(1);
+    const none = await collectExact(feed([reaching, inside("e")]).iterable, [area], {
+      offset: 0,
+      limit: 10,
+      exactTests: tested,
+    });
+    expect(none).toEqual([]);
+    expect(tested.stoppedAt).toEqual({ createdAt: 100, id: "d", skip: 0 });
   });
 
   it("stopped within the offset, keeps the matches still to skip; a page filled as it runs out is full", async () => {

@@ -30,6 +30,7 @@ import {
 import { spatialFilterOf } from "../spatial-filter.js";
 import { type CoverGeometry, coverOf, sourceCoverOf } from "./cover.js";
 import type {
+  BoxDocument,
   ConflictPairDocument,
   GeometryChunkDocument,
   GuardDocument,
@@ -38,7 +39,7 @@ import type {
   SourceDocument,
   SourceEventDocument,
 } from "./documents.js";
-import { conflictPairId } from "./documents.js";
+import { conflictPairId, fromBoxDocument } from "./documents.js";
 import { LAYER_STATE_ID, type LayerStateDocument } from "./layer-state.js";
 
 export const SOURCES = "sources";
@@ -359,7 +360,12 @@ export function listOptions(query: ListQuery): FindOptions {
  * candidate set spill instead of failing past the 100 MB sort limit (the default from MongoDB 6.0
  * on, pinned here for every version).
  */
-export const SPATIAL_LIST_OPTIONS: FindOptions = { projection: RECORD_PROJECTION, sort: LIST_SORT, allowDiskUse: true };
+export const SPATIAL_LIST_OPTIONS: FindOptions = {
+  // With the source's own box: one that lies within every area matches without the exact test.
+  projection: { ...RECORD_PROJECTION, bbox: 1 },
+  sort: LIST_SORT,
+  allowDiskUse: true,
+};
 
 /**
  * The 2dsphere candidates for a planar box: sources whose cover meets the cover of the box.
@@ -421,9 +427,11 @@ export function listPlan(query: ListQuery): ListPlan {
  * once its exact tests have spent `exactTests` and another candidate follows (ListQuery.exactTests:
  * the next page resumes after the candidate that spent it).
  */
-export async function collectExact<D extends { _id: string; created_at: Date; geometry: SourceGeometry }>(
+export async function collectExact<
+  D extends { _id: string; created_at: Date; geometry: SourceGeometry; bbox?: BoxDocument },
+>(
   docs: AsyncIterable<D>,
-  areas: readonly Pick<PreparedSearchArea, "intersects">[],
+  areas: readonly Pick<PreparedSearchArea, "intersects" | "covers">[],
   page: Pick<ListQuery, "offset" | "limit" | "exactTests">,
 ): Promise<D[]> {
   const found: D[] = [];
@@ -437,8 +445,11 @@ export async function collectExact<D extends { _id: string; created_at: Date; ge
       break;
     }
     tested = doc;
-    page.exactTests?.spendOn(doc.geometry);
-    if (!areas.every((area) => area.intersects(doc.geometry))) continue;
+    const box = doc.bbox === undefined ? null : fromBoxDocument(doc.bbox);
+    if (box === null || !areas.every((area) => area.covers(box))) {
+      page.exactTests?.spendOn(doc.geometry);
+      if (!areas.every((area) => area.intersects(doc.geometry))) continue;
+    }
     if (skip > 0) {
       skip -= 1;
       continue;

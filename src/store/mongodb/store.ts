@@ -349,7 +349,8 @@ export class MongoSourceStore implements SourceStore {
     if (asOf !== undefined) return this.run("list", () => this.listAsOf(query, asOf));
     return this.run("list", async () => {
       const { filter, options, exact } = listPlan(query);
-      const cursor = this.sources.find<RecordDocument>(filter, options);
+      // A spatial list's documents carry their box too (SPATIAL_LIST_OPTIONS).
+      const cursor = this.sources.find<RecordDocument & Partial<Pick<SourceDocument, "bbox">>>(filter, options);
       const docs = exact.length === 0 ? await cursor.toArray() : await collectExact(cursor, exact, query);
       return docs.map(fromDocument);
     });

@@ -37,7 +37,8 @@ interface SandboxEvent {
 }
 
 /** A source's entry in its session's spatial index: its bounding box, and the source. */
-interface IndexedSource extends BoundingBox {
+/** A source and its bounding box, as the session's R-tree holds them. */
+export interface IndexedSource extends BoundingBox {
   readonly source: StoredSource;
 }
 
@@ -86,9 +87,9 @@ export class Session {
     return this.idByAltId.has(altId);
   }
 
-  /** The sources whose bounding box meets `envelope` (edges included). */
-  near(envelope: BoundingBox): StoredSource[] {
-    return this.index.search(envelope).map((entry) => entry.source);
+  /** The sources whose bounding box meets `envelope` (edges included), each with its box. */
+  near(envelope: BoundingBox): readonly IndexedSource[] {
+    return this.index.search(envelope);
   }
 
   add(source: StoredSource, box: BoundingBox): void {

@@ -158,13 +158,23 @@ export class SandboxSourceStore implements SourceStore {
     const spatial = spatialFilterOf(query);
     const matches = matcher(query);
     const found: StoredSource[] = [];
+    // Sources whose box lies within every area: matches without their geometry unpacked or tested.
+    const covered = new Set<StoredSource>();
     for (const session of this.sessionsFor(query.accountId)) {
-      const candidates = spatial === null ? session.sources.values() : session.near(spatial.envelope);
-      for (const source of candidates) if (matches(source)) found.push(source);
+      if (spatial === null) {
+        for (const source of session.sources.values()) if (matches(source)) found.push(source);
+        continue;
+      }
+      for (const entry of session.near(spatial.envelope)) {
+        if (!matches(entry.source)) continue;
+        found.push(entry.source);
+        if (spatial.covers(entry)) covered.add(entry.source);
+      }
     }
     found.sort(byCreatedThenId);
     // The exact geometry is unpacked and tested only until the page is full.
-    const exact = (source: StoredSource) => spatial === null || spatial.matches(unpackGeometry(source.packed));
+    const exact = (source: StoredSource) =>
+      spatial === null || covered.has(source) || spatial.matches(unpackGeometry(source.packed));
     const shown = collectPage(
       found,
       (source) => (exact(source) ? source : null),
