@@ -74,10 +74,10 @@ export interface ListQuery extends ListFilterValues, RecordRead {
    */
   maxGeometryChars?: number;
   /**
-   * The page's exact tests (`bbox`, `intersects`) spend it; once it is spent, reading stops after
-   * the candidate that spent it and its `stoppedAt` says where the next page starts, though the
-   * page holds fewer than `limit` records, or none (docs/api.md §13). Without it, reading goes on
-   * until the page is full.
+   * The page's exact tests (`bbox`, `intersects`) spend it; once it is spent and another candidate
+   * follows, reading stops after the candidate that spent it and its `stoppedAt` says where to go
+   * on, though the page holds fewer than `limit` records, or none (docs/api.md §13). Without it,
+   * reading goes on until the page is full.
    */
   exactTests?: ExactTestAllowance;
 }

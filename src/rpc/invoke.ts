@@ -52,7 +52,9 @@ type UnaryImpl = (input: unknown, context: HandlerContext) => Promise<unknown>;
 /**
  * A REST call is answered before the client can cancel it (the service awaits nothing but the
  * store), so one signal that never aborts serves every call instead of two linked controllers per
- * request, which Connect's own handler context creates and which showed in the GET profile.
+ * request, which Connect's own handler context creates and which showed in the GET profile. The
+ * exception, a spatial page whose candidates keep failing the exact test and which reads on over
+ * several turns (docs/api.md §13), runs to its end: the ledger takes no signal yet.
  */
 const NEVER_ABORTED = new AbortController().signal;
 

@@ -165,6 +165,9 @@ export interface SourceStore {
    * id, starting after `query.after` (keyset) or skipping `query.offset`. `bbox` and `intersects`
    * are exact: an index narrows the candidates, then `prepareSearchArea` (geo/intersects.ts)
    * decides on the stored geometry; a page's cost grows with the matches read, not its depth.
+   * With `exactTests`, the tests stop once they have spent it and another candidate follows,
+   * recording where to go on (ListQuery.exactTests); a candidate whose box lies within every area
+   * matches untested.
    */
   list(query: ListQuery): Promise<SourceRecord[]>;
   get(id: string, accountId: string | null, read?: RecordRead): Promise<SourceRecord | null>;

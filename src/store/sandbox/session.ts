@@ -37,7 +37,6 @@ interface SandboxEvent {
 }
 
 /** A source's entry in its session's spatial index: its bounding box, and the source. */
-/** A source and its bounding box, as the session's R-tree holds them. */
 export interface IndexedSource extends BoundingBox {
   readonly source: StoredSource;
 }
