@@ -13,6 +13,14 @@ import type { ListCursor } from "./list-query.js";
  */
 export const EXACT_TEST_POSITIONS = 200_000;
 
+/**
+ * What a test costs besides its positions, in positions: reading the candidate's row or document,
+ * building its record and preparing its geometry take ~10 µs whatever its size, as much as ~25
+ * positions (docs/benchmarks.md). Without it, an area over tens of thousands of tiny sources it
+ * misses tested 50,000 of them in one read (~0.6 s).
+ */
+export const POSITIONS_PER_TEST = 32;
+
 /** Where a read that stopped early goes on: after this candidate, in list order, `skip` matches of its offset still to skip. */
 export interface ResumePoint extends ListCursor {
   skip: number;
@@ -31,9 +39,9 @@ export class ExactTestAllowance {
     this.#left = positions;
   }
 
-  /** Before an exact test of `geometry`: what reading it costs. */
+  /** Before an exact test of `geometry`: what reading and testing it costs. */
   spendOn(geometry: SourceGeometry): void {
-    this.#left -= countPositions(geometry);
+    this.#left -= countPositions(geometry) + POSITIONS_PER_TEST;
   }
 
   get exhausted(): boolean {

@@ -166,8 +166,8 @@ export interface SourceStore {
    * are exact: an index narrows the candidates, then `prepareSearchArea` (geo/intersects.ts)
    * decides on the stored geometry; a page's cost grows with the matches read, not its depth.
    * With `exactTests`, the tests stop once they have spent it and another candidate follows,
-   * recording where to go on (ListQuery.exactTests); a candidate whose box lies within every area
-   * matches untested.
+   * recording where to go on (ListQuery.exactTests); in a live list, a candidate whose box lies
+   * within every area matches untested.
    */
   list(query: ListQuery): Promise<SourceRecord[]>;
   get(id: string, accountId: string | null, read?: RecordRead): Promise<SourceRecord | null>;

@@ -1,6 +1,6 @@
 import { boxIntersection } from "../geo/bbox.js";
 import { type PreparedSearchArea, prepareSearchArea } from "../geo/intersects.js";
-import type { BoundingBox, SourceGeometry } from "../geo/types.js";
+import type { BoundingBox, SearchArea, SourceGeometry } from "../geo/types.js";
 import { type ListQuery, spatialAreasOf } from "../model/list-query.js";
 
 /**
@@ -46,9 +46,24 @@ export function narrowingBox(envelopes: readonly BoundingBox[]): BoundingBox {
   return envelopes.reduce((smallest, envelope) => (planarArea(envelope) < planarArea(smallest) ? envelope : smallest));
 }
 
+/**
+ * Areas prepared, by the area object a query names: a page read over several turns (docs/api.md
+ * §13) prepares its area once; a 100,000-position area's edge index takes tens of milliseconds.
+ */
+const preparedAreas = new WeakMap<SearchArea, PreparedSearchArea>();
+
+function prepared(area: SearchArea): PreparedSearchArea {
+  let ready = preparedAreas.get(area);
+  if (ready === undefined) {
+    ready = prepareSearchArea(area);
+    preparedAreas.set(area, ready);
+  }
+  return ready;
+}
+
 /** The spatial filter of `query`, or null when it has none. */
 export function spatialFilterOf(query: ListQuery): SpatialFilter | null {
-  const areas = spatialAreasOf(query).map(prepareSearchArea);
+  const areas = spatialAreasOf(query).map(prepared);
   if (areas.length === 0) return null;
   return {
     envelope: narrowingBox(areas.map((area) => area.envelope)),

@@ -13,7 +13,7 @@ import type {
   Position,
   SearchArea,
 } from "../../src/geo/types.js";
-import { ExactTestAllowance } from "../../src/model/exact-tests.js";
+import { ExactTestAllowance, POSITIONS_PER_TEST } from "../../src/model/exact-tests.js";
 import type { ListCursor, ListQuery } from "../../src/model/list-query.js";
 import type { NewSourceRecord } from "../../src/model/records.js";
 import type { SourceStore } from "../../src/store/port.js";
@@ -105,8 +105,8 @@ const decoyEll = () =>
     [48.5, 50.5],
     [48.5, 48.5],
   ]);
-/** The decoys and matches have 4, 7 or 5 positions: an allowance of this many lasts about three tests. */
-export const DECOY_TESTS_ALLOWANCE = 16;
+/** The decoys and matches have 4, 7 or 5 positions: an allowance of this many lasts two or three tests. */
+export const DECOY_TESTS_ALLOWANCE = 2 * POSITIONS_PER_TEST + 16;
 
 /** 60 records of acct_a: every twelfth (5 in all) meets DECOY_AREA, the others are decoys; and the matches' ids. */
 export function decoysAndMatches(altIdPrefix: string): { records: NewSourceRecord[]; matches: string[] } {
@@ -746,7 +746,7 @@ export function describeListingContract(
     it("stops a page once its exact tests spend the allowance; resumed where each stopped, a walk lists every match once", async () => {
       const { records, matches } = decoysAndMatches("allowance");
       await store.insertMany(records);
-      // Each page may test about three candidates.
+      // Each read may test two or three candidates.
       const ALLOWANCE = DECOY_TESTS_ALLOWANCE;
       for (const [filters, offset] of [
         [{ intersects: area }, 0],

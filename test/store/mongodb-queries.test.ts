@@ -15,7 +15,7 @@ import { boxesIntersect } from "../../src/geo/bbox.js";
 import { prepareSearchArea } from "../../src/geo/intersects.js";
 import { countPositions } from "../../src/geo/parts.js";
 import type { BoundingBox, PolygonGeometry, SourceGeometry } from "../../src/geo/types.js";
-import { ExactTestAllowance } from "../../src/model/exact-tests.js";
+import { ExactTestAllowance, POSITIONS_PER_TEST } from "../../src/model/exact-tests.js";
 import type { ConflictMeasure } from "../../src/model/history.js";
 import { type ListQuery, listFiltersOf } from "../../src/model/list-query.js";
 import { cellCoverRectangles, coverOf, sourceCoverOf } from "../../src/store/mongodb/cover.js";
@@ -731,10 +731,12 @@ describe("collectExact: the exact filtering loop of spatial lists", () => {
   });
 
   it("stops after the candidate that spends the exact tests' allowance, and says where to resume", async () => {
-    const positions = countPositions(ELL);
-    expect(countPositions(inside("x").geometry)).toBe(4);
+    // What testing each costs: its positions and the fixed cost of a test.
+    const positions = countPositions(ELL) + POSITIONS_PER_TEST;
+    const small = countPositions(inside("x").geometry) + POSITIONS_PER_TEST;
+    expect(small).toBe(4 + POSITIONS_PER_TEST);
     // ELL, 4, ELL: the third test spends it; "d" follows, so the page (holding "b") stops after "c".
-    const exactTests = new ExactTestAllowance(positions + 4 + positions);
+    const exactTests = new ExactTestAllowance(positions + small + positions);
     const docs = feed([ell("a"), inside("b"), ell("c"), inside("d")]);
     const page = await collectExact(docs.iterable, [area], { offset: 0, limit: 10, exactTests });
     expect(page.map((d) => d._id)).toEqual(["b"]);
@@ -743,7 +745,7 @@ describe("collectExact: the exact filtering loop of spatial lists", () => {
     expect(docs.pulled()).toBe(4);
     expect(docs.closed()).toBe(true);
     // Spent by the last candidate, the listing just ends.
-    const last = new ExactTestAllowance(positions + 4 + positions);
+    const last = new ExactTestAllowance(positions + small + positions);
     const page3 = await collectExact(feed([ell("a"), inside("b"), ell("c")]).iterable, [area], {
       offset: 0,
       limit: 10,
@@ -774,11 +776,11 @@ describe("collectExact: the exact filtering loop of spatial lists", () => {
   });
 
   it("stopped within the offset, keeps the matches still to skip; a page filled as it runs out is full", async () => {
-    const within = new ExactTestAllowance(4 * 2);
+    const within = new ExactTestAllowance(2 * (4 + POSITIONS_PER_TEST));
     const docs = [inside("a"), inside("b"), inside("c"), inside("d")];
     expect(await collectExact(feed(docs).iterable, [area], { offset: 3, limit: 5, exactTests: within })).toEqual([]);
     expect(within.stoppedAt).toEqual({ createdAt: 98, id: "b", skip: 1 });
-    const filled = new ExactTestAllowance(4 * 2);
+    const filled = new ExactTestAllowance(2 * (4 + POSITIONS_PER_TEST));
     const page = await collectExact(feed(docs).iterable, [area], { offset: 0, limit: 2, exactTests: filled });
     expect(page.map((d) => d._id)).toEqual(["a", "b"]);
     expect(filled.stoppedAt).toBeUndefined();
@@ -1674,6 +1676,8 @@ describe("the ledger at an instant (as_of)", () => {
     expect([0, 1, 2].map((round) => asOfChunkSize(20, 100, round))).toEqual([120, 240, 480]);
     expect(asOfChunkSize(0, 1_000, 0)).toBe(500);
     expect(asOfChunkSize(0, 1, 10_000)).toBe(500);
+    // A spatial list may stop after a few large candidates: it starts at 8 whatever the page.
+    expect([0, 1, 2, 6, 7].map((round) => asOfChunkSize(20, 101, round, true))).toEqual([8, 16, 32, 500, 500]);
     expect([AS_OF_FIRST_CHUNK, AS_OF_CHUNK]).toEqual([16, 500]);
   });
 

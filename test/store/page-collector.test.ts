@@ -1,6 +1,6 @@
 /** collectPage and collectInBatches (src/store/page-collector.ts): the page loops the stores share. */
 import { describe, expect, it } from "vitest";
-import { ExactTestAllowance } from "../../src/model/exact-tests.js";
+import { ExactTestAllowance, POSITIONS_PER_TEST } from "../../src/model/exact-tests.js";
 import { collectInBatches, collectPage, FIRST_BATCH } from "../../src/store/page-collector.js";
 import { square } from "../contract/fixtures.js";
 
@@ -8,8 +8,9 @@ const even = (n: number) => (n % 2 === 0 ? n : null);
 const numbers = (count: number) => Array.from({ length: count }, (_, i) => i);
 /** Candidate n stands at (n, "n") in list order. */
 const cursorOf = (n: number) => ({ createdAt: n, id: String(n) });
-/** Five positions: what one exact test of it spends. */
+/** Five positions: one exact test of it spends TEST. */
 const SQUARE = square(0, 0, 1);
+const TEST = 5 + POSITIONS_PER_TEST;
 
 describe("collectPage", () => {
   it("keeps what read accepts, skips offset of those (not of the candidates), stops at limit", () => {
@@ -62,14 +63,14 @@ describe("collectPage", () => {
 });
 
 describe("collectPage with an exact tests' allowance", () => {
-  /** Every candidate is tested (spending SQUARE's five positions); multiples of three match. */
+  /** Every candidate is tested (spending TEST); multiples of three match. */
   const testing = (exactTests: ExactTestAllowance) => (n: number) => {
     exactTests.spendOn(SQUARE);
     return n % 3 === 0 ? n : null;
   };
 
   it("stops after the candidate that spends it when another follows, and says where to resume", () => {
-    const exactTests = new ExactTestAllowance(5 * 8);
+    const exactTests = new ExactTestAllowance(TEST * 8);
     // Tests of 0..7: matches 0, 3, 6; the offset skips 0; the eighth test (candidate 7) spends it.
     const page = collectPage(
       numbers(100),
@@ -83,7 +84,7 @@ describe("collectPage with an exact tests' allowance", () => {
   });
 
   it("stopped within the offset, keeps the matches still to skip", () => {
-    const exactTests = new ExactTestAllowance(5 * 4);
+    const exactTests = new ExactTestAllowance(TEST * 4);
     // Tests of 0..3: matches 0 and 3, both skipped of an offset of 5: 3 more to skip after candidate 3.
     const page = collectPage(
       numbers(100),
@@ -97,7 +98,7 @@ describe("collectPage with an exact tests' allowance", () => {
   });
 
   it("a page that fills as the allowance runs out is full, not stopped", () => {
-    const exactTests = new ExactTestAllowance(5 * 7);
+    const exactTests = new ExactTestAllowance(TEST * 7);
     // The seventh test (candidate 6) both spends it and fills the page of three.
     const page = collectPage(numbers(100), testing(exactTests), { offset: 0, limit: 3, exactTests }, () => 0, cursorOf);
     expect(page).toEqual([0, 3, 6]);
@@ -105,7 +106,7 @@ describe("collectPage with an exact tests' allowance", () => {
   });
 
   it("spent by the last candidate, the listing ends: nothing is left to resume", () => {
-    const exactTests = new ExactTestAllowance(5 * 7);
+    const exactTests = new ExactTestAllowance(TEST * 7);
     const page = collectPage(numbers(7), testing(exactTests), { offset: 0, limit: 10, exactTests }, () => 0, cursorOf);
     expect(page).toEqual([0, 3, 6]);
     expect(exactTests.exhausted).toBe(true);
@@ -113,7 +114,7 @@ describe("collectPage with an exact tests' allowance", () => {
   });
 
   it("reads every candidate while the allowance lasts", () => {
-    const exactTests = new ExactTestAllowance(5 * 100);
+    const exactTests = new ExactTestAllowance(TEST * 100);
     const page = collectPage(
       numbers(30),
       testing(exactTests),

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/index.js";
 import { expectAsOfWalksToStop } from "../contract/listing-contract.js";
 

@@ -27,6 +27,7 @@ import {
   listFiltersOf,
   type TimeRange,
 } from "../../model/list-query.js";
+import { FIRST_BATCH } from "../page-collector.js";
 import { spatialFilterOf } from "../spatial-filter.js";
 import { type CoverGeometry, coverOf, sourceCoverOf } from "./cover.js";
 import type {
@@ -800,9 +801,12 @@ export const AS_OF_FIRST_CHUNK = 16;
  * How many `created` events the `round`-th read (from 0) of an as_of list asks for: first what
  * the page would take if every source were live then and matched (at least AS_OF_FIRST_CHUNK),
  * then twice as many each time, up to AS_OF_CHUNK (each carries its record, geometry included).
+ * A spatial list may stop after a few large candidates (ListQuery.exactTests): its first read
+ * asks for FIRST_BATCH, so a read does not fetch hundreds of records it leaves.
  */
-export function asOfChunkSize(offset: number, limit: number, round: number): number {
-  return Math.min(AS_OF_CHUNK, Math.max(offset + limit, AS_OF_FIRST_CHUNK) * 2 ** Math.min(round, 10));
+export function asOfChunkSize(offset: number, limit: number, round: number, spatial = false): number {
+  const first = spatial ? FIRST_BATCH : Math.max(offset + limit, AS_OF_FIRST_CHUNK);
+  return Math.min(AS_OF_CHUNK, first * 2 ** Math.min(round, 10));
 }
 
 /**

@@ -701,7 +701,7 @@ export class MongoSourceStore implements SourceStore {
     let after = query.after;
     let tested: ListCursor | null = null;
     for (let round = 0; page.length < query.limit; round++) {
-      const chunk = asOfChunkSize(query.offset, query.limit, round);
+      const chunk = asOfChunkSize(query.offset, query.limit, round, spatial !== null);
       const created = await this.events
         .find<AsOfCreatedDocument>(asOfCreatedFilter(asOf, query.accountId, after, query.id), asOfCreatedOptions(chunk))
         .toArray();

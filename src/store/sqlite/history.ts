@@ -10,7 +10,7 @@ import {
 } from "../../model/history.js";
 import { geometryCharsOf, type ListCursor, type ListQuery } from "../../model/list-query.js";
 import type { SourceRecord } from "../../model/records.js";
-import { collectPage } from "../page-collector.js";
+import { collectPage, FIRST_BATCH } from "../page-collector.js";
 import type { EventPage } from "../port.js";
 import { matcher, narrows } from "../record-filter.js";
 import { spatialFilterOf } from "../spatial-filter.js";
@@ -293,7 +293,7 @@ export class SqliteHistory {
     const plain = matcher(query);
     const spatial = spatialFilterOf(query);
     return collectPage(
-      this.createdAsOf(query, narrows(query) || spatial !== null),
+      this.createdAsOf(query, narrows(query), spatial !== null),
       (row) => {
         const record = this.asItWas(row);
         return plain(record) && (spatial === null || spatial.matches(record.geometry)) ? record : null;
@@ -307,9 +307,19 @@ export class SqliteHistory {
   /**
    * The created events of the sources live at `query.asOf`, in list order, read in chunks: with
    * nothing to filter, every event read is kept or skipped, so a chunk is no larger than the page.
+   * A spatial read may stop after a few large candidates (ListQuery.exactTests), so its chunks
+   * start at FIRST_BATCH rows and double: a read does not take hundreds of whole rows it leaves.
    */
-  private *createdAsOf(query: ListQuery & { asOf: number }, filtered: boolean): Generator<CreatedRow> {
-    const chunk = filtered ? AS_OF_CHUNK : Math.max(1, Math.min(AS_OF_CHUNK, query.offset + query.limit));
+  private *createdAsOf(
+    query: ListQuery & { asOf: number },
+    filtered: boolean,
+    spatial: boolean,
+  ): Generator<CreatedRow> {
+    let chunk = spatial
+      ? FIRST_BATCH
+      : filtered
+        ? AS_OF_CHUNK
+        : Math.max(1, Math.min(AS_OF_CHUNK, query.offset + query.limit));
     let after = query.after ?? null;
     for (;;) {
       const params: (string | number)[] = [query.asOf, query.asOf, query.asOf];
@@ -322,6 +332,7 @@ export class SqliteHistory {
       const last = rows.at(-1);
       if (last === undefined || rows.length < chunk) return;
       after = cursorOfCreated(last);
+      if (spatial) chunk = Math.min(AS_OF_CHUNK, 2 * chunk);
     }
   }
 
