@@ -4,7 +4,7 @@ import { boundingBox } from "../geo/bbox.js";
 import { shareOverlayAllowances } from "../geo/overlay-allowances.js";
 import type { SearchArea } from "../geo/types.js";
 import { checkGeometry } from "../geo/validity.js";
-import { ExactTestAllowance, type ResumePoint } from "../model/exact-tests.js";
+import { ExactTestAllowance, READ_ON_TURNS, type ResumePoint } from "../model/exact-tests.js";
 import {
   AS_OF_PRODUCTION_ONLY,
   type Environment,
@@ -446,12 +446,16 @@ export function createLedger(options: LedgerOptions): Ledger {
     try {
       // Reading stops where the page's exact tests spend their allowance (docs/api.md §13). A page
       // that holds no record by then reads on from there, in a later turn of the event loop: each
-      // turn is bounded, and no page but the last is empty (clients such as GDAL stop at one).
-      for (let start = { after, offset }; ; ) {
+      // turn is bounded, and a page is empty only at the end or after READ_ON_TURNS turns (clients
+      // such as GDAL stop at an empty page; one request must not read an account whole).
+      // A token's skip (the offset's matches still to skip) is where its page starts, not a filter.
+      let start: Pick<ListQuery, "after" | "offset"> =
+        after === undefined ? { offset } : { after: { createdAt: after.createdAt, id: after.id }, offset: after.skip };
+      for (let turn = 1; ; turn++) {
         const exactTests = new ExactTestAllowance();
         found = await store.list({ ...page, ...start, exactTests });
         stoppedAt = exactTests.stoppedAt;
-        if (found.length > 0 || stoppedAt === undefined) break;
+        if (found.length > 0 || stoppedAt === undefined || turn === READ_ON_TURNS) break;
         start = { after: { createdAt: stoppedAt.createdAt, id: stoppedAt.id }, offset: stoppedAt.skip };
         await nextTurn();
       }
@@ -462,11 +466,11 @@ export function createLedger(options: LedgerOptions): Ledger {
     const tokenAfter = (record: SourceRecord) => keys.mint({ createdAt: record.createdAt, id: record.id }, binding());
     const last = records.at(-1);
     // Records read past the page's end, or reading stopped past its last record: the next page
-    // starts after that record, or where reading stopped (the page holds a record, so nothing of
-    // its offset is left to skip).
+    // starts after that record, or where reading stopped, with the offset's matches still to skip
+    // (none once the page holds a record).
     let nextPageToken: string | null = null;
     if (last !== undefined && found.length > records.length) nextPageToken = tokenAfter(last);
-    else if (stoppedAt !== undefined) nextPageToken = keys.mint(stoppedAt, binding());
+    else if (stoppedAt !== undefined) nextPageToken = keys.mint(stoppedAt, binding(), stoppedAt.skip);
     return { records, nextPageToken, tokenAfter };
   }
 

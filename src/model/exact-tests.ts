@@ -21,6 +21,13 @@ export const EXACT_TEST_POSITIONS = 200_000;
  */
 export const POSITIONS_PER_TEST = 32;
 
+/**
+ * How many reads one page makes at most while it finds no record (docs/api.md §13): ~1 s, 2,000,000
+ * positions tested. Past it the page is answered empty, with a token that goes on from there, so
+ * one request cannot make the service read a whole account of large sources that all miss.
+ */
+export const READ_ON_TURNS = 10;
+
 /** Where a read that stopped early goes on: after this candidate, in list order, `skip` matches of its offset still to skip. */
 export interface ResumePoint extends ListCursor {
   skip: number;

@@ -1,7 +1,7 @@
 /**
  * GDAL's OAPIF driver through a bbox whose candidates mostly fail the exact test (docs/api.md §13):
  * the driver stops at the first page without features, whatever its `next` link says, so the
- * service must never answer one but the last. In list order: a small source in the box, four
+ * service reads on instead of answering one (for up to ten reads). In list order: a small source in the box, four
  * sources of 100,000 positions whose boxes meet the box while their geometry stays clear of it
  * (two spend a page's exact-test allowance), and another small source in the box. ogr2ogr with a
  * spatial filter copies both small ones, across two pages. Runs when ogr2ogr is on PATH.

@@ -3,8 +3,8 @@
  * read of the store stops once its exact tests have read EXACT_TEST_POSITIONS positions of candidate
  * geometry. A page that holds a record by then ends there, with a next link (REST) or
  * next_page_token (gRPC) resuming after the last candidate tested; a page that holds none reads on
- * in a later turn of the event loop, so no page but the last is empty (GDAL stops at an empty
- * page). The matches of an offset are skipped across turns. Both environments, REST and gRPC.
+ * in a later turn of the event loop (up to READ_ON_TURNS reads; test/ledger covers the cap), so
+ * no page here but the last is empty (GDAL stops at an empty page). The matches of an offset are skipped across turns. Both environments, REST and gRPC.
  *
  * The fixture, in list order: a small source on a square "donut" area, three sources of 100,000
  * positions inside its hole (their boxes meet its envelope, their geometry never meets it), then

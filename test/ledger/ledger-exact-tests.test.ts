@@ -4,7 +4,8 @@
  * token resuming after the last candidate tested (not after its last record, which would test the
  * same candidates again); a page that holds none reads on from where the read stopped, in a later
  * turn of the event loop (a callback queued before the search runs between the two reads), with
- * the offset's matches still skipped; no page but the last is empty.
+ * the offset's matches still skipped; no page is empty but the last, or one that found nothing in
+ * READ_ON_TURNS reads (its token goes on from there, with the offset's matches still to skip).
  *
  * The ledger, in list order: a small source on a square "donut" area, three sources of 100,000
  * positions in its hole (two spend a read's allowance), two more small sources on the donut.
@@ -12,7 +13,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Position, SearchArea, SourceGeometry } from "../../src/geo/types.js";
 import { createLedger, type Ledger } from "../../src/ledger/ledger.js";
-import { EXACT_TEST_POSITIONS } from "../../src/model/exact-tests.js";
+import { EXACT_TEST_POSITIONS, READ_ON_TURNS } from "../../src/model/exact-tests.js";
 import type { ListQuery } from "../../src/model/list-query.js";
 import type { Principal } from "../../src/model/principal.js";
 import type { NewSourceRecord } from "../../src/model/records.js";
@@ -72,26 +73,7 @@ describe.each(STORES)("over the $name", ({ open }) => {
     store = open();
     reads = [];
     turn = 0;
-    const real = store;
-    const spied: SourceStore = new Proxy(real, {
-      get(target, property) {
-        if (property === "list") {
-          return (query: ListQuery) => {
-            reads.push({ query, turn });
-            return target.list(query);
-          };
-        }
-        const value = Reflect.get(target, property, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-    let ids = 0;
-    ledger = createLedger({
-      environment: "production",
-      store: spied,
-      secret: new Uint8Array(32).fill(7),
-      newId: () => `id-${++ids}`,
-    });
+    ledger = ledgerOver(spyOnList(store, (query) => reads.push({ query, turn })));
     // makeRecord's created times increase call by call: this is the list order.
     const onTheRing = (i: number) => makeRecord({ accountId: ACCOUNT, geometry: square(19.5, 1 + i) });
     const first = onTheRing(0);
@@ -158,6 +140,87 @@ describe.each(STORES)("over the $name", ({ open }) => {
     expect(reads[1].turn).toBeGreaterThan(reads[0].turn);
   });
 });
+
+describe("over the SQLite store, an account of decoys past READ_ON_TURNS reads", () => {
+  let store: SourceStore;
+  let ledger: Ledger;
+  let reads: ListQuery[];
+  let decoys: NewSourceRecord[];
+  let matches: NewSourceRecord[];
+
+  beforeEach(async () => {
+    store = openSqliteStore({ path: ":memory:" });
+    reads = [];
+    ledger = ledgerOver(spyOnList(store, (query) => reads.push(query)));
+    // Two decoys a read: READ_ON_TURNS reads test 2 × READ_ON_TURNS of them, and one more follows.
+    const geometry = circle(1, 1);
+    decoys = Array.from({ length: 2 * READ_ON_TURNS + 1 }, () => makeRecord({ accountId: ACCOUNT, geometry }));
+    matches = [0, 1].map((i) => makeRecord({ accountId: ACCOUNT, geometry: square(19.5, 1 + i) }));
+    await store.insertMany([...decoys, ...matches]);
+  }, 60_000);
+
+  afterEach(async () => {
+    await store.close();
+  });
+
+  it("answers an empty page after READ_ON_TURNS reads, with a token that goes on after the last decoy tested", async () => {
+    const first = await ledger.search(user, { area: DONUT, filters: {}, limit: 10 });
+    expect(first.records).toEqual([]);
+    expect(first.nextPageToken).not.toBeNull();
+    expect(reads).toHaveLength(READ_ON_TURNS);
+    const second = await ledger.search(user, {
+      area: DONUT,
+      filters: {},
+      limit: 10,
+      pageToken: first.nextPageToken ?? "",
+    });
+    expect(second.records.map((r) => r.id)).toEqual(matches.map((m) => m.id));
+    expect(second.nextPageToken).toBeNull();
+    const lastTested = decoys[2 * READ_ON_TURNS - 1];
+    expect(reads[READ_ON_TURNS].after).toEqual({ createdAt: lastTested.createdAt, id: lastTested.id });
+  });
+
+  it("carries the offset's matches still to skip in that token", async () => {
+    const first = await ledger.search(user, { area: DONUT, filters: {}, limit: 10, offset: 1 });
+    expect(first.records).toEqual([]);
+    const second = await ledger.search(user, {
+      area: DONUT,
+      filters: {},
+      limit: 10,
+      pageToken: first.nextPageToken ?? "",
+    });
+    // The first match skipped by the token, not by an offset given again.
+    expect(second.records.map((r) => r.id)).toEqual([matches[1].id]);
+    expect(reads[READ_ON_TURNS].offset).toBe(1);
+  });
+});
+
+/** A production ledger over `store`. */
+function ledgerOver(store: SourceStore): Ledger {
+  let ids = 0;
+  return createLedger({
+    environment: "production",
+    store,
+    secret: new Uint8Array(32).fill(7),
+    newId: () => `id-${++ids}`,
+  });
+}
+
+/** `store`, telling `seen` of every list query before running it. */
+function spyOnList(store: SourceStore, seen: (query: ListQuery) => void): SourceStore {
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === "list") {
+        return (query: ListQuery) => {
+          seen(query);
+          return target.list(query);
+        };
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
 
 function square(x: number, y: number): SourceGeometry {
   return { type: "Polygon", coordinates: [ring(x, y, x + 0.2, y + 0.2)] };

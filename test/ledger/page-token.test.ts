@@ -1,8 +1,9 @@
 /**
- * Page tokens (src/ledger/page-token.ts): a cursor in, the same cursor out for the same key and
- * binding; null for anything else: another binding, another key, any altered bit or character,
+ * Page tokens (src/ledger/page-token.ts): a cursor (and the matches still to skip after it) in,
+ * the same out for the same key and binding; null for anything else: another binding, another key, any altered bit or character,
  * another spelling of the same bytes, text that is not base64url, empty or huge text.
  */
+import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { PageTokens, pageTokenKey } from "../../src/ledger/page-token.js";
 import type { ListCursor } from "../../src/model/list-query.js";
@@ -27,7 +28,7 @@ describe("pageTokenKey", () => {
 
   it("lets two instances keyed by one secret (two processes of one store) read each other's tokens", () => {
     const other = new PageTokens(pageTokenKey(new Uint8Array(SECRET)));
-    expect(other.read(tokens.mint(cursor, BINDING), BINDING)).toEqual(cursor);
+    expect(other.read(tokens.mint(cursor, BINDING), BINDING)).toEqual({ ...cursor, skip: 0 });
   });
 });
 
@@ -35,7 +36,19 @@ describe("PageTokens", () => {
   it("reads back the cursor it minted, for the same binding", () => {
     const token = tokens.mint(cursor, BINDING);
     expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(tokens.read(token, BINDING)).toEqual(cursor);
+    expect(tokens.read(token, BINDING)).toEqual({ ...cursor, skip: 0 });
+  });
+
+  it("reads back the matches still to skip that a page ended empty within its offset minted", () => {
+    for (const skip of [1, 2, 999, 2 ** 31 - 1, 2 ** 32 - 1]) {
+      const token = tokens.mint(cursor, BINDING, skip);
+      expect(tokens.read(token, BINDING), String(skip)).toEqual({ ...cursor, skip });
+      // Four bytes longer than the same cursor's token without a skip.
+      expect(Buffer.from(token, "base64url").length).toBe(
+        Buffer.from(tokens.mint(cursor, BINDING), "base64url").length + 4,
+      );
+    }
+    expect(tokens.mint(cursor, BINDING, 0)).toBe(tokens.mint(cursor, BINDING));
   });
 
   it("mints the same token for the same cursor and binding (no randomness, no time)", () => {
@@ -58,7 +71,8 @@ describe("PageTokens", () => {
     ["a sandbox id", { createdAt: T, id: "sandbox_0f8c2a4e-9b1d-4c3a-8e2f-5d6b7a8c9d0e" }],
     ["a 300-character id", { createdAt: T, id: "i".repeat(300) }],
   ])("round-trips %s", (_label, c) => {
-    expect(tokens.read(tokens.mint(c, BINDING), BINDING)).toEqual(c);
+    expect(tokens.read(tokens.mint(c, BINDING), BINDING)).toEqual({ ...c, skip: 0 });
+    expect(tokens.read(tokens.mint(c, BINDING, 7), BINDING)).toEqual({ ...c, skip: 7 });
   });
 
   it("refuses the token under any other binding", () => {
@@ -84,8 +98,14 @@ describe("PageTokens", () => {
   });
 
   it("refuses the token with any single bit of its bytes changed", () => {
-    for (const c of [cursor, { createdAt: 0, id: "x" }, { createdAt: -8.64e15, id: "ñ" }]) {
-      const bytes = Buffer.from(tokens.mint(c, BINDING), "base64url");
+    for (const [c, skip] of [
+      [cursor, 0],
+      [{ createdAt: 0, id: "x" }, 0],
+      [{ createdAt: -8.64e15, id: "ñ" }, 0],
+      [cursor, 5],
+      [{ createdAt: 0, id: "x" }, 1],
+    ] as const) {
+      const bytes = Buffer.from(tokens.mint(c, BINDING, skip), "base64url");
       let tried = 0;
       for (let i = 0; i < bytes.length; i++) {
         for (let bit = 0; bit < 8; bit++) {
@@ -160,11 +180,25 @@ describe("PageTokens", () => {
     }
   });
 
-  it("refuses a token of an unknown version even with a valid MAC", () => {
-    // The MAC covers the version byte, so a version-2 token cannot be forged; read also checks it.
-    const bytes = Buffer.from(tokens.mint(cursor, BINDING), "base64url");
-    bytes[0] = 2;
-    expect(tokens.read(bytes.toString("base64url"), BINDING)).toBeNull();
+  it("refuses a token of an unknown version, or a version its bytes do not fit, even with a valid MAC", () => {
+    // The MAC covers the version byte, so such a token cannot be forged; read also checks it.
+    const key = pageTokenKey(SECRET);
+    const withMac = (body: Buffer) =>
+      Buffer.concat([
+        body,
+        createHmac("sha256", key).update(BINDING).update("\u0000").update(body).digest().subarray(0, 16),
+      ]).toString("base64url");
+    const body = Buffer.from(tokens.mint(cursor, BINDING), "base64url").subarray(0, -16);
+    expect(tokens.read(withMac(body), BINDING)).toEqual({ ...cursor, skip: 0 });
+    for (const version of [0, 3, 255]) {
+      const other = Buffer.from(body);
+      other[0] = version;
+      expect(tokens.read(withMac(other), BINDING), String(version)).toBeNull();
+    }
+    // Version 2 with no room for an id after its skip: nine bytes of header and three of skip.
+    const short = Buffer.alloc(1 + 8 + 3);
+    short[0] = 2;
+    expect(tokens.read(withMac(short), BINDING)).toBeNull();
   });
 
   it("refuses a token too long to be one of ours, however it was made", () => {
