@@ -11,7 +11,7 @@
  * two more small sources on the donut. Two decoys spend the allowance.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EXACT_TEST_POSITIONS } from "../../src/model/exact-tests.js";
+import { EXACT_TEST_POSITIONS, READ_ON_TURNS } from "../../src/model/exact-tests.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { LedgerGrpc } from "./grpc-support.js";
 import {
@@ -19,6 +19,7 @@ import {
   featureOf,
   type Geometry,
   type Json,
+  nextLink,
   type Position,
   protoGeometry,
   type RpcSource,
@@ -27,7 +28,7 @@ import {
   serviceOf,
   walkRest,
 } from "./paging-support.js";
-import type { Environment } from "./rest-support.js";
+import { type Environment, expectJson, type SourceRecord } from "./rest-support.js";
 
 const [X, Y] = [100, 10];
 const DECOY_POSITIONS = 100_000;
@@ -123,6 +124,37 @@ describe.each(["production", "sandbox"] as const)("%s", (env) => {
     expect(skipping.next_page_token).toBe("");
     expect(await search(WEST, { limit: 10 })).toEqual({ sources: [], next_page_token: "" });
   });
+});
+
+describe("production, an account whose decoys outlast READ_ON_TURNS reads", () => {
+  it("REST: the first page is answered empty with a Link after ten reads; the next holds the match, with the offset carried", async () => {
+    const account = await server.userToken("acct-search-allowance-cap");
+    // Two decoys a read: READ_ON_TURNS reads test 2 × READ_ON_TURNS of them, and one more follows.
+    const decoys = Array.from({ length: 2 * READ_ON_TURNS + 1 }, (_, i) =>
+      featureOf(`cap-decoy-${i}`, circle(X + 1 + (i % 7) * 0.5, Y + 1 + Math.floor(i / 7) * 0.5, 0.2)),
+    );
+    await createAll(server, account, decoys, "production", 3);
+    const matchesHere: string[] = [];
+    for (const i of [0, 1]) {
+      const [created] = await createAll(server, account, [
+        featureOf(`cap-ring-${i}`, rect(X + 19.5, Y + 5 + i, X + 19.7, Y + 5.2 + i)),
+      ]);
+      matchesHere.push(created.id);
+    }
+    const walk = await walkRest(server, account, pathOf("production"), { body: { intersects: DONUT, limit: 10 } });
+    expect(walk.pageSizes).toEqual([0, 2]);
+    expect(walk.records.map((r) => r.id)).toEqual(matchesHere);
+    // With an offset: the empty page's token carries the match still to skip; the Link is
+    // followed with the body without its offset (page_token with offset is a 422).
+    const body = { intersects: DONUT, limit: 10 };
+    const first = await server.request("POST", pathOf("production"), { token: account, json: { ...body, offset: 1 } });
+    const link = nextLink(first);
+    expect(await expectJson<SourceRecord[]>(first, 200)).toEqual([]);
+    expect(link).not.toBeNull();
+    const second = await server.request("POST", link as string, { token: account, json: body });
+    expect(nextLink(second)).toBeNull();
+    expect((await expectJson<SourceRecord[]>(second, 200)).map((r) => r.id)).toEqual(matchesHere.slice(1));
+  }, 120_000);
 });
 
 /** The search path of an environment. */
