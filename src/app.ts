@@ -203,6 +203,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const rpcMethods = rpcMethodsByPath(served);
   const tokenRpcMethods = rpcMethodsByPath(api);
   installRequestIdEcho(app);
+  // Before any hook that may answer and stop the request there (a Host refusal, an early 401, a
+  // 408): every answered HTTP/2 stream still receiving is closed.
+  installAnsweredStreamClosing(app);
   // An RPC (a POST or GET of a method Connect serves, or any gRPC call) is refused in its own
   // protocol's error form; anything else (an OPTIONS on an RPC path) in problem details.
   const isRpcCall = (request: FastifyRequest) =>
@@ -219,7 +222,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   configureHttp2(server, { maxConcurrentStreams: config.h2MaxStreams }, config.h2IdleTimeoutMs);
   const deadlineCounts: DeadlineCounts = { bodyTimeouts: 0 };
   installRequestDeadline(app, config.requestTimeoutMs, deadlineCounts);
-  installAnsweredStreamClosing(app);
   const sandboxStore = createSandboxStore({
     ttlMs: config.sandboxTtlMs,
     maxBytes: config.sandboxMaxMb * 1024 * 1024,

@@ -1,9 +1,11 @@
 import { request as httpRequest } from "node:http";
+import http2 from "node:http2";
 import { connect } from "node:net";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MALFORMED_HOST } from "../../src/http/host-check.js";
 import { MAX_DETAIL_VIOLATIONS } from "../../src/rpc/errors.js";
+import { trickleUntilClosed } from "../support/one-port-clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { fieldViolations, LedgerGrpc, polygonGeometry, sourceInput, uniqueAlt } from "./grpc-support.js";
 import { flat } from "./rest-support.js";
@@ -208,6 +210,29 @@ describe("hardening against hostile input", () => {
       expect(JSON.parse(answer.body).links[0].href.startsWith(`http://${host}/ogc/`), host).toBe(true);
     }
   });
+
+  it.each([
+    ["REST", "/sources", "user@host", "application/json", "{", "400"],
+    ["Connect", "/sourceledger.v2.SourceLedgerService/GetSource", "a,b", "application/json", "{", "400"],
+    [
+      "gRPC-Web",
+      "/sourceledger.v2.SourceLedgerService/GetSource",
+      "x!y",
+      "application/grpc-web+proto",
+      "\u0000",
+      "200",
+    ],
+  ])(
+    "HTTP/2, %s: a request refused for its Host, its body still trickling, has its stream closed (NO_ERROR)",
+    async (_, path, authority, contentType, first, status) => {
+      const events = await trickleUntilClosed(
+        server.port,
+        { ":path": path, ":authority": authority, "content-type": contentType },
+        first,
+      );
+      expect(events).toEqual([`status ${status}`, `closed, code ${http2.constants.NGHTTP2_NO_ERROR}`]);
+    },
+  );
 
   it("a Host that is not a host[:port] on an RPC is invalid_argument in the caller's protocol, before the token", async () => {
     const { port } = new URL(server.baseUrl);

@@ -11,6 +11,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { trickleUntilClosed } from "../support/one-port-clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 /** Writes `head`, then the body one byte every `everyMs`, and collects what comes back until close. */
@@ -103,42 +104,19 @@ describe("the request-body deadline (REQUEST_TIMEOUT_MS=400)", () => {
     async (_, path) => {
       const token = await server.token();
       const printed = vi.spyOn(console, "error");
-      const session = http2.connect(`http://127.0.0.1:${server.port}`);
       try {
-        const events = await new Promise<string[]>((resolve) => {
-          const seen: string[] = [];
-          const stream = session.request({
-            ":method": "POST",
-            ":path": path,
-            authorization: `Bearer ${token}`,
-            "content-type": "application/json",
-          });
-          stream.write("{");
-          // A byte every 100 ms, past the answer: only closing the stream stops it.
-          const trickle = setInterval(() => {
-            if (!stream.closed && !stream.destroyed) stream.write(" ");
-          }, 100);
-          const giveUp = setTimeout(() => {
-            seen.push("still open 2 s after the answer");
-            stream.close();
-          }, 2_400);
-          stream.on("response", (h) => seen.push(`status ${h[":status"]}`));
-          stream.on("data", () => {});
-          stream.on("error", () => {});
-          stream.on("close", () => {
-            clearInterval(trickle);
-            clearTimeout(giveUp);
-            seen.push(`closed, code ${stream.rstCode}`);
-            resolve(seen);
-          });
-        });
+        // A byte every 100 ms, past the answer: only closing the stream stops it.
+        const events = await trickleUntilClosed(
+          server.port,
+          { ":path": path, authorization: `Bearer ${token}`, "content-type": "application/json" },
+          "{",
+        );
         expect(events).toEqual(["status 408", `closed, code ${http2.constants.NGHTTP2_NO_ERROR}`]);
         // Connect's late answer to the cut-off request is dropped, not printed with a stack.
         await new Promise((resolve) => setTimeout(resolve, 300));
         expect(printed).not.toHaveBeenCalled();
       } finally {
         printed.mockRestore();
-        session.close();
       }
     },
   );

@@ -171,3 +171,43 @@ export function readUntilClose(socket: net.Socket): Promise<string> {
     socket.once("close", () => resolve(Buffer.concat(chunks).toString("latin1")));
   });
 }
+
+/**
+ * An HTTP/2 request whose body never ends: `first` at once, then a byte every 100 ms, past any
+ * answer (only the server closing the stream stops it). Resolves with what was seen, in order:
+ * `status N`, then `closed, code C`, or `still open 2 s after the answer` when the stream stayed
+ * open 2.4 s.
+ */
+export async function trickleUntilClosed(
+  port: number,
+  headers: http2.OutgoingHttpHeaders,
+  first: string | Uint8Array,
+): Promise<string[]> {
+  const session = http2.connect(`http://127.0.0.1:${port}`);
+  session.on("error", () => undefined);
+  try {
+    return await new Promise<string[]>((resolve) => {
+      const seen: string[] = [];
+      const stream = session.request({ ":method": "POST", ...headers });
+      stream.write(first);
+      const trickle = setInterval(() => {
+        if (!stream.closed && !stream.destroyed) stream.write(" ");
+      }, 100);
+      const giveUp = setTimeout(() => {
+        seen.push("still open 2 s after the answer");
+        stream.close();
+      }, 2_400);
+      stream.on("response", (h) => seen.push(`status ${h[":status"]}`));
+      stream.on("data", () => undefined);
+      stream.on("error", () => undefined);
+      stream.on("close", () => {
+        clearInterval(trickle);
+        clearTimeout(giveUp);
+        seen.push(`closed, code ${stream.rstCode}`);
+        resolve(seen);
+      });
+    });
+  } finally {
+    session.close();
+  }
+}
