@@ -16,6 +16,7 @@ import {
   endStreamFromJson,
   endStreamToJson,
 } from "@connectrpc/connect/protocol-connect";
+import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
 import { withSameRoute } from "./handler-route.js";
 
 /** The final status of an RPC answer: its code (`0` for success) and message. */
@@ -34,7 +35,6 @@ export type RpcProtocol = "grpc-web" | "grpc" | "connect";
 
 const GRPC_WEB = /^application\/grpc-web(?:-text)?(?:[+;]|$)/i;
 const GRPC = /^application\/grpc(?:[+;]|$)/i;
-const TRAILER_FLAG = 0b1000_0000;
 
 /** The protocol of an RPC request, from its content type. */
 export function rpcProtocolOf(contentType: string | null | undefined): RpcProtocol {
@@ -98,20 +98,11 @@ function visitGrpcWeb(res: UniversalServerResponse, visit: (s: AnswerStatus) => 
   if (body === undefined) return res;
   async function* visited(chunks: AsyncIterable<Uint8Array>) {
     for await (const chunk of chunks) {
-      if (chunk[0] !== TRAILER_FLAG) {
+      if (chunk[0] !== trailerFlag) {
         yield chunk;
         continue;
       }
-      const fields = new Map(
-        Buffer.from(chunk.subarray(5))
-          .toString("latin1")
-          .split("\r\n")
-          .filter((line) => line !== "")
-          .map((line) => {
-            const colon = line.indexOf(":");
-            return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()] as const;
-          }),
-      );
+      const fields = trailerParse(chunk.subarray(5));
       const status = grpcStatus(fields.get("grpc-status"), fields.get("grpc-message"));
       const replaced = status && visit(status);
       if (!replaced) {
@@ -119,8 +110,7 @@ function visitGrpcWeb(res: UniversalServerResponse, visit: (s: AnswerStatus) => 
         continue;
       }
       setGrpcStatus(fields, replaced);
-      const data = Buffer.from([...fields].map(([name, value]) => `${name}: ${value}\r\n`).join(""), "latin1");
-      yield encodeEnvelope(TRAILER_FLAG, data);
+      yield encodeEnvelope(trailerFlag, trailerSerialize(fields));
     }
   }
   return { ...res, body: visited(body) };
