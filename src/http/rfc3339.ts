@@ -2,20 +2,11 @@
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9})\d*)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-/** In the proleptic Gregorian calendar, year 0 too (Date.UTC would read years 0–99 as 1900–1999). */
-function daysInMonth(year: number, month: number): number {
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
-}
-
 /** An RFC 3339 date-time with an offset → Timestamp fields, or null when malformed or impossible. */
 export function parseRfc3339(text: string): { seconds: bigint; nanos: number } | null {
   const m = DATE_TIME.exec(text);
   if (!m) return null;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
   // Leap seconds (:60) cannot be represented by Timestamp or by epoch time.
   if (hour > 23 || minute > 59 || second > 59) return null;
   let offsetMinutes = 0;
@@ -25,8 +16,11 @@ export function parseRfc3339(text: string): { seconds: bigint; nanos: number } |
     if (offsetHours > 23 || offsetMins > 59) return null;
     offsetMinutes = (m[9] === "-" ? -1 : 1) * (offsetHours * 60 + offsetMins);
   }
+  // setUTCFullYear counts in the proleptic Gregorian calendar, years 0–99 too (Date.UTC would read
+  // them as 1900–1999); a day that does not exist (February 30) rolls over, so it is caught here.
   const utc = new Date(0);
   utc.setUTCFullYear(year, month - 1, day);
+  if (utc.getUTCFullYear() !== year || utc.getUTCMonth() !== month - 1 || utc.getUTCDate() !== day) return null;
   utc.setUTCHours(hour, minute, second, 0);
   const seconds = BigInt(utc.getTime() / 1000 - offsetMinutes * 60);
   const nanos = m[7] ? Number(m[7].padEnd(9, "0")) : 0;
