@@ -1,4 +1,6 @@
+import { Code } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { codeName } from "../rpc/answer-status.js";
 import { type ProblemDetails, problem, sendProblem } from "./problem.js";
 import { rpcOutcomeOf } from "./rpc-outcome.js";
 
@@ -54,7 +56,7 @@ function cutOff(request: FastifyRequest, reply: FastifyReply, deadlineMs: number
   counts.bodyTimeouts++;
   // An RPC's handler may still answer once the body ends or breaks off: that answer is dropped.
   const outcome = rpcOutcomeOf(request);
-  outcome.code ??= "deadline_exceeded";
+  outcome.code ??= codeName(Code.DeadlineExceeded);
   outcome.answered = true;
   const http1 = request.raw.httpVersionMajor < 2;
   if (!reply.sent && !reply.raw.headersSent) {

@@ -1,5 +1,3 @@
-import { isUtf8 } from "node:buffer";
-
 /**
  * JSON bodies are read as UTF-8 strictly (RFC 8259 §8.1): a byte sequence that is not UTF-8 is
  * refused where it starts, instead of being replaced by U+FFFD. Replacing it would store a value
@@ -44,8 +42,8 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
 
 /** What is wrong with `bytes` as UTF-8 text of `what` ("the body", "the message"), or undefined. */
 export function invalidUtf8Detail(bytes: Uint8Array, what: string): string | undefined {
-  if (isUtf8(bytes)) return undefined;
   const at = firstInvalidUtf8(bytes);
+  if (at < 0) return undefined;
   // The byte there and the continuation bytes (80..BF) after it, as far as a character could reach.
   let end = at + 1;
   while (end < bytes.length && end < at + 4 && bytes[end] >= 0x80 && bytes[end] <= 0xbf) end++;

@@ -3,6 +3,7 @@
  * protocol it is refused as invalid_argument with a fixed text, never as internal with the parser's
  * own words, and only after authentication.
  */
+import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NOT_JSON, NOT_PROTOBUF } from "../../src/rpc/decode-errors.js";
 import { grpcStatusFields, h1Request } from "../support/one-port-clients.js";
@@ -24,12 +25,7 @@ const SANDBOX_PATH = "/sourceledger.v2.SandboxSourceLedgerService/CreateSources"
 const GARBAGE = Buffer.from([0x07, 0xff, 0xff, 0xff]);
 
 /** A length-prefixed (gRPC / gRPC-Web) message frame. */
-function frame(payload: Buffer): Buffer {
-  const out = Buffer.alloc(5 + payload.length);
-  out.writeUInt32BE(payload.length, 1);
-  payload.copy(out, 5);
-  return out;
-}
+const frame = (payload: Uint8Array) => encodeEnvelope(0, payload);
 
 describe("a request message that is not protobuf", () => {
   it("Connect (application/proto) → HTTP 400 invalid_argument with the fixed text", async () => {

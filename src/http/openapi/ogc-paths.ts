@@ -60,7 +60,7 @@ function itemsPaths(collection: OgcCollection): Paths {
   };
   return {
     [items]: {
-      description: "PUT, PATCH and DELETE answer 405 with `Allow: GET, POST`.",
+      description: "Other methods answer 405 with `Allow: GET, POST`.",
       get: {
         operationId: `get${stem}Items`,
         summary: `${collection.title}: items`,
@@ -96,7 +96,7 @@ function itemsPaths(collection: OgcCollection): Paths {
       },
     },
     [`${items}/{featureId}`]: {
-      description: "PUT, PATCH and POST answer 405 with `Allow: GET, DELETE`.",
+      description: "Other methods answer 405 with `Allow: GET, DELETE`.",
       get: {
         operationId: `get${single}Item`,
         summary: `${collection.title}: one item`,

@@ -164,14 +164,14 @@ export function restPaths(environment: Environment): Paths {
 
   return {
     [base]: {
-      description: "PUT and PATCH answer 405 with `Allow: GET, POST, DELETE`.",
+      description: "Other methods answer 405 with `Allow: GET, POST, DELETE`.",
       get: list,
       post: create,
       delete: deleteByAltId,
     },
     [`${base}/search`]: { description: "Other methods answer 405 with `Allow: POST`.", post: search },
     [`${base}/{id}`]: {
-      description: "PUT, PATCH and POST answer 405 with `Allow: GET, DELETE`.",
+      description: "Other methods answer 405 with `Allow: GET, DELETE`.",
       get,
       delete: deleteById,
     },

@@ -19,7 +19,7 @@ export const EVENT_BYTES = 96;
  * (measured in the process, after full collections; 192 were counted before, so such a loop could
  * hold 2.3 times the budget).
  */
-export const HISTORY_ENTRY_BYTES = 320;
+const HISTORY_ENTRY_BYTES = 320;
 
 /** What a created source's history adds, beyond the source: its entry and its `created` event. */
 export const CREATED_HISTORY_BYTES = HISTORY_ENTRY_BYTES + EVENT_BYTES;
