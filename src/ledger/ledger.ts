@@ -4,7 +4,7 @@ import { boundingBox } from "../geo/bbox.js";
 import { shareOverlayAllowances } from "../geo/overlay-allowances.js";
 import type { SearchArea } from "../geo/types.js";
 import { checkGeometry } from "../geo/validity.js";
-import { ExactTestAllowance, READ_ON_TURNS, type ResumePoint } from "../model/exact-tests.js";
+import { ExactTestAllowance, READ_ON_TURNS, type ResumePoint, resumingAt } from "../model/exact-tests.js";
 import {
   AS_OF_PRODUCTION_ONLY,
   type Environment,
@@ -449,14 +449,13 @@ export function createLedger(options: LedgerOptions): Ledger {
       // turn is bounded, and a page is empty only at the end or after READ_ON_TURNS turns (clients
       // such as GDAL stop at an empty page; one request must not read an account whole).
       // A token's skip (the offset's matches still to skip) is where its page starts, not a filter.
-      let start: Pick<ListQuery, "after" | "offset"> =
-        after === undefined ? { offset } : { after: { createdAt: after.createdAt, id: after.id }, offset: after.skip };
+      let start: Pick<ListQuery, "after" | "offset"> = after === undefined ? { offset } : resumingAt(after);
       for (let turn = 1; ; turn++) {
         const exactTests = new ExactTestAllowance();
         found = await store.list({ ...page, ...start, exactTests });
         stoppedAt = exactTests.stoppedAt;
         if (found.length > 0 || stoppedAt === undefined || turn === READ_ON_TURNS) break;
-        start = { after: { createdAt: stoppedAt.createdAt, id: stoppedAt.id }, offset: stoppedAt.skip };
+        start = resumingAt(stoppedAt);
         await nextTurn();
       }
     } catch (error) {

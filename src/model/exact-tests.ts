@@ -33,6 +33,11 @@ export interface ResumePoint extends ListCursor {
   skip: number;
 }
 
+/** Where the read that goes on from `point` starts: after its candidate, skipping its matches still to skip. */
+export function resumingAt(point: ResumePoint): { after: ListCursor; offset: number } {
+  return { after: { createdAt: point.createdAt, id: point.id }, offset: point.skip };
+}
+
 /**
  * One read's exact tests so far (ListQuery.exactTests): each test spends the positions of the
  * geometry it reads, and a store that finds the allowance spent with its page not full and another

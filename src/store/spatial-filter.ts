@@ -47,12 +47,15 @@ export function narrowingBox(envelopes: readonly BoundingBox[]): BoundingBox {
 }
 
 /**
- * Areas prepared, by the area object a query names: a page read over several turns (docs/api.md
- * §13) prepares its area once; a 100,000-position area's edge index takes tens of milliseconds.
+ * Polygon areas prepared, by the area object a query names: a page read over several turns
+ * (docs/api.md §13) prepares its area once; a 100,000-position area's edge index takes tens of
+ * milliseconds. A point or a box costs nothing to prepare (and a `bbox` filter's area is a new
+ * object each read), so it is not kept.
  */
 const preparedAreas = new WeakMap<SearchArea, PreparedSearchArea>();
 
 function prepared(area: SearchArea): PreparedSearchArea {
+  if (area.type === "Point" || area.type === "Box") return prepareSearchArea(area);
   let ready = preparedAreas.get(area);
   if (ready === undefined) {
     ready = prepareSearchArea(area);

@@ -32,14 +32,18 @@ export interface RecordListStatement extends ListStatement {
   keysOnly: boolean;
 }
 
+const RECORD_BY_SEQ: Readonly<Record<"plain" | "wire", ListStatement>> = {
+  plain: { key: "by-seq", sql: `SELECT ${selectList("s")} FROM sources s WHERE s.seq = ?`, params: [] },
+  wire: {
+    key: "by-seq,wire",
+    sql: `SELECT ${selectList("s")}, ${WIRE_COLUMN} FROM sources s ${WIRE_JOIN} WHERE s.seq = ?`,
+    params: [],
+  },
+};
+
 /** One record by its key, with its wire bytes when asked for: a driving spatial list's rows (COLUMNS, then the wire). */
 export function recordBySeqStatement(withWire: boolean): ListStatement {
-  const select = withWire ? `${selectList("s")}, ${WIRE_COLUMN}` : selectList("s");
-  return {
-    key: withWire ? "by-seq,wire" : "by-seq",
-    sql: `SELECT ${select} FROM sources s${withWire ? ` ${WIRE_JOIN}` : ""} WHERE s.seq = ?`,
-    params: [],
-  };
+  return withWire ? RECORD_BY_SEQ.wire : RECORD_BY_SEQ.plain;
 }
 
 /** The R*Tree's condition for a box meeting `envelope` (edges included), with its parameters. */

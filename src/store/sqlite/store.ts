@@ -273,12 +273,12 @@ export class SqliteSourceStore implements SourceStore {
     const candidates = this.listStatement(count).get(...count.params) as unknown[];
     const plan: SpatialPlan = (candidates[0] as number) <= DRIVING_CANDIDATES ? "driving" : "probing";
     const statement = buildListStatement(query, { envelope: spatial.envelope, plan });
-    const fromRow = statement.withWire ? fromColumnsWithWire : fromColumns;
+    const recordOf = statement.withWire ? fromColumnsWithWire : fromColumns;
     const page = (rows: Iterable<{ columns: unknown[]; box: unknown[] }>) =>
       collectPage(
         rows,
         ({ columns, box }) => {
-          const record = fromRow(columns);
+          const record = recordOf(columns);
           // The R*Tree's box (rounded outwards) holds the geometry: within every area, it matches.
           const [minX, maxX, minY, maxY] = box as number[];
           return spatial.covers({ minX, maxX, minY, maxY }) || spatial.matches(record.geometry) ? record : null;
