@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXACT_TEST_POSITIONS } from "../../src/model/exact-tests.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { gdalVersion, runGdal } from "./ogc-gdal-support.js";
-import { createAll, featureOf, type Geometry, type Position, rect } from "./paging-support.js";
+import { createAll, featureOf, type Geometry, rect, roundedCircle } from "./paging-support.js";
 
 const version = gdalVersion();
 const SKIPPED = "skipped: ogr2ogr not installed";
@@ -23,16 +23,8 @@ const DECOY_POSITIONS = 100_000;
 /** The box GDAL filters by: each decoy's box reaches 0.05° into it, the decoys themselves ~0.15° short of it. */
 const BOX = [X - 0.06, Y - 0.06, X + 0.06, Y + 0.06];
 
-/** A circle of DECOY_POSITIONS positions (the last closing it) of radius 0.2° around (x, y). */
-function circle(x: number, y: number): Geometry {
-  const ring: Position[] = [];
-  for (let k = 0; k < DECOY_POSITIONS - 1; k++) {
-    const a = (2 * Math.PI * k) / (DECOY_POSITIONS - 1);
-    ring.push([Number((x + 0.2 * Math.cos(a)).toFixed(7)), Number((y + 0.2 * Math.sin(a)).toFixed(7))]);
-  }
-  ring.push(ring[0]);
-  return { type: "Polygon", coordinates: [ring] };
-}
+/** A decoy of DECOY_POSITIONS positions of radius 0.2° around (x, y). */
+const circle = (x: number, y: number): Geometry => roundedCircle(x, y, 0.2, DECOY_POSITIONS);
 
 let server: TestServer;
 let token: string;

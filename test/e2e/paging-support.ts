@@ -6,6 +6,7 @@
  * original methods only).
  */
 import { expect } from "vitest";
+import { circleRing } from "../geo/fixtures.js";
 import type { TestServer } from "../support/server.js";
 import { grpc, type LedgerGrpc, type ServiceName, ts, type UnaryOutcome } from "./grpc-support.js";
 import { END, type Environment, expectJson, expectProblem, pathOf, type SourceRecord, START } from "./rest-support.js";
@@ -39,6 +40,16 @@ export function rect(x1: number, y1: number, x2: number, y2: number, ...holes: n
       ...holes.map(([hx1, hy1, hx2, hy2]) => rectRing(hx1, hy1, hx2, hy2).reverse()),
     ],
   };
+}
+
+/**
+ * A circle of `positions` positions (the last closing it), coordinates to 7 decimals so a request
+ * carries three of 100,000 positions under the 10 MiB body limit.
+ */
+export function roundedCircle(x: number, y: number, radius: number, positions: number): Geometry {
+  const round7 = (value: number) => Number(value.toFixed(7));
+  const ring = circleRing(x, y, radius, positions - 1).map(([lon, lat]): Position => [round7(lon), round7(lat)]);
+  return { type: "Polygon", coordinates: [ring] };
 }
 
 /** A closed ring through `points`, closed here. */

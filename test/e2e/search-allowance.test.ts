@@ -20,30 +20,22 @@ import {
   type Geometry,
   type Json,
   nextLink,
-  type Position,
   protoGeometry,
   type RpcSource,
   rect,
+  roundedCircle,
   rpcOk,
   serviceOf,
   walkRest,
 } from "./paging-support.js";
-import { type Environment, expectJson, type SourceRecord } from "./rest-support.js";
+import { type Environment, expectJson, pathOf, type SourceRecord } from "./rest-support.js";
 
 const [X, Y] = [100, 10];
 const DECOY_POSITIONS = 100_000;
 const DECOYS = 3;
 
-/** A circle of DECOY_POSITIONS positions (the last closing it) around (x, y). */
-function circle(x: number, y: number, r: number): Geometry {
-  const ring: Position[] = [];
-  for (let k = 0; k < DECOY_POSITIONS - 1; k++) {
-    const a = (2 * Math.PI * k) / (DECOY_POSITIONS - 1);
-    ring.push([Number((x + r * Math.cos(a)).toFixed(7)), Number((y + r * Math.sin(a)).toFixed(7))]);
-  }
-  ring.push(ring[0]);
-  return { type: "Polygon", coordinates: [ring] };
-}
+/** A decoy of DECOY_POSITIONS positions around (x, y). */
+const circle = (x: number, y: number, r: number): Geometry => roundedCircle(x, y, r, DECOY_POSITIONS);
 
 /** The area: [X-1, X+20] × [Y-1, Y+20] with a hole [X+0.01, X+19] × [Y+0.01, Y+19]. */
 const DONUT = rect(X - 1, Y - 1, X + 20, Y + 20, [X + 0.01, Y + 0.01, X + 19, Y + 19]);
@@ -82,7 +74,7 @@ afterAll(async () => {
 
 describe.each(["production", "sandbox"] as const)("%s", (env) => {
   it("REST: the first page ends after two decoys with its one match and a Link; the next holds the other two", async () => {
-    const walk = await walkRest(server, token, pathOf(env), { body: { intersects: DONUT, limit: 10 } });
+    const walk = await walkRest(server, token, pathOf(env, "/search"), { body: { intersects: DONUT, limit: 10 } });
     expect(walk.pageSizes).toEqual([1, 2]);
     expect(walk.links).toHaveLength(1);
     expect(walk.records.map((r) => r.id)).toEqual(matches[env]);
@@ -91,13 +83,15 @@ describe.each(["production", "sandbox"] as const)("%s", (env) => {
   it("REST: a page that would be empty reads on; the offset's matches are skipped across turns", async () => {
     // Offset 2: the first match skipped, two decoys spend the allowance with one match still to
     // skip; the next turn tests the third decoy, skips the second match, keeps the third.
-    const walk = await walkRest(server, token, pathOf(env), { body: { intersects: DONUT, limit: 10, offset: 2 } });
+    const walk = await walkRest(server, token, pathOf(env, "/search"), {
+      body: { intersects: DONUT, limit: 10, offset: 2 },
+    });
     expect(walk.pageSizes).toEqual([1]);
     expect(walk.records.map((r) => r.id)).toEqual(matches[env].slice(2));
   });
 
   it("REST: a search only the decoys' boxes meet answers one empty page, without a Link", async () => {
-    const walk = await walkRest(server, token, pathOf(env), { body: { intersects: WEST, limit: 10 } });
+    const walk = await walkRest(server, token, pathOf(env, "/search"), { body: { intersects: WEST, limit: 10 } });
     expect(walk.pageSizes).toEqual([0]);
     expect(walk.links).toEqual([]);
   });
@@ -141,13 +135,18 @@ describe("production, an account whose decoys outlast READ_ON_TURNS reads", () =
       ]);
       matchesHere.push(created.id);
     }
-    const walk = await walkRest(server, account, pathOf("production"), { body: { intersects: DONUT, limit: 10 } });
+    const walk = await walkRest(server, account, pathOf("production", "/search"), {
+      body: { intersects: DONUT, limit: 10 },
+    });
     expect(walk.pageSizes).toEqual([0, 2]);
     expect(walk.records.map((r) => r.id)).toEqual(matchesHere);
     // With an offset: the empty page's token carries the match still to skip; the Link is
     // followed with the body without its offset (page_token with offset is a 422).
     const body = { intersects: DONUT, limit: 10 };
-    const first = await server.request("POST", pathOf("production"), { token: account, json: { ...body, offset: 1 } });
+    const first = await server.request("POST", pathOf("production", "/search"), {
+      token: account,
+      json: { ...body, offset: 1 },
+    });
     const link = nextLink(first);
     expect(await expectJson<SourceRecord[]>(first, 200)).toEqual([]);
     expect(link).not.toBeNull();
@@ -156,8 +155,3 @@ describe("production, an account whose decoys outlast READ_ON_TURNS reads", () =
     expect((await expectJson<SourceRecord[]>(second, 200)).map((r) => r.id)).toEqual(matchesHere.slice(1));
   }, 120_000);
 });
-
-/** The search path of an environment. */
-function pathOf(env: Environment): string {
-  return env === "production" ? "/sources/search" : "/sandbox/sources/search";
-}

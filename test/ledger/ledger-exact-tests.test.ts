@@ -11,7 +11,7 @@
  * positions in its hole (two spend a read's allowance), two more small sources on the donut.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Position, SearchArea, SourceGeometry } from "../../src/geo/types.js";
+import type { SearchArea, SourceGeometry } from "../../src/geo/types.js";
 import { createLedger, type Ledger } from "../../src/ledger/ledger.js";
 import { EXACT_TEST_POSITIONS, READ_ON_TURNS } from "../../src/model/exact-tests.js";
 import type { ListQuery } from "../../src/model/list-query.js";
@@ -21,6 +21,7 @@ import type { SourceStore } from "../../src/store/port.js";
 import { createSandboxStore } from "../../src/store/sandbox/index.js";
 import { openSqliteStore } from "../../src/store/sqlite/index.js";
 import { makeRecord } from "../contract/fixtures.js";
+import { circleRing, polygon } from "../geo/fixtures.js";
 import { ring } from "../support/geometry-fixtures.js";
 
 const ACCOUNT = "acct_a";
@@ -37,13 +38,7 @@ const DECOY_POSITIONS = 100_000;
 
 /** A circle of DECOY_POSITIONS positions (the last closing it) of radius 0.2° around (x, y). */
 function circle(x: number, y: number): SourceGeometry {
-  const positions: Position[] = [];
-  for (let k = 0; k < DECOY_POSITIONS - 1; k++) {
-    const a = (2 * Math.PI * k) / (DECOY_POSITIONS - 1);
-    positions.push([x + 0.2 * Math.cos(a), y + 0.2 * Math.sin(a)]);
-  }
-  positions.push(positions[0]);
-  return { type: "Polygon", coordinates: [positions] };
+  return polygon(circleRing(x, y, 0.2, DECOY_POSITIONS - 1));
 }
 
 /** [-1, 20]² with a hole [0.01, 19]²; and one around the decoys only, [-1, 5] × [-1, 20] with a hole. */
