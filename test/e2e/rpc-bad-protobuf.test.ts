@@ -104,6 +104,37 @@ describe("a request message that is not protobuf", () => {
     });
   });
 
+  it.each([
+    ["gRPC over h2c", "application/grpc+json"],
+    ["gRPC-Web", "application/grpc-web+json"],
+  ])(
+    "%s JSON that is not UTF-8 → status 3 naming the bytes (one decoder for every JSON codec)",
+    async (_, contentType) => {
+      const alt = `cx-utf8-${contentType.slice(12, 16)}-?`;
+      const json = Buffer.from(JSON.stringify({ sources: [{ altId: alt }] }));
+      const at = json.indexOf("?");
+      json[at] = 0xff;
+      const expected = `the message is not valid UTF-8: the bytes at offset ${at} (FF) are not a UTF-8 character; send JSON encoded in UTF-8`;
+      const headers = { "content-type": contentType, authorization: `Bearer ${token}` };
+      if (contentType === "application/grpc+json") {
+        const trailers = await grpcStatusFields(server.port, SANDBOX_PATH, headers, frame(json));
+        expect(trailers["grpc-status"]).toBe("3");
+        expect(decodeURIComponent(String(trailers["grpc-message"]))).toBe(expected);
+      } else {
+        const web = await fetch(`http://127.0.0.1:${server.port}${SANDBOX_PATH}`, {
+          method: "POST",
+          headers,
+          body: new Uint8Array(frame(json)),
+        });
+        const answer = Buffer.from(await web.arrayBuffer());
+        expect(answer[0]).toBe(0x80);
+        const trailer = answer.subarray(5).toString("latin1");
+        expect(trailer).toContain("grpc-status: 3\r\n");
+        expect(trailer).toContain(`grpc-message: ${encodeURIComponent(expected)}\r\n`);
+      }
+    },
+  );
+
   it("JSON escaping half a surrogate pair: invalid_argument over gRPC and gRPC-Web too (a status, not an empty answer)", async () => {
     const expected =
       "the message is not Unicode text: \\ud800 at offset 2 escapes half of a UTF-16 surrogate pair alone";

@@ -8,7 +8,8 @@
  *
  * The fixture, in list order: a small source on a square "donut" area, three sources of 100,000
  * positions inside its hole (their boxes meet its envelope, their geometry never meets it), then
- * two more small sources on the donut. Two decoys spend the allowance.
+ * two more small sources on the donut. Two decoys spend the allowance. A search `as_of` a past
+ * instant (production) walks the sources as they were in the same turns.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXACT_TEST_POSITIONS, READ_ON_TURNS } from "../../src/model/exact-tests.js";
@@ -153,5 +154,56 @@ describe("production, an account whose decoys outlast READ_ON_TURNS reads", () =
     const second = await server.request("POST", link as string, { token: account, json: body });
     expect(nextLink(second)).toBeNull();
     expect((await expectJson<SourceRecord[]>(second, 200)).map((r) => r.id)).toEqual(matchesHere.slice(1));
+  }, 120_000);
+});
+
+describe("production, a search as_of an instant (docs/api.md §13, §14): the same turns over the sources as they were", () => {
+  it("REST and gRPC: pages end after the decoys as a live search's do, the records as they were at the instant", async () => {
+    const account = await server.userToken("acct-search-allowance-as-of");
+    const onTheRing = (i: number) => featureOf(`as-of-ring-${i}`, rect(X + 19.5, Y + 1 + i, X + 19.7, Y + 1.2 + i));
+    const decoys = Array.from({ length: DECOYS }, (_, i) =>
+      featureOf(`as-of-decoy-${i}`, circle(X + 1 + i * 0.5, Y + 1, 0.2)),
+    );
+    const [first] = await createAll(server, account, [onTheRing(0)]);
+    await createAll(server, account, decoys);
+    const [second] = await createAll(server, account, [onTheRing(1)]);
+    const [third] = await createAll(server, account, [onTheRing(2)]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const instant = new Date();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // Gone from the live ledger after the instant: only a read of the past still finds it.
+    expect((await server.request("DELETE", `/sources/${third.id}`, { token: account })).status).toBe(204);
+    const then = [first.id, second.id, third.id];
+
+    const walk = await walkRest(server, account, pathOf("production", "/search"), {
+      body: { intersects: DONUT, limit: 10, as_of: instant.toISOString() },
+    });
+    expect(walk.pageSizes).toEqual([1, 2]);
+    expect(walk.records.map((r) => r.id)).toEqual(then);
+    const skipping = await walkRest(server, account, pathOf("production", "/search"), {
+      body: { intersects: DONUT, limit: 10, offset: 2, as_of: instant.toISOString() },
+    });
+    expect(skipping.records.map((r) => r.id)).toEqual(then.slice(2));
+    // The live search no longer holds the deleted one.
+    const live = await walkRest(server, account, pathOf("production", "/search"), {
+      body: { intersects: DONUT, limit: 10 },
+    });
+    expect(live.records.map((r) => r.id)).toEqual(then.slice(0, 2));
+
+    const asOf = { seconds: String(Math.floor(instant.getTime() / 1000)), nanos: (instant.getTime() % 1000) * 1e6 };
+    const search = (query: Json) =>
+      rpcOk<{ sources: RpcSource[]; next_page_token: string }>(
+        client,
+        serviceOf("production"),
+        "SearchSources",
+        { geometry: protoGeometry(DONUT), query: { ...query, as_of: asOf } },
+        account,
+      );
+    const page1 = await search({ limit: 10 });
+    expect(page1.sources.map((s) => s.id)).toEqual(then.slice(0, 1));
+    expect(page1.next_page_token).not.toBe("");
+    const page2 = await search({ limit: 10, page_token: page1.next_page_token });
+    expect(page2.sources.map((s) => s.id)).toEqual(then.slice(1));
+    expect(page2.next_page_token).toBe("");
   }, 120_000);
 });
