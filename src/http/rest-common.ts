@@ -8,7 +8,7 @@ import type { Violation } from "../ledger/violation.js";
 import type { SourceRecord } from "../model/records.js";
 import { ledgerErrorOf } from "../rpc/errors.js";
 import { decodeViolationsKey, recordSinkKey } from "../rpc/in-process.js";
-import type { InProcessCaller } from "../rpc/invoke.js";
+import type { InProcessCall, InProcessCaller } from "../rpc/invoke.js";
 import { requestPrincipal } from "./early-auth.js";
 import { QUERY_POINTER_PREFIX, queryPointer } from "./json-pointer.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
@@ -197,6 +197,23 @@ export function callOptions(
     requestMethod: request.method,
     values,
   };
+}
+
+/**
+ * A list or search call's options: its page may read on over several turns (docs/api.md §13), so
+ * its signal aborts once the response closes (the client went away, or the request's deadline was
+ * answered) and the ledger stops before its next read. A page answered closes the response after
+ * its work: that abort finds nothing left to stop.
+ */
+export function pageCallOptions(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  violations: Violation[],
+  records: SourceRecord[],
+): InProcessCall {
+  const closed = new AbortController();
+  reply.raw.once("close", () => closed.abort());
+  return { ...callOptions(request, violations, records), signal: closed.signal };
 }
 
 /**

@@ -33,6 +33,7 @@ import {
   nextLinkHeader,
   nextPageHref,
   nextPageLink,
+  pageCallOptions,
   type RequestFieldPointer,
   refuseOtherMethods,
   sendError,
@@ -127,7 +128,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
     if (format === null) return sendProblem(reply, notAcceptableFormat());
     const message = readListRequest(query, environment);
     const records: SourceRecord[] = [];
-    const answer = await call(methods.listSources, message, callOptions(request, query.violations, records));
+    const answer = await call(methods.listSources, message, pageCallOptions(request, reply, query.violations, records));
     return sendPage(
       reply,
       format,
@@ -172,7 +173,11 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
         listing.pageToken = queryToken;
       }
       const records: SourceRecord[] = [];
-      const answer = await call(methods.searchSources, decoded.request, callOptions(request, violations, records));
+      const answer = await call(
+        methods.searchSources,
+        decoded.request,
+        pageCallOptions(request, reply, violations, records),
+      );
       return sendPage(
         reply,
         format,

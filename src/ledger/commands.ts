@@ -55,6 +55,11 @@ export interface ListCommand extends Unread, RecordRead {
    * store may then stop reading early, and the page ends where it stopped.
    */
   answerBytes?: number;
+  /**
+   * Aborted once nobody waits for the answer (the client went away, or its deadline passed): a page
+   * reading on over several turns (docs/api.md §13) stops before its next read.
+   */
+  signal?: AbortSignal;
 }
 
 /** A list whose sources must also intersect an area (docs/api.md §13). */

@@ -446,8 +446,9 @@ export function createLedger(options: LedgerOptions): Ledger {
     try {
       // Reading stops where the page's exact tests spend their allowance (docs/api.md §13). A page
       // that holds no record by then reads on from there, in a later turn of the event loop: each
-      // turn is bounded, and a page is empty only at the end or after READ_ON_TURNS turns (clients
-      // such as GDAL stop at an empty page; one request must not read an account whole).
+      // turn is bounded, and a page is empty only at the end, after READ_ON_TURNS turns (clients
+      // such as GDAL stop at an empty page; one request must not read an account whole) or once
+      // its caller is gone.
       // A token's skip (the offset's matches still to skip) is where its page starts, not a filter.
       let start: Pick<ListQuery, "after" | "offset"> = after === undefined ? { offset } : resumingAt(after);
       for (let turn = 1; ; turn++) {
@@ -457,6 +458,8 @@ export function createLedger(options: LedgerOptions): Ledger {
         if (found.length > 0 || stoppedAt === undefined || turn === READ_ON_TURNS) break;
         start = resumingAt(stoppedAt);
         await nextTurn();
+        // Nobody waits for this page any more: what it found so far (nothing) is its answer.
+        if (command.signal?.aborted === true) break;
       }
     } catch (error) {
       return storeFailure(error);

@@ -117,6 +117,8 @@ class LeanCall {
   #timer: NodeJS.Timeout | undefined;
   /** When `grpc-timeout` runs out (performance.now() time), if the call has one. */
   #deadlineAt: number | undefined;
+  /** Aborted once nobody waits for the answer: the stream gone or the deadline passed. */
+  readonly #unwaited = new AbortController();
 
   constructor(
     readonly stream: ServerHttp2Stream,
@@ -132,6 +134,7 @@ class LeanCall {
     stream.once("close", () => {
       this.#done = true;
       clearTimeout(this.#timer);
+      this.#unwaited.abort();
     });
   }
 
@@ -193,6 +196,7 @@ class LeanCall {
         url: `http://${headers[":authority"] ?? "localhost"}${headers[":path"]}`,
         requestMethod: "POST",
         values,
+        signal: this.#unwaited.signal,
       });
       if (this.#done) return;
       // The service's work runs on this thread: a deadline passing meanwhile fires only now.
@@ -245,6 +249,7 @@ class LeanCall {
     this.#deadlineAt = this.#started + timeoutMs;
     this.#timer = setTimeout(() => {
       if (this.#done) return;
+      this.#unwaited.abort();
       this.#fail(answerHeaders, timedOut());
       this.#closeWhenAnswered();
     }, timeoutMs);

@@ -38,6 +38,8 @@ export interface InProcessCall {
   url: string;
   requestMethod: string;
   values?: ContextValues;
+  /** Aborted once nobody waits for the answer (the client gone, its deadline passed); never, absent. */
+  signal?: AbortSignal;
 }
 
 export type InProcessCaller = <I extends DescMessage, O extends DescMessage>(
@@ -53,15 +55,14 @@ type UnaryImpl = (input: unknown, context: HandlerContext) => Promise<unknown>;
  * A REST call is answered before the client can cancel it (the service awaits nothing but the
  * store), so one signal that never aborts serves every call instead of two linked controllers per
  * request, which Connect's own handler context creates and which showed in the GET profile. The
- * exception, a spatial page whose candidates keep failing the exact test and which reads on over
- * several turns (docs/api.md §13), runs to its end: the ledger takes no signal yet.
+ * exception, a list or search page that may read on over several turns (docs/api.md §13), is
+ * called with its own signal (InProcessCall.signal).
  */
 const NEVER_ABORTED = new AbortController().signal;
 
 /** The handler context of an in-process call; response metadata is only allocated if written. */
 class InProcessContext implements HandlerContext {
   readonly protocolName = "rest";
-  readonly signal = NEVER_ABORTED;
   readonly #metadata: ResponseMetadata;
 
   constructor(
@@ -71,6 +72,7 @@ class InProcessContext implements HandlerContext {
     readonly url: string,
     readonly requestHeader: Headers,
     readonly values: ContextValues,
+    readonly signal: AbortSignal,
   ) {
     this.#metadata = values.get(responseMetadataKey) ?? {};
   }
@@ -90,7 +92,7 @@ class InProcessContext implements HandlerContext {
   }
 
   abort(): void {
-    // Nothing to cancel: see NEVER_ABORTED.
+    // The caller's to abort (InProcessCall.signal), not the service's.
   }
 }
 
@@ -120,6 +122,7 @@ export function createInProcessCaller<S extends DescService>(
         req.url,
         req.header,
         req.contextValues,
+        req.signal,
       );
       const output = await unary(req.message, context);
       const response: UnaryResponse = {
@@ -158,7 +161,7 @@ export function createInProcessCaller<S extends DescService>(
       message: input,
       requestMethod: call.requestMethod,
       url: call.url,
-      signal: NEVER_ABORTED,
+      signal: call.signal ?? NEVER_ABORTED,
       header: call.headers,
       contextValues: call.values ?? createContextValues(),
     };

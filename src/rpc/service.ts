@@ -82,6 +82,7 @@ function listCommandOf(req: ListSourcesRequest, context: HandlerContext, found: 
     answerBytes: context.values.get(recordSinkKey) === null ? MAX_PAGE_BYTES : undefined,
     geometryWire: writesGeometryWire(context),
     readViolations: readViolations(context, found),
+    signal: context.signal,
   };
 }
 

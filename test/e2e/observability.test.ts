@@ -1,37 +1,12 @@
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { metricValue, samples, scrape } from "../support/metrics.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { LedgerGrpc } from "./grpc-support.js";
 import { createOk, expectProblem, flat, polygon, unique } from "./rest-support.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const LIST = "/sourceledger.v2.SourceLedgerService/ListSources";
-
-/** The samples of `name` in Prometheus' text format, each with its labels. */
-function samples(text: string, name: string): { labels: Record<string, string>; value: number }[] {
-  const found: { labels: Record<string, string>; value: number }[] = [];
-  for (const line of text.split("\n")) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (match === null || match[1] !== name) continue;
-    const labels = Object.fromEntries(
-      [...(match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
-    );
-    found.push({ labels, value: Number(match[3]) });
-  }
-  return found;
-}
-
-/** The value of the sample of `name` whose labels include `labels`; 0 when there is none. */
-function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
-  const sample = samples(text, name).find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-  return sample?.value ?? 0;
-}
-
-async function scrape(server: TestServer): Promise<string> {
-  const res = await server.request("GET", "/metrics");
-  expect(res.status).toBe(200);
-  return res.text();
-}
 
 function connectList(server: TestServer, token: string | null, headers: Record<string, string> = {}) {
   return server.request("POST", LIST, {

@@ -175,6 +175,28 @@ describe("over the SQLite store, an account of decoys past READ_ON_TURNS reads",
     expect(reads[READ_ON_TURNS].after).toEqual({ createdAt: lastTested.createdAt, id: lastTested.id });
   });
 
+  it("reads no further once the caller's signal aborts: an empty page whose token goes on after the last read", async () => {
+    const gone = new AbortController();
+    ledger = ledgerOver(
+      spyOnList(store, (query) => {
+        reads.push(query);
+        if (reads.length === 2) gone.abort();
+      }),
+    );
+    const first = await ledger.search(user, { area: DONUT, filters: {}, limit: 10, signal: gone.signal });
+    expect(first.records).toEqual([]);
+    expect(reads).toHaveLength(2);
+    const second = await ledger.search(user, {
+      area: DONUT,
+      filters: {},
+      limit: 10,
+      pageToken: first.nextPageToken ?? "",
+    });
+    // Two decoys a read: the next page starts after the fourth.
+    expect(reads[2].after).toEqual({ createdAt: decoys[3].createdAt, id: decoys[3].id });
+    expect(second.records.map((r) => r.id)).toEqual(matches.map((m) => m.id));
+  });
+
   it("carries the offset's matches still to skip in that token", async () => {
     const first = await ledger.search(user, { area: DONUT, filters: {}, limit: 10, offset: 1 });
     expect(first.records).toEqual([]);

@@ -17,6 +17,7 @@ import {
   callOptions,
   nextLinkHeader,
   nextPageHref,
+  pageCallOptions,
   type RequestFieldPointer,
   refuseOtherMethods,
   sendError,
@@ -84,7 +85,11 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
     if (message.limit !== undefined && message.limit > MAX_LIST_LIMIT) message.limit = MAX_LIST_LIMIT;
     const records: SourceRecord[] = [];
     try {
-      const answer = await call(methods.listSources, message, callOptions(request, query.violations, records));
+      const answer = await call(
+        methods.listSources,
+        message,
+        pageCallOptions(request, reply, query.violations, records),
+      );
       const base = baseUrlOf(request);
       const links: Link[] = [
         { href: `${base}${request.url}`, rel: "self", type, title: "This page" },

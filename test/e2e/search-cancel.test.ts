@@ -1,0 +1,167 @@
+/**
+ * A search page that reads on over several turns (docs/api.md §13) stops reading once nobody waits
+ * for it: the client went away (REST, Connect, gRPC cancelling its call) or the call's gRPC deadline
+ * passed. Seen from outside through /metrics, which counts the store's list reads: without the
+ * signal a page over this account reads READ_ON_TURNS times whatever the client does.
+ *
+ * The server runs in this process: the test's client, its /metrics polls and the server's reads
+ * share one event loop, so the client's stop and the server seeing it each wait for a turn of ~0.1 s
+ * (a closed HTTP/1.1 connection two or three). Hence "fewer than READ_ON_TURNS", not "one".
+ *
+ * The account: 2 × READ_ON_TURNS + 1 sources of 100,000 positions inside a square "donut" area's
+ * hole (each read of the store tests two of them and stops), then one source on the donut.
+ */
+import * as grpc from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { READ_ON_TURNS } from "../../src/model/exact-tests.js";
+import { metricValue, scrape } from "../support/metrics.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+import { LedgerGrpc } from "./grpc-support.js";
+import { createAll, featureOf, protoGeometry, rect, roundedCircle } from "./paging-support.js";
+
+const [X, Y] = [120, 30];
+/** [X-1, X+20] × [Y-1, Y+20] with a hole [X+0.01, X+19] × [Y+0.01, Y+19]. */
+const DONUT = rect(X - 1, Y - 1, X + 20, Y + 20, [X + 0.01, Y + 0.01, X + 19, Y + 19]);
+const SEARCH_PATH = "/sourceledger.v2.SourceLedgerService/SearchSources";
+
+let server: TestServer;
+let client: LedgerGrpc;
+let token: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  client = new LedgerGrpc(server.port);
+  token = await server.userToken("acct-search-cancel");
+  const decoys = Array.from({ length: 2 * READ_ON_TURNS + 1 }, (_, i) =>
+    featureOf(`cancel-decoy-${i}`, roundedCircle(X + 1 + (i % 7) * 0.5, Y + 1 + Math.floor(i / 7) * 0.5, 0.2, 100_000)),
+  );
+  await createAll(server, token, decoys, "production", 3);
+  await createAll(server, token, [featureOf("cancel-ring", rect(X + 19.5, Y + 5, X + 19.7, Y + 5.2))]);
+}, 180_000);
+
+afterAll(async () => {
+  client?.close();
+  await server?.close();
+});
+
+/** How many list reads the production store has answered. */
+async function listReads(): Promise<number> {
+  const labels = { store: "production", operation: "list", outcome: "ok" };
+  return metricValue(await scrape(server), "source_ledger_store_operation_duration_seconds_count", labels);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Starts a search with `start`, calls `stop` once the server has read the store for it once, then
+ * waits until the reads stop growing; returns how many the search made.
+ */
+async function readsOfAbandonedSearch(start: () => Promise<unknown>, stop: () => void): Promise<number> {
+  const before = await listReads();
+  const answered = start().catch(() => undefined);
+  let reads = before;
+  for (let waited = 0; reads === before; waited += 5) {
+    expect(waited, "the search never read the store").toBeLessThan(10_000);
+    await sleep(5);
+    reads = await listReads();
+  }
+  stop();
+  // Settled: no new read for 600 ms (a read here takes ~0.1 s).
+  for (let last = -1; reads !== last; ) {
+    last = reads;
+    await sleep(600);
+    reads = await listReads();
+  }
+  await answered;
+  return reads - before;
+}
+
+describe("a search page whose caller is gone reads no further", () => {
+  it("the whole page, for reference: READ_ON_TURNS reads, answered empty", async () => {
+    const before = await listReads();
+    const res = await server.request("POST", "/sources/search", { token, json: { intersects: DONUT, limit: 10 } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual([]);
+    expect((await listReads()) - before).toBe(READ_ON_TURNS);
+  });
+
+  it("REST: the client closes its connection after the first read", async () => {
+    const abort = new AbortController();
+    const reads = await readsOfAbandonedSearch(
+      () =>
+        fetch(`${server.baseUrl}/sources/search`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ intersects: DONUT, limit: 10 }),
+          signal: abort.signal,
+        }),
+      () => abort.abort(),
+    );
+    expect(reads).toBeGreaterThanOrEqual(1);
+    expect(reads).toBeLessThan(READ_ON_TURNS);
+  });
+
+  it("Connect: the client closes its connection after the first read", async () => {
+    const abort = new AbortController();
+    const reads = await readsOfAbandonedSearch(
+      () =>
+        fetch(`${server.baseUrl}${SEARCH_PATH}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ geometry: protoGeometry(DONUT), query: { limit: 10 } }),
+          signal: abort.signal,
+        }),
+      () => abort.abort(),
+    );
+    expect(reads).toBeGreaterThanOrEqual(1);
+    expect(reads).toBeLessThan(READ_ON_TURNS);
+  });
+
+  /** A grpc-js SearchSources call, its outcome's status code. */
+  function grpcSearch(deadlineMs: number): { call: Promise<grpc.status>; cancel: () => void } {
+    const metadata = new grpc.Metadata();
+    metadata.add("authorization", `Bearer ${token}`);
+    const service = client.clients.SourceLedgerService as unknown as Record<string, (...args: unknown[]) => unknown>;
+    let cancel = () => {};
+    const call = new Promise<grpc.status>((resolve) => {
+      const unary = service.SearchSources.call(
+        service,
+        { geometry: protoGeometry(DONUT), query: { limit: 10 } },
+        metadata,
+        { deadline: Date.now() + deadlineMs },
+        (error: grpc.ServiceError | null) => resolve(error === null ? grpc.status.OK : error.code),
+      ) as grpc.ClientUnaryCall;
+      cancel = () => unary.cancel();
+    });
+    return { call, cancel };
+  }
+
+  it("gRPC: the client cancels its call after the first read", async () => {
+    let call: Promise<grpc.status> = Promise.resolve(grpc.status.UNKNOWN);
+    let cancel = () => {};
+    const reads = await readsOfAbandonedSearch(
+      () => {
+        ({ call, cancel } = grpcSearch(60_000));
+        return call;
+      },
+      () => cancel(),
+    );
+    expect(await call).toBe(grpc.status.CANCELLED);
+    expect(reads).toBeGreaterThanOrEqual(1);
+    expect(reads).toBeLessThan(READ_ON_TURNS);
+  });
+
+  it("gRPC: the call's deadline passes (DEADLINE_EXCEEDED), and the page reads no further", async () => {
+    const before = await listReads();
+    const { call } = grpcSearch(150);
+    expect(await call).toBe(grpc.status.DEADLINE_EXCEEDED);
+    let reads = await listReads();
+    for (let last = -1; reads !== last; ) {
+      last = reads;
+      await sleep(600);
+      reads = await listReads();
+    }
+    expect(reads - before).toBeGreaterThanOrEqual(1);
+    expect(reads - before).toBeLessThan(READ_ON_TURNS);
+  });
+});
