@@ -44,6 +44,11 @@ export function collectPage<C, R>(
   return records;
 }
 
+/** `map` over `rows` lazily: read no further than the reader goes (and closed when it stops). */
+export function* mapRows<R, T>(rows: Iterable<R>, map: (row: R) => T): Generator<T> {
+  for (const row of rows) yield map(row);
+}
+
 /** Where a record (or a stored source) stands in list order. */
 export function cursorOfRecord(record: { readonly createdAt: number; readonly id: string }): ListCursor {
   return { createdAt: record.createdAt, id: record.id };

@@ -8,13 +8,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { BoundingBox } from "../../src/geo/types.js";
 import { conflictPolicy } from "../../src/ledger/conflict.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
 import { runMigrations } from "../../src/store/sqlite/migrations.js";
 import { COLUMNS, toRow } from "../../src/store/sqlite/rows.js";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
-import { makeRecord, square, stored } from "../contract/fixtures.js";
+import { listQuery, makeRecord, square, stored } from "../contract/fixtures.js";
 
 let dir: string;
 let path: string;
@@ -68,6 +69,19 @@ describe("filling in the history of a ledger stored before it", () => {
       // The flag stored as true on a source without any pair is set from the pairs.
       expect((await store.get(apart.id, null))?.conflict).toBe(false);
       expect((await store.get(a.id, null))?.conflict).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("gives each created event its source's box: an as_of list within an area finds the sources filled in", async () => {
+    storeAtVersion3([a, b, apart]);
+    const store = openSqliteStore({ path, conflictPolicy });
+    try {
+      const asOf = Math.max(a.createdAt, b.createdAt, apart.createdAt) + 1;
+      const near = (bbox: BoundingBox) => store.list(listQuery(null, { asOf, bbox }));
+      expect((await near({ minX: 49, minY: 49, maxX: 52, maxY: 52 })).map((r) => r.id)).toEqual([apart.id]);
+      expect((await near({ minX: 2.5, minY: 2.5, maxX: 2.6, maxY: 2.6 })).map((r) => r.id)).toEqual([b.id]);
     } finally {
       await store.close();
     }

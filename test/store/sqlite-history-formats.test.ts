@@ -31,6 +31,10 @@ const ids = [a.id, b.id, apart.id, c.id];
 /** Before anything, between every change, and after the last. */
 const instants = [0, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6, 6.5].map(at);
 
+/** Boxes for lists within an area: around `apart` alone, and the corner of `a` that `b` and `c` miss. */
+const NEAR_APART = { minX: 49, minY: 49, maxX: 52, maxY: 52 };
+const NEAR_A = { minX: -1, minY: -1, maxX: 0.5, maxY: 0.5 };
+
 let dir: string;
 let path: string;
 
@@ -48,6 +52,9 @@ async function answers() {
       read[`list @${instant}`] = await store.list(listQuery(null, { asOf: instant }));
       read[`list acct_a @${instant}`] = await store.list(listQuery("acct_a", { asOf: instant }));
       read[`list page @${instant}`] = await store.list(listQuery(null, { asOf: instant, limit: 1, offset: 1 }));
+      // Within an area: read through the boxes of the spatial index of the past (source_event_bbox).
+      read[`list near apart @${instant}`] = await store.list(listQuery(null, { asOf: instant, bbox: NEAR_APART }));
+      read[`list near a @${instant}`] = await store.list(listQuery(null, { asOf: instant, bbox: NEAR_A }));
     }
     return read;
   } finally {
@@ -145,6 +152,11 @@ describe("a history written in an older event format reads as the current one", 
     expect((current[`list @${at(4.5)}`] as { id: string }[]).map((r) => r.id)).toEqual(ids);
     expect((current[`list @${at(6.5)}`] as { id: string }[]).map((r) => r.id)).toEqual([a.id, c.id]);
     expect(current[`conflicts ${b.id}`]).toBeNull();
+    const idsOf = (key: string) => (current[key] as { id: string }[]).map((r) => r.id);
+    expect(idsOf(`list near apart @${at(3.5)}`)).toEqual([apart.id]);
+    expect(idsOf(`list near apart @${at(5.5)}`)).toEqual([apart.id]);
+    expect(idsOf(`list near apart @${at(6.5)}`)).toEqual([]);
+    expect(idsOf(`list near a @${at(6.5)}`)).toEqual([a.id]);
   });
 
   for (const format of ["whole", "split"] as const) {
@@ -154,4 +166,30 @@ describe("a history written in an older event format reads as the current one", 
       expect(await answers()).toEqual(current);
     });
   }
+
+  for (const format of ["current", "whole", "split"] as const) {
+    it(`${format}: migration 8 fills in every created source's box, deleted ones' from the events`, async () => {
+      copyFileSync(join(dir, "current.sqlite"), path);
+      if (format !== "current") rewriteEvents(format);
+      forgetEventBoxes();
+      expect(await answers()).toEqual(current);
+      const db = openConnection({ path, busyTimeoutMs: 1_000 });
+      try {
+        const boxes = db.prepare("SELECT count(*) AS n FROM source_event_bbox").get();
+        expect(boxes).toEqual({ n: ids.length });
+      } finally {
+        db.close();
+      }
+    });
+  }
 });
+
+/** Takes the ledger back to before migration 8: no spatial index of the past. */
+function forgetEventBoxes(): void {
+  const db = openConnection({ path, busyTimeoutMs: 1_000 });
+  try {
+    db.exec("DROP TABLE source_event_bbox; DELETE FROM schema_migrations WHERE version = 8");
+  } finally {
+    db.close();
+  }
+}

@@ -8,7 +8,14 @@ import type Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ListQuery } from "../../src/model/list-query.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
-import { EVENTS_OF_SQL, GET_AS_OF_SQL, listAsOfSql, PAIRS_OF_SQL } from "../../src/store/sqlite/history.js";
+import {
+  CREATED_BY_KEY_SQL,
+  createdWithinKeysSql,
+  EVENTS_OF_SQL,
+  GET_AS_OF_SQL,
+  listAsOfSql,
+  PAIRS_OF_SQL,
+} from "../../src/store/sqlite/history.js";
 import { buildListStatement, recordBySeqStatement, type SpatialPlan } from "../../src/store/sqlite/list-query.js";
 import { runMigrations } from "../../src/store/sqlite/migrations.js";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.js";
@@ -151,6 +158,54 @@ describe("history reads (docs/api.md §14) seek by key, whatever the ledger's ag
         .sort(),
     ).toEqual([...perCandidate].sort());
     expect(plan.join("\n")).not.toContain("TEMP B-TREE");
+  });
+
+  describe("an as_of list within an area (the spatial index of the past, source_event_bbox)", () => {
+    const within = "h.min_x <= ? AND h.max_x >= ? AND h.min_y <= ? AND h.max_y >= ?";
+    const envelope = [1, 0, 1, 0];
+
+    it.each<[string, boolean, boolean, string]>([
+      [
+        "one account, after a cursor",
+        true,
+        true,
+        "source_events_account_created (account_id=? AND (at,source_id)>(?,?) AND at<?)",
+      ],
+      ["every account", false, false, "source_events_created (at<?)"],
+    ])(
+      "probing, %s: created events in list order, each one's box looked up by its key",
+      (_name, inAccount, after, index) => {
+        const params: (string | number)[] = [T, T, T, ...envelope];
+        if (inAccount) params.push("acct");
+        if (after) params.push(T - 1, "src_x");
+        params.push(101);
+        const plan = planOfSql(listAsOfSql(inAccount, after, within), params);
+        expect(plan[0]).toBe(`SEARCH e USING INDEX ${index}`);
+        expect(plan).toContain("SCAN h VIRTUAL TABLE INDEX 1:");
+        expect(plan.join("\n")).not.toContain("TEMP B-TREE");
+      },
+    );
+
+    it("driving: the R*Tree's candidates, their events read by key, keys sorted; each row then read by its key", () => {
+      for (const [inAccount, after] of [
+        [true, true],
+        [false, false],
+      ]) {
+        const params: (string | number)[] = [...envelope, T, T];
+        if (inAccount) params.push("acct");
+        if (after) params.push(T - 1, "src_x");
+        expect(planOfSql(createdWithinKeysSql(within, inAccount, after), params)).toEqual([
+          "SCAN h VIRTUAL TABLE INDEX 2:B0D1B2D3",
+          "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)",
+          "CORRELATED SCALAR SUBQUERY 1",
+          "SEARCH d USING COVERING INDEX source_events_deleted (source_id=? AND at<?)",
+          "USE TEMP B-TREE FOR ORDER BY",
+        ]);
+      }
+      const byKey = planOfSql(CREATED_BY_KEY_SQL, [T, 7]);
+      expect(byKey[0]).toBe("SEARCH e USING INTEGER PRIMARY KEY (rowid=?)");
+      expect(byKey).toContain("SEARCH s USING INDEX sqlite_autoindex_sources_1 (id=?) LEFT-JOIN");
+    });
   });
 
   it("a get as_of finds the created event by its key (seq 1)", () => {

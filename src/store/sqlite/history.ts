@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import type { BoundingBox } from "../../geo/types.js";
 import {
   type Change,
   type ConflictMeasure,
@@ -10,10 +11,11 @@ import {
 } from "../../model/history.js";
 import { geometryCharsOf, type ListCursor, type ListQuery } from "../../model/list-query.js";
 import type { SourceRecord } from "../../model/records.js";
-import { collectPage, FIRST_BATCH } from "../page-collector.js";
+import { collectPage, FIRST_BATCH, mapRows } from "../page-collector.js";
 import type { EventPage } from "../port.js";
 import { matcher, narrows } from "../record-filter.js";
 import { spatialFilterOf } from "../spatial-filter.js";
+import { envelopeCondition, envelopeCountStatement, spatialPlanFor } from "./list-query.js";
 import { COLUMNS, fromColumns, fromRow, type SourceRow } from "./rows.js";
 
 /** A stored source as its events and pairs name it. */
@@ -76,6 +78,21 @@ function cursorOfCreated(row: CreatedRow): ListCursor {
   return { createdAt: row[AS_OF.at] as number, id: row[AS_OF.sourceId] as string };
 }
 
+/** A candidate of an as_of list within an area: its created-event row and its box (source_event_bbox). */
+interface BoxedRow {
+  row: CreatedRow;
+  box: BoundingBox;
+}
+
+/** What an as_of list within an area selects before the CreatedRow's columns: the box. */
+const EVENT_BOX_COLUMNS = "h.min_x, h.max_x, h.min_y, h.max_y";
+
+/** A row that starts with EVENT_BOX_COLUMNS, split. */
+function boxedRow(row: unknown[]): BoxedRow {
+  const [minX, maxX, minY, maxY] = row as number[];
+  return { row: row.slice(4), box: { minX, maxX, minY, maxY } };
+}
+
 const CONFLICT_COLUMN = COLUMNS.indexOf("conflict");
 
 /** Created events read at a time by an as_of list, at most: a page reads no more than it may use. */
@@ -124,6 +141,9 @@ export class SqliteHistory {
       ),
       insertEvent: db.prepare<[string, number, string, string, number, string, string | null]>(
         "INSERT INTO source_events (source_id, seq, account_id, type, at, by, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      ),
+      insertEventBox: db.prepare<[number | bigint, number, number, number, number]>(
+        "INSERT INTO source_event_bbox (event_seq, min_x, max_x, min_y, max_y) VALUES (?, ?, ?, ?, ?)",
       ),
       insertPair: db.prepare<[number, number, string, number, number, number]>(
         `INSERT INTO conflict_pairs (a_seq, b_seq, measure, detected_at, a_event, b_event)
@@ -180,22 +200,43 @@ export class SqliteHistory {
     if (at > since) this.statements.advanceClock.run(at);
   }
 
-  /** Appends an event and answers its seq; `seq` when the caller knows it (its own events within its transaction). */
+  /**
+   * Appends an event and answers its seq and its key (event_seq); `seq` when the caller knows it
+   * (its own events within its transaction).
+   */
   private append(
     subject: Pick<EventSubject, "id" | "accountId">,
     type: SourceEventType,
     change: Change,
     data: EventData | null,
     seq = this.statements.nextSeq.get(subject.id)?.next ?? 1,
-  ): number {
+  ): { seq: number; key: number | bigint } {
     const json = data === null ? null : JSON.stringify(data);
-    this.statements.insertEvent.run(subject.id, seq, subject.accountId, type, change.at, change.by, json);
-    return seq;
+    const { lastInsertRowid } = this.statements.insertEvent.run(
+      subject.id,
+      seq,
+      subject.accountId,
+      type,
+      change.at,
+      change.by,
+      json,
+    );
+    return { seq, key: lastInsertRowid };
   }
 
-  /** The `created` event of a source just inserted: its flag as created (the row holds the rest). */
-  created(row: SourceRow, change: Change): void {
-    this.append({ id: row.id, accountId: row.account_id }, "created", change, { conflict: row.conflict }, 1);
+  /**
+   * The `created` event of a source just inserted: its flag as created (the row holds the rest),
+   * and its box in the spatial index of the past (source_event_bbox).
+   */
+  created(row: SourceRow, box: BoundingBox, change: Change): void {
+    const { key } = this.append(
+      { id: row.id, accountId: row.account_id },
+      "created",
+      change,
+      { conflict: row.conflict },
+      1,
+    );
+    this.statements.insertEventBox.run(key, box.minX, box.maxX, box.minY, box.maxY);
   }
 
   /**
@@ -216,11 +257,11 @@ export class SqliteHistory {
       change,
       { counterpart: counterpartOf(other), measure },
       subjectSeq,
-    );
+    ).seq;
     const otherEvent = this.append(other, "conflict_set", change, {
       counterpart: counterpartOf(subject),
       measure: fromOtherSide(measure),
-    });
+    }).seq;
     this.statements.insertPair.run(
       subject.seq,
       other.seq,
@@ -292,47 +333,94 @@ export class SqliteHistory {
   listAsOf(query: ListQuery & { asOf: number }): SourceRecord[] {
     const plain = matcher(query);
     const spatial = spatialFilterOf(query);
+    if (spatial === null) {
+      return collectPage(
+        this.createdAsOf(query, narrows(query) ? AS_OF_CHUNK : null, null),
+        (row) => {
+          const record = this.asItWas(row);
+          return plain(record) ? record : null;
+        },
+        query,
+        geometryCharsOf,
+        cursorOfCreated,
+      );
+    }
     return collectPage(
-      this.createdAsOf(query, narrows(query), spatial !== null),
-      (row) => {
+      this.createdWithinAsOf(query, spatial.envelope),
+      ({ row, box }) => {
         const record = this.asItWas(row);
-        return plain(record) && (spatial === null || spatial.matches(record.geometry)) ? record : null;
+        // The box (rounded outwards) holds the geometry: within every box area, it matches.
+        return plain(record) && (spatial.covers(box) || spatial.matches(record.geometry)) ? record : null;
       },
       query,
       geometryCharsOf,
-      cursorOfCreated,
+      ({ row }) => cursorOfCreated(row),
     );
   }
 
   /**
-   * The created events of the sources live at `query.asOf`, in list order, read in chunks: with
-   * nothing to filter, every event read is kept or skipped, so a chunk is no larger than the page.
-   * A spatial read may stop after a few large candidates (ListQuery.exactTests), so its chunks
-   * start at FIRST_BATCH rows and double: a read does not take hundreds of whole rows it leaves.
+   * The created events of the sources live at `query.asOf` whose box meets `envelope`, in list
+   * order, each with its box: driven from source_event_bbox when the envelope meets few boxes (their
+   * keys sorted, each row read by key as the page reaches it), else the list order walked with each
+   * row's box looked up by its key, those missing the envelope left out by the query.
+   */
+  private createdWithinAsOf(query: ListQuery & { asOf: number }, envelope: BoundingBox): Iterable<BoxedRow> {
+    const count = envelopeCountStatement(envelope, "source_event_bbox");
+    const candidates = this.statement(count.key, count.sql).get(...count.params) as unknown[];
+    if (spatialPlanFor(candidates[0] as number) === "probing") {
+      return mapRows(this.createdAsOf(query, FIRST_BATCH, envelope), boxedRow);
+    }
+    const within = envelopeCondition("h", envelope);
+    const inAccount = query.accountId !== null;
+    const after = query.after ?? null;
+    const params: (string | number)[] = [...within.params, query.asOf, query.asOf];
+    if (query.accountId !== null) params.push(query.accountId);
+    if (after !== null) params.push(after.createdAt, after.id);
+    const keys = this.statement(
+      `created-within:${inAccount}:${after !== null}`,
+      createdWithinKeysSql(within.sql, inAccount, after !== null),
+    ).all(...params);
+    const byKey = this.statement("created-by-key", CREATED_BY_KEY_SQL);
+    return mapRows(keys, (key) => {
+      const row = byKey.get(query.asOf, key[0] as number);
+      // Read in the snapshot the keys came from (the store's list runs in one): the row is there.
+      if (row === undefined) throw new Error(`created event ${String(key[0])} listed but not read`);
+      return { row, box: boxedRow(key.slice(1)).box };
+    });
+  }
+
+  /**
+   * The created events of the sources live at `query.asOf`, in list order, read in chunks of
+   * `chunk` rows (null: no more than the page, as every event read is kept or skipped). Within an
+   * envelope, each row starts with its box (EVENT_BOX_COLUMNS) and only those meeting it are read;
+   * such a read may stop after a few large candidates (ListQuery.exactTests), so its chunks start
+   * small and double: a read does not take hundreds of whole rows it leaves.
    */
   private *createdAsOf(
     query: ListQuery & { asOf: number },
-    filtered: boolean,
-    spatial: boolean,
-  ): Generator<CreatedRow> {
-    let chunk = spatial
-      ? FIRST_BATCH
-      : filtered
-        ? AS_OF_CHUNK
-        : Math.max(1, Math.min(AS_OF_CHUNK, query.offset + query.limit));
+    firstChunk: number | null,
+    envelope: BoundingBox | null,
+  ): Generator<unknown[]> {
+    let chunk = firstChunk ?? Math.max(1, Math.min(AS_OF_CHUNK, query.offset + query.limit));
+    const within = envelope === null ? null : envelopeCondition("h", envelope);
     let after = query.after ?? null;
+    const inAccount = query.accountId !== null;
     for (;;) {
       const params: (string | number)[] = [query.asOf, query.asOf, query.asOf];
+      if (within !== null) params.push(...within.params);
       if (query.accountId !== null) params.push(query.accountId);
       if (after !== null) params.push(after.createdAt, after.id);
       params.push(chunk);
       // Read whole (not iterated): a deleted source's geometry is another query on the connection.
-      const rows = this.asOfStatement(query.accountId !== null, after !== null).all(...params);
+      const rows = this.statement(
+        `as-of:${inAccount}:${after !== null}:${within !== null}`,
+        listAsOfSql(inAccount, after !== null, within?.sql ?? null),
+      ).all(...params);
       yield* rows;
       const last = rows.at(-1);
       if (last === undefined || rows.length < chunk) return;
-      after = cursorOfCreated(last);
-      if (spatial) chunk = Math.min(AS_OF_CHUNK, 2 * chunk);
+      after = cursorOfCreated(within === null ? last : last.slice(4));
+      if (firstChunk !== null) chunk = Math.min(AS_OF_CHUNK, 2 * chunk);
     }
   }
 
@@ -356,13 +444,13 @@ export class SqliteHistory {
     return fromRow({ ...record, conflict });
   }
 
-  private readonly asOfStatements = new Map<string, Database.Statement<(string | number)[], CreatedRow>>();
+  /** The as_of reads' statements, prepared once each (raw mode: rows are arrays). */
+  private readonly asOfStatements = new Map<string, Database.Statement<(string | number)[], unknown[]>>();
 
-  private asOfStatement(inAccount: boolean, after: boolean): Database.Statement<(string | number)[], CreatedRow> {
-    const key = `${inAccount}:${after}`;
+  private statement(key: string, sql: string): Database.Statement<(string | number)[], unknown[]> {
     let statement = this.asOfStatements.get(key);
     if (statement === undefined) {
-      statement = this.db.prepare<(string | number)[], CreatedRow>(listAsOfSql(inAccount, after)).raw(true);
+      statement = this.db.prepare<(string | number)[], unknown[]>(sql).raw(true);
       this.asOfStatements.set(key, statement);
     }
     return statement;
@@ -478,15 +566,39 @@ export const GET_AS_OF_SQL = `SELECT ${AS_OF_COLUMNS} FROM source_events e LEFT 
 
 /**
  * Created events of sources live at an instant, in list order. Placeholders: the instant thrice,
- * the account (when `inAccount`), the cursor's created_at and id (when `after`), the limit.
+ * the envelope's four (when `within`, a condition on source_event_bbox `h`: each row then starts
+ * with the box), the account (when `inAccount`), the cursor's created_at and id (when `after`), the
+ * limit. Within an envelope, the list order's index drives and each row's box is looked up by its
+ * key (CROSS JOIN keeps that order; `+` keeps the event's key from being read as an index term).
  */
-export function listAsOfSql(inAccount: boolean, after: boolean): string {
-  return `SELECT ${AS_OF_COLUMNS} FROM source_events e LEFT JOIN sources s ON s.id = e.source_id
+export function listAsOfSql(inAccount: boolean, after: boolean, within: string | null = null): string {
+  return `SELECT ${within === null ? "" : `${EVENT_BOX_COLUMNS}, `}${AS_OF_COLUMNS}
+  FROM source_events e ${within === null ? "" : "CROSS JOIN source_event_bbox h ON h.event_seq = +e.event_seq "}LEFT JOIN sources s ON s.id = e.source_id
  WHERE e.type = 'created' AND e.at <= ? AND NOT ${DELETED_BY}
+   ${within === null ? "" : `AND ${within}`}
    ${inAccount ? "AND e.account_id = ?" : ""}
    ${after ? "AND (e.at, e.source_id) > (?, ?)" : ""}
  ORDER BY e.at, e.source_id LIMIT ?`;
 }
+
+/**
+ * The keys (and boxes) of the created events of sources live at an instant whose box meets an
+ * envelope, in list order, source_event_bbox driving. Placeholders: the envelope's four (`within`,
+ * a condition on `h`), the instant twice, the account (when `inAccount`), the cursor's created_at
+ * and id (when `after`).
+ */
+export function createdWithinKeysSql(within: string, inAccount: boolean, after: boolean): string {
+  return `SELECT e.event_seq, ${EVENT_BOX_COLUMNS}
+  FROM source_event_bbox h CROSS JOIN source_events e ON e.event_seq = h.event_seq
+ WHERE ${within} AND e.at <= ? AND NOT ${DELETED_BY}
+   ${inAccount ? "AND e.account_id = ?" : ""}
+   ${after ? "AND (e.at, e.source_id) > (?, ?)" : ""}
+ ORDER BY e.at, e.source_id`;
+}
+
+/** One created event's row (CreatedRow) by its key. Placeholders: the instant, the key. */
+export const CREATED_BY_KEY_SQL = `SELECT ${AS_OF_COLUMNS} FROM source_events e LEFT JOIN sources s ON s.id = e.source_id
+ WHERE e.event_seq = ?`;
 
 /** What the migration to the event log still owes a ledger stored before it (ledger_settings names). */
 const EVENTS_FILLED = "history_created_events_filled";
@@ -517,6 +629,12 @@ export function fillHistory(
              json_object('record', json_object(${ROW_JSON_MEMBERS}))
         FROM sources
        WHERE NOT EXISTS (SELECT 1 FROM source_events e WHERE e.source_id = sources.id)`);
+    // Their boxes: every created event without one is of a live source just filled in.
+    db.exec(`
+      INSERT INTO source_event_bbox (event_seq, min_x, max_x, min_y, max_y)
+      SELECT e.event_seq, b.min_x, b.max_x, b.min_y, b.max_y
+        FROM source_events e JOIN sources s ON s.id = e.source_id JOIN source_bbox b ON b.seq = s.seq
+       WHERE e.type = 'created' AND NOT EXISTS (SELECT 1 FROM source_event_bbox h WHERE h.event_seq = e.event_seq)`);
     mark.run(EVENTS_FILLED);
   }).immediate();
   if (pairs === null) return;

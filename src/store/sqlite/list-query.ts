@@ -46,22 +46,39 @@ export function recordBySeqStatement(withWire: boolean): ListStatement {
   return withWire ? RECORD_BY_SEQ.wire : RECORD_BY_SEQ.plain;
 }
 
+/**
+ * A spatial list drives from the R*Tree while the envelope meets at most this many sources: reading
+ * and sorting them costs a few milliseconds; past it, walking the list order costs less.
+ */
+export const DRIVING_CANDIDATES = 5_000;
+
 /** The R*Tree's condition for a box meeting `envelope` (edges included), with its parameters. */
-function envelopeCondition(alias: string, envelope: BoundingBox) {
+export function envelopeCondition(alias: string, envelope: BoundingBox) {
   return {
     sql: `${alias}.min_x <= ? AND ${alias}.max_x >= ? AND ${alias}.min_y <= ? AND ${alias}.max_y >= ?`,
     params: [envelope.maxX, envelope.minX, envelope.maxY, envelope.minY],
   };
 }
 
-/** Counts the sources whose box meets an envelope, stopping past `cap`: picks the SpatialPlan. */
-export function envelopeCountStatement(envelope: BoundingBox, cap: number): ListStatement {
+/**
+ * Counts the boxes of an R*Tree (the live sources', or every created source's: source_event_bbox)
+ * that meet an envelope, stopping past DRIVING_CANDIDATES: picks the SpatialPlan.
+ */
+export function envelopeCountStatement(
+  envelope: BoundingBox,
+  rtree: "source_bbox" | "source_event_bbox" = "source_bbox",
+): ListStatement {
   const condition = envelopeCondition("b", envelope);
   return {
-    key: "envelope-count",
-    sql: `SELECT count(*) FROM (SELECT 1 FROM source_bbox b WHERE ${condition.sql} LIMIT ?)`,
-    params: [...condition.params, cap + 1],
+    key: `envelope-count:${rtree}`,
+    sql: `SELECT count(*) FROM (SELECT 1 FROM ${rtree} b WHERE ${condition.sql} LIMIT ?)`,
+    params: [...condition.params, DRIVING_CANDIDATES + 1],
   };
+}
+
+/** The plan for an envelope that meets `candidates` boxes, as envelopeCountStatement counted them. */
+export function spatialPlanFor(candidates: number): SpatialPlan {
+  return candidates <= DRIVING_CANDIDATES ? "driving" : "probing";
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Change, SourceConflict, SourceEvent } from "../../model/history.js
 import { geometryCharsOf, type ListQuery } from "../../model/list-query.js";
 import type { NewSourceRecord, RecordRead, SourceRecord } from "../../model/records.js";
 import type { ConflictPolicy, ProtectedAreaPolicy } from "../../model/spatial.js";
-import { collectInBatches, collectPage } from "../page-collector.js";
+import { collectInBatches, collectPage, mapRows } from "../page-collector.js";
 import {
   altIdClash,
   altIdsByAccount,
@@ -28,7 +28,7 @@ import {
   envelopeCountStatement,
   type ListStatement,
   recordBySeqStatement,
-  type SpatialPlan,
+  spatialPlanFor,
 } from "./list-query.js";
 import { SqliteProtectedAreaReader } from "./protected-areas.js";
 import {
@@ -69,16 +69,6 @@ interface SubjectKey {
 const SUBJECT_KEY = "seq, id, account_id, alt_id";
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
-/**
- * A spatial list drives from the R*Tree while the envelope meets at most this many sources: reading
- * and sorting them costs a few milliseconds; past it, walking the list order costs less.
- */
-const DRIVING_CANDIDATES = 5_000;
-
-/** `map` over `rows` lazily: read no further than the reader goes (and closed when it stops). */
-function* mapRows<R, T>(rows: Iterable<R>, map: (row: R) => T): Generator<T> {
-  for (const row of rows) yield map(row);
-}
 const SECRET_BYTES = 32;
 /**
  * Sources per group commit. Single-source creates gain the most from sharing a commit; a request
@@ -269,9 +259,9 @@ export class SqliteSourceStore implements SourceStore {
    * read by its key as the page reaches it, all in one snapshot.
    */
   private spatialList(query: ListQuery, spatial: SpatialFilter): SourceRecord[] {
-    const count = envelopeCountStatement(spatial.envelope, DRIVING_CANDIDATES);
+    const count = envelopeCountStatement(spatial.envelope);
     const candidates = this.listStatement(count).get(...count.params) as unknown[];
-    const plan: SpatialPlan = (candidates[0] as number) <= DRIVING_CANDIDATES ? "driving" : "probing";
+    const plan = spatialPlanFor(candidates[0] as number);
     const statement = buildListStatement(query, { envelope: spatial.envelope, plan });
     const recordOf = statement.withWire ? fromColumnsWithWire : fromColumns;
     const page = (rows: Iterable<{ columns: unknown[]; box: unknown[] }>) =>
@@ -426,7 +416,7 @@ export class SqliteSourceStore implements SourceStore {
       }
       positionOf.set(record.id, inserted.length);
       const { seq, row } = this.insertOne({ ...record, conflict }, geometries[i]);
-      this.events.created(row, change);
+      this.events.created(row, record.bbox, change);
       const subject = { seq, id: record.id, accountId: record.accountId, altId: record.altId };
       admitted?.others.forEach((other, i) => {
         this.events.conflictFound(subject, other, admitted.measures[i], change, 2 + i);
