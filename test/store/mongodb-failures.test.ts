@@ -10,6 +10,7 @@ import {
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { conflictPolicy } from "../../src/ledger/conflict.js";
+import { ExactTestAllowance, POSITIONS_PER_TEST } from "../../src/model/exact-tests.js";
 import type { NewSourceRecord } from "../../src/model/records.js";
 import { runCli } from "../../src/protected-areas/cli.js";
 import { unepOverlapPolicy } from "../../src/protected-areas/overlap.js";
@@ -18,6 +19,8 @@ import {
   conflictPairId,
   recordDocumentOf,
   type SourceDocument,
+  sourceBoxOf,
+  sourceBoxOfRecord,
   toDocument,
   toMeasureDocument,
 } from "../../src/store/mongodb/documents.js";
@@ -27,6 +30,8 @@ import { InvalidMongoUriError, type MongoSourceStore, openMongoStore } from "../
 import {
   AS_OF_CHANGES_OPTIONS,
   AS_OF_HISTORY_OPTIONS,
+  asOfBoxesFilter,
+  asOfBoxesOptions,
   asOfChangesFilter,
   asOfChunkSize,
   asOfCreatedFilter,
@@ -38,8 +43,11 @@ import {
   CONFLICT_PAIRS_FILLED,
   COUNTERPART_OPTIONS,
   CREATED_EVENTS_FILLED,
+  CREATED_EVENTS_OPTIONS,
   conflictCandidatesFilter,
   conflictSetEventsQuery,
+  createdEventsFilter,
+  createdEventsWalk,
   DB_OPTIONS,
   DELETE_OPTIONS,
   deleteByAltIdFilter,
@@ -76,9 +84,11 @@ import {
   pairsOfAnyFilter,
   pairsOfFilter,
   pairsPageQuery,
+  SOURCE_BOXES_FILLED,
   SOURCE_EVENT_INDEXES,
   SOURCE_INDEXES,
   setFlagsUpdate,
+  sourceBoxInserts,
   sourcesByIdFilter,
   TRANSACTION_OPTIONS,
   takenAltIdsFilter,
@@ -184,17 +194,23 @@ describe("what the store sends (fake driver)", () => {
   it("fills in a ledger stored before the event log at setup: created events in a transaction, then pairs and flags, each step marked", async () => {
     const legacy = makeRecord({ conflict: true });
     const { event_seq: _none, ...legacyDoc } = toDocument(legacy);
-    const fake = new FakeDriver().on("sources.find", (filter, options) => {
-      const text = JSON.stringify(filter);
-      if (text === JSON.stringify(legacySourcesQuery().filter)) return [{ _id: legacy.id }];
-      if (text === JSON.stringify(unnumberedFilter([legacy.id]))) return [recordDocumentOf(toDocument(legacy))];
-      // Flagged as stored, and no pair: the flag step sets it to false.
-      const { projection } = options as FindOptions;
-      if (text === JSON.stringify(flagFillFilter()) && projection === FLAG_FILL_OPTIONS.projection) {
-        return [{ _id: legacy.id, conflict: true }];
-      }
-      return [];
-    });
+    const legacyEvent = { _id: `${legacy.id}:0000000001`, record: recordDocumentOf(toDocument(legacy)) };
+    const fake = new FakeDriver()
+      .on("sources.find", (filter, options) => {
+        const text = JSON.stringify(filter);
+        if (text === JSON.stringify(legacySourcesQuery().filter)) return [{ _id: legacy.id }];
+        if (text === JSON.stringify(unnumberedFilter([legacy.id]))) return [recordDocumentOf(toDocument(legacy))];
+        // Flagged as stored, and no pair: the flag step sets it to false.
+        const { projection } = options as FindOptions;
+        if (text === JSON.stringify(flagFillFilter()) && projection === FLAG_FILL_OPTIONS.projection) {
+          return [{ _id: legacy.id, conflict: true }];
+        }
+        return [];
+      })
+      // The walk of the created events for their boxes finds the one just written.
+      .on("source_events.find", (filter) =>
+        JSON.stringify(filter) === JSON.stringify(createdEventsWalk(undefined).filter) ? [legacyEvent] : [],
+      );
     fake.filled = false;
     await fake.store({ policy: true }).ready();
 
@@ -215,6 +231,11 @@ describe("what the store sends (fake driver)", () => {
       "sources.updateMany",
       "source_events.insertMany",
       "session.endSession",
+      "settings.updateOne",
+      // Boxes for the created events: read, then written unless there.
+      "settings.findOne",
+      "source_events.find",
+      "source_boxes.bulkWrite",
       "settings.updateOne",
       "settings.findOne",
       "session.startTransaction",
@@ -260,16 +281,21 @@ describe("what the store sends (fake driver)", () => {
         { ...HISTORY_INSERT_OPTIONS, session },
       ],
     ]);
-    expect(fake.callsTo("source_events", "find")[0]).toEqual([
-      conflictSetEventsQuery(undefined).filter,
-      conflictSetEventsQuery(undefined).options,
+    expect(fake.callsTo("source_events", "find")).toEqual([
+      [conflictSetEventsQuery(undefined).filter, conflictSetEventsQuery(undefined).options],
+      [createdEventsWalk(undefined).filter, createdEventsWalk(undefined).options],
     ]);
+    // The box the source itself keeps (its cover and box), made from the record the event holds.
+    const box = sourceBoxOfRecord(legacyEvent.record);
+    expect(box).toEqual(sourceBoxOf(toDocument(legacy)));
+    expect(fake.callsTo("source_boxes", "bulkWrite")).toEqual([[sourceBoxInserts([box]), { ordered: false }]]);
     expect(fake.callsTo("conflict_pairs", "findOne")).toEqual([
       [UNSEQUENCED_PAIR_QUERY.filter, UNSEQUENCED_PAIR_QUERY.options],
     ]);
     expect(fake.callsTo("settings", "updateOne").map(([filter]) => filter)).toEqual([
       fillMarkerFilter(PAIR_EVENTS_FILLED),
       fillMarkerFilter(CREATED_EVENTS_FILLED),
+      fillMarkerFilter(SOURCE_BOXES_FILLED),
       fillMarkerFilter(CONFLICT_PAIRS_FILLED),
     ]);
   });
@@ -306,6 +332,7 @@ describe("what the store sends (fake driver)", () => {
       "sources.insertMany",
       "conflict_pairs.insertMany",
       "source_events.insertMany",
+      "source_boxes.insertMany",
       "session.endSession",
     ]);
     const session = fake.session;
@@ -364,6 +391,10 @@ describe("what the store sends (fake driver)", () => {
       account_id: "acct_b",
       counterpart: { id: record.id, alt_id: record.altId, account_id: record.accountId },
     });
+    // Its box in the spatial index of the past, in the same transaction.
+    expect(fake.callsTo("source_boxes", "insertMany")).toEqual([
+      [[sourceBoxOf(toDocument(record))], { ...HISTORY_INSERT_OPTIONS, session }],
+    ]);
   });
 
   it("guards a jurisdiction's cell rectangles and asks and stores its cell cover; a field in the batch keeps its box", async () => {
@@ -814,6 +845,68 @@ describe("what the store sends (fake driver)", () => {
     expect(fake.callsTo("source_events", "find")).toEqual([
       [asOfCreatedFilter(asOf, "acct_a", undefined, undefined), asOfCreatedOptions(asOfChunkSize(0, 10, 0))],
       [asOfChangesFilter([kept.id, gone.id, flagged.id], asOf), AS_OF_CHANGES_OPTIONS],
+    ]);
+    expect(fake.callsTo("sources", "find")).toEqual([]);
+    expect(fake.transactions).toEqual([]);
+  });
+
+  it("reads the ledger at an instant within an area from source_boxes: the boxes in list order, their created events by _id, then what happened by then", async () => {
+    const asOf = Date.UTC(2030, 0, 1);
+    const bbox = { minX: 0, minY: 0, maxX: 10, maxY: 10 };
+    // In the box entirely (kept untested), deleted by then, and a ring whose box meets the area's
+    // but whose geometry (a thin L along two far sides) misses it.
+    const inside = makeRecord({ createdAt: 10, geometry: square(1, 1, 1) });
+    const gone = makeRecord({ createdAt: 20, geometry: square(2, 2, 1) });
+    const missing = makeRecord({
+      createdAt: 30,
+      geometry: {
+        type: "Polygon",
+        coordinates: [
+          [
+            [9.5, 20],
+            [9.5, 10.5],
+            [30, 10.5],
+            [30, 11],
+            [10, 11],
+            [10, 20],
+            [9.5, 20],
+          ],
+        ],
+      },
+    });
+    const boxOf = (r: NewSourceRecord) => ({
+      _id: r.id,
+      at: new Date(r.createdAt),
+      bbox: sourceBoxOf(toDocument(r)).bbox,
+    });
+    const fake = new FakeDriver()
+      .on("source_boxes.find", () => [boxOf(inside), boxOf(gone), boxOf(missing)])
+      .on("source_events.find", (filter) =>
+        "_id" in (filter as object)
+          ? [missing, gone, inside].map((r) => ({
+              source_id: r.id,
+              at: new Date(r.createdAt),
+              record: recordDocumentOf(toDocument(r)),
+            }))
+          : [{ source_id: gone.id, type: "deleted" }],
+      );
+    const store = fake.store({ policy: true });
+
+    // Just what testing `inside` (5 positions) would cost: had it been tested, reading would stop
+    // after it. Only `missing` (7 positions) is tested, and spends it.
+    const exactTests = new ExactTestAllowance(5 + POSITIONS_PER_TEST);
+    const page = await store.list(listQuery("acct_a", { asOf, limit: 10, bbox, exactTests }));
+
+    expect(page.map((r) => r.id)).toEqual([inside.id]);
+    expect(exactTests.stoppedAt).toBeUndefined();
+    expect(exactTests.exhausted).toBe(true);
+    const chunk = asOfChunkSize(0, 10, 0, true);
+    expect(fake.callsTo("source_boxes", "find")).toEqual([
+      [asOfBoxesFilter(asOf, "acct_a", bbox, undefined, undefined), asOfBoxesOptions(chunk)],
+    ]);
+    expect(fake.callsTo("source_events", "find")).toEqual([
+      [createdEventsFilter([inside.id, gone.id, missing.id]), CREATED_EVENTS_OPTIONS],
+      [asOfChangesFilter([inside.id, gone.id, missing.id], asOf), AS_OF_CHANGES_OPTIONS],
     ]);
     expect(fake.callsTo("sources", "find")).toEqual([]);
     expect(fake.transactions).toEqual([]);

@@ -752,6 +752,7 @@ describe("setup creates what is missing, drops nothing, and tolerates an index b
       "sources",
       "source_events",
       "conflict_pairs",
+      "source_boxes",
       "protected_areas",
       "protected_area_geometry_chunks",
     ]);

@@ -35,6 +35,7 @@ import {
   protectedAreaId,
   recordDocumentOf,
   type SourceEventDocument,
+  sourceBoxOf,
   toDocument,
   toMeasureDocument,
   toProtectedAreaDocuments,
@@ -60,6 +61,7 @@ import {
   PAIR_EVENTS_FILLED,
   PROTECTED_AREA_CANDIDATE_OPTIONS,
   protectedAreaCandidatesFilter,
+  SOURCE_BOXES_FILLED,
   TRANSACTION_OPTIONS,
 } from "../../src/store/mongodb/queries.js";
 import { MongoSourceStore } from "../../src/store/mongodb/store.js";
@@ -71,6 +73,7 @@ import {
   LayerSupersededError,
   type NewProtectedArea,
 } from "../../src/store/protected-area-layers.js";
+import { spatialFilterOf } from "../../src/store/spatial-filter.js";
 import { makeRecord, sampleUnepOverlap, stored } from "../contract/fixtures.js";
 import { describeHistoryContract } from "../contract/history-contract.js";
 import { featureCollection, paFeature, rect, type TempDir, tempDir } from "../protected-areas/fixtures.js";
@@ -730,6 +733,7 @@ describe("MongoDB protected-area layers and unep_overlap (in-memory fake)", () =
       "sources.find",
       "sources.insertMany",
       "source_events.insertMany",
+      "source_boxes.insertMany",
     ]);
     const session = expect.objectContaining({ withTransaction: expect.any(Function) });
     expect(mongo.callsTo("protected_area_layers", "findOne")).toEqual([
@@ -1280,6 +1284,7 @@ describe("source history, conflict pairs and as_of (in-memory fake, docs/api.md 
       const at = new Map(created.map((r) => [r.id, r.createdAt]));
       return [...ids].sort((x, y) => (at.get(x) as number) - (at.get(y) as number) || (x < y ? -1 : 1));
     };
+    let boxesTelling = 0;
     for (let i = 0; i < 15; i++) {
       const { at, flags } = snapshots[Math.floor(random() * snapshots.length)];
       const all = await listAsOf(at, null, 1_000);
@@ -1297,6 +1302,17 @@ describe("source history, conflict pairs and as_of (in-memory fake, docs/api.md 
         after = { createdAt: page[6].createdAt, id: page[6].id };
       }
       expect(paged).toEqual(all.map((r) => r.id));
+      // Within a box: read from source_boxes, the same sources as the whole list filtered exactly.
+      const x = random() * 12;
+      const y = random() * 12;
+      const bbox = { minX: x, minY: y, maxX: x + 0.5 + random() * 3, maxY: y + 0.5 + random() * 3 };
+      const near = spatialFilterOf({ accountId: null, limit: 1, offset: 0, bbox }) as NonNullable<
+        ReturnType<typeof spatialFilterOf>
+      >;
+      const within = await store.list({ accountId: null, attributeTypes: [], limit: 1_000, offset: 0, asOf: at, bbox });
+      expect(within.map((r) => r.id)).toEqual(all.filter((r) => near.matches(r.geometry)).map((r) => r.id));
+      expect(within).toEqual(all.filter((r) => near.matches(r.geometry)));
+      if (within.length > 0 && within.length < all.length) boxesTelling += 1;
       for (const record of created.filter(() => random() < 0.05)) {
         const then = await store.getAsOf(record.id, null, at);
         expect(then?.conflict).toBe(flags.get(record.id));
@@ -1304,6 +1320,8 @@ describe("source history, conflict pairs and as_of (in-memory fake, docs/api.md 
         expect(await store.getAsOf(record.id, record.accountId === "acct_a" ? "acct_b" : "acct_a", at)).toBeNull();
       }
     }
+    // Most boxes held some of the ledger, not all of it.
+    expect(boxesTelling).toBeGreaterThan(10);
     // Before the first create there was nothing.
     expect(await listAsOf(Date.UTC(2023, 0, 1), null, 10)).toEqual([]);
   }, 120_000);
@@ -1522,13 +1540,20 @@ describe("a ledger stored before the event log gains its history once (in-memory
       if (!own.every((e, i) => e.seq === i + 1) || doc.event_seq !== own.length) problems.push(`${record.id} seqs`);
       if (doc.conflict !== paired) problems.push(`${record.id} flag`);
     }
+    // Every source's box in the spatial index of the past, as a create of this version writes it.
+    const boxes = new Map(mongo.all("source_boxes").map((d) => [d._id, d]));
+    for (const record of records) {
+      if (JSON.stringify(boxes.get(record.id)) !== JSON.stringify(sourceBoxOf(toDocument(record)))) {
+        problems.push(`${record.id} box`);
+      }
+    }
     expect(problems).toEqual([]);
     expect(
       mongo
         .all("settings")
         .map((d) => d._id)
         .sort(),
-    ).toEqual([CONFLICT_PAIRS_FILLED, PAIR_EVENTS_FILLED, CREATED_EVENTS_FILLED].sort());
+    ).toEqual([CONFLICT_PAIRS_FILLED, PAIR_EVENTS_FILLED, CREATED_EVENTS_FILLED, SOURCE_BOXES_FILLED].sort());
   }
 
   it("created events for every source, then every conflicting pair from its later side with conflict_set on both, flags from the pairs", async () => {
@@ -1554,6 +1579,7 @@ describe("a ledger stored before the event log gains its history once (in-memory
     expect(mongo.calls.filter((c) => c.method !== "createIndexes" && c.method !== "createCollection")).toEqual([
       { target: "settings", method: "findOne", args: [{ _id: PAIR_EVENTS_FILLED }, undefined] },
       { target: "settings", method: "findOne", args: [{ _id: CREATED_EVENTS_FILLED }, undefined] },
+      { target: "settings", method: "findOne", args: [{ _id: SOURCE_BOXES_FILLED }, undefined] },
       { target: "settings", method: "findOne", args: [{ _id: CONFLICT_PAIRS_FILLED }, undefined] },
     ]);
 
@@ -1572,7 +1598,11 @@ describe("a ledger stored before the event log gains its history once (in-memory
     await new MongoSourceStore(mongo.client(), "ledger").ready();
     expect(mongo.all("source_events")).toHaveLength(30);
     expect(mongo.all("conflict_pairs")).toEqual([]);
-    expect(mongo.all("settings").map((d) => d._id)).toEqual([PAIR_EVENTS_FILLED, CREATED_EVENTS_FILLED]);
+    expect(mongo.all("settings").map((d) => d._id)).toEqual([
+      PAIR_EVENTS_FILLED,
+      CREATED_EVENTS_FILLED,
+      SOURCE_BOXES_FILLED,
+    ]);
 
     await new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy }).ready();
     checkFilled(mongo, records);
@@ -1589,7 +1619,11 @@ describe("a ledger stored before the event log gains its history once (in-memory
     });
     const store = new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy });
     await expect(store.ready()).rejects.toBeInstanceOf(StoreUnavailableError);
-    expect(mongo.all("settings").map((d) => d._id)).toEqual([PAIR_EVENTS_FILLED, CREATED_EVENTS_FILLED]);
+    expect(mongo.all("settings").map((d) => d._id)).toEqual([
+      PAIR_EVENTS_FILLED,
+      CREATED_EVENTS_FILLED,
+      SOURCE_BOXES_FILLED,
+    ]);
     expect(mongo.all("conflict_pairs").length).toBeGreaterThan(0);
 
     await store.ready();

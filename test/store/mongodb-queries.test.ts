@@ -27,6 +27,8 @@ import {
   fromPairDocument,
   recordDocumentOf,
   type SourceEventDocument,
+  sourceBoxOf,
+  sourceBoxOfRecord,
   sourceEventId,
   toDocument,
   toMeasureDocument,
@@ -48,11 +50,14 @@ import {
   activeDuringFilter,
   afterFilter,
   areaGeometriesFilter,
+  asOfBoxesFilter,
+  asOfBoxesOptions,
   asOfChangesFilter,
   asOfChunkSize,
   asOfCreatedFilter,
   asOfCreatedOptions,
   asOfHistoryFilter,
+  BOX_FILL_CHUNK,
   CANDIDATE_CHUNK,
   CANDIDATE_OPTIONS,
   CONFLICT_PAIR_INDEXES,
@@ -60,11 +65,14 @@ import {
   CONFLICT_PAIRS_FILLED,
   COUNTERPART_OPTIONS,
   CREATED_EVENTS_FILLED,
+  CREATED_EVENTS_OPTIONS,
   clientOptions,
   collectExact,
   conflictCandidatesFilter,
   conflictSetEventsQuery,
   coverCandidatesFilter,
+  createdEventsFilter,
+  createdEventsWalk,
   DB_OPTIONS,
   DELETE_OPTIONS,
   deleteByAltIdFilter,
@@ -132,12 +140,15 @@ import {
   READ_CONCERN,
   RECORD_PROJECTION,
   SETTINGS,
+  SOURCE_BOX_INDEXES,
+  SOURCE_BOXES_FILLED,
   SOURCE_EVENT_INDEXES,
   SOURCE_EVENTS,
   SOURCE_INDEXES,
   SPATIAL_LIST_OPTIONS,
   SUBJECT_PROJECTION,
   setFlagsUpdate,
+  sourceBoxInserts,
   sourcesByIdFilter,
   TAKEN_ALT_IDS_OPTIONS,
   TRANSACTION_OPTIONS,
@@ -818,7 +829,7 @@ describe("the ledger's secret", () => {
 
 type Handler = (...args: unknown[]) => unknown;
 
-const FILL_MARKERS = [CREATED_EVENTS_FILLED, CONFLICT_PAIRS_FILLED, PAIR_EVENTS_FILLED];
+const FILL_MARKERS = [CREATED_EVENTS_FILLED, CONFLICT_PAIRS_FILLED, PAIR_EVENTS_FILLED, SOURCE_BOXES_FILLED];
 
 /**
  * A MongoClient stand-in: records `collection.method(args)` calls and answers from `handlers`.
@@ -1691,6 +1702,59 @@ describe("the ledger at an instant (as_of)", () => {
     });
   });
 
+  it("within an area: the boxes created by the instant whose cover meets the area's, in list order, keys and box only", () => {
+    const envelope = { minX: 1, minY: 2, maxX: 3, maxY: 4 };
+    const t = new Date(1_700_000_000_000);
+    const meets = { $geoIntersects: { $geometry: coverOf(envelope) } };
+    expect(asOfBoxesFilter(asOf, "acct_a", envelope)).toStrictEqual({
+      account_id: "acct_a",
+      at: { $lte: instant },
+      cover: meets,
+    });
+    expect(asOfBoxesFilter(asOf, null, envelope, { createdAt: t.getTime(), id: "src_5" }, "src_9")).toStrictEqual({
+      at: { $gte: t, $lte: instant },
+      $or: [{ at: { $gt: t } }, { at: t, _id: { $gt: "src_5" } }],
+      _id: "src_9",
+      cover: meets,
+    });
+    expect(asOfBoxesOptions(8)).toStrictEqual({
+      sort: { at: 1, _id: 1 },
+      projection: { _id: 1, at: 1, bbox: 1 },
+      limit: 8,
+      allowDiskUse: true,
+    });
+    // Their created events: each source's first, by _id.
+    expect(createdEventsFilter(["src_1", "src_2"])).toStrictEqual({
+      _id: { $in: ["src_1:0000000001", "src_2:0000000001"] },
+    });
+    expect(CREATED_EVENTS_OPTIONS).toStrictEqual({ projection: { _id: 0, source_id: 1, at: 1, record: 1 } });
+  });
+
+  it("fills source_boxes once from the created events along _id, each box written unless there", () => {
+    expect(createdEventsWalk(undefined)).toStrictEqual({
+      filter: { type: "created" },
+      options: {
+        sort: { _id: 1 },
+        hint: { _id: 1 },
+        limit: BOX_FILL_CHUNK,
+        projection: { _id: 1, "record._id": 1, "record.account_id": 1, "record.created_at": 1, "record.geometry": 1 },
+      },
+    });
+    expect(createdEventsWalk("src_1:0000000001").filter).toStrictEqual({
+      _id: { $gt: "src_1:0000000001" },
+      type: "created",
+    });
+    const record = makeRecord({ geometry: ELL });
+    const box = sourceBoxOfRecord(recordDocumentOf(toDocument(record)));
+    // The box a create of this version writes: the source's own cover and box.
+    expect(box).toStrictEqual(sourceBoxOf(toDocument(record)));
+    const { _id, ...fields } = box;
+    expect(sourceBoxInserts([box])).toStrictEqual([
+      { updateOne: { filter: { _id }, update: { $setOnInsert: fields }, upsert: true } },
+    ]);
+    expect(SOURCE_BOXES_FILLED).toMatch(/^history_/);
+  });
+
   it("narrows to one source when the list asks for an id", () => {
     expect(asOfCreatedFilter(asOf, null, undefined, "src_9")).toStrictEqual({
       type: "created",
@@ -1788,6 +1852,20 @@ describe("index specifications", () => {
     expect(Object.keys(asOfCreatedFilter(5, "acct_a")).slice(0, 2)).toEqual(["account_id", "type"]);
     expect(Object.keys(asOfCreatedFilter(5, null))[0]).toBe("type");
     expect(Object.keys(asOfCreatedOptions(1).sort as object)).toEqual(["at", "source_id"]);
+  });
+
+  it("pins the spatial index of the past: source_boxes' 2dsphere on cover, and the list order in one account or any", () => {
+    expect(SOURCE_BOX_INDEXES).toStrictEqual([
+      { key: { cover: "2dsphere" }, name: "cover_2dsphere" },
+      { key: { account_id: 1, at: 1, _id: 1 }, name: "account_at" },
+      { key: { at: 1, _id: 1 }, name: "at" },
+    ]);
+    const envelope = { minX: 0, minY: 0, maxX: 1, maxY: 1 };
+    // Its equality, then the order's keys (at bounds the instant), as for the created events.
+    expect(Object.keys(asOfBoxesFilter(5, "acct_a", envelope)).slice(0, 2)).toEqual(["account_id", "at"]);
+    expect(Object.keys(asOfBoxesFilter(5, null, envelope))[0]).toBe("at");
+    expect(Object.keys(asOfBoxesOptions(1).sort as object)).toEqual(["at", "_id"]);
+    expect(JSON.stringify(SOURCE_BOX_INDEXES)).not.toContain('"geometry"');
   });
 
   it("pins the conflict pairs' indexes: a source's pairs are found from either side", () => {

@@ -1,4 +1,5 @@
 import type { Binary } from "mongodb";
+import { boundingBox } from "../../geo/bbox.js";
 import { countPositions } from "../../geo/parts.js";
 import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
 import {
@@ -286,6 +287,41 @@ export interface SourceEventDocument {
   counterpart?: CounterpartDocument;
   /** `conflict_set`: the pair's measure from this source's side. */
   measure?: ConflictMeasureDocument;
+}
+
+/**
+ * A document of collection `source_boxes`: the box of a source ever created, the spatial index of
+ * the past (docs/api.md §14) that an `as_of` list within an area reads, as a live list reads the
+ * sources' `cover`. `_id` is the source id; `at` its created_at (its `created` event's `at`).
+ * Inserted with the source and its `created` event; like the events, never changed or removed.
+ */
+export interface SourceBoxDocument {
+  _id: string;
+  account_id: string;
+  at: Date;
+  cover: CoverGeometry;
+  bbox: BoxDocument;
+}
+
+/** The box document of a source document (its cover and box as the source keeps them). */
+export function sourceBoxOf(
+  doc: Pick<SourceDocument, "_id" | "account_id" | "created_at" | "cover" | "bbox">,
+): SourceBoxDocument {
+  return { _id: doc._id, account_id: doc.account_id, at: doc.created_at, cover: doc.cover, bbox: doc.bbox };
+}
+
+/** The box document of a record a `created` event holds (events written before `source_boxes`). */
+export function sourceBoxOfRecord(
+  record: Pick<RecordDocument, "_id" | "account_id" | "created_at" | "geometry">,
+): SourceBoxDocument {
+  const box = boundingBox(record.geometry);
+  return {
+    _id: record._id,
+    account_id: record.account_id,
+    at: record.created_at,
+    cover: sourceCoverOf(record.geometry, box),
+    bbox: toBoxDocument(box),
+  };
 }
 
 /**

@@ -7,16 +7,20 @@ import {
   fromSubjectDocument,
   type RecordDocument,
   type SettingDocument,
+  type SourceBoxDocument,
   type SourceDocument,
   type SourceEventDocument,
+  sourceBoxOfRecord,
 } from "./documents.js";
 import { isDuplicateKey } from "./errors.js";
 import { HistoryWrites } from "./history.js";
 import {
+  BOX_FILL_CHUNK,
   CONFLICT_PAIRS_FILLED,
   CREATED_EVENTS_FILLED,
   conflictCandidatesFilter,
   conflictSetEventsQuery,
+  createdEventsWalk,
   EVENT_SEQ_WRITE_OPTIONS,
   eventSeqWrites,
   FILL_CANDIDATE_OPTIONS,
@@ -36,7 +40,9 @@ import {
   pairEventWrites,
   pairFillQuery,
   pairsOfAnyFilter,
+  SOURCE_BOXES_FILLED,
   setFlagsUpdate,
+  sourceBoxInserts,
   UNSEQUENCED_PAIR_QUERY,
   unnumberedFilter,
 } from "./queries.js";
@@ -45,6 +51,7 @@ import {
 export interface HistoryFillTarget {
   sources: Collection<SourceDocument>;
   events: Collection<SourceEventDocument>;
+  boxes: Collection<SourceBoxDocument>;
   pairs: Collection<ConflictPairDocument>;
   settings: Collection<SettingDocument>;
   /** The store's transaction runner (snapshot, majority, retried on transient errors). */
@@ -74,13 +81,16 @@ const pairKey = (x: string, y: string) => (x < y ? `${x}|${y}` : `${y}|${x}`);
  *    every source without `event_seq`, whose `event_seq` becomes 1: a chunk of sources per
  *    transaction, each re-read inside it, so processes filling at once (or a fill started again
  *    after a crash) write every event once.
- * 3. With a conflict policy: every pair of stored sources that conflict, each measured from the
+ * 3. A box (`source_boxes`, the spatial index of the past) for every `created` event written
+ *    before it, from the record the event holds (fillSourceBoxes).
+ * 4. With a conflict policy: every pair of stored sources that conflict, each measured from the
  *    later one's side (list order), with `conflict_set` on both sides at the later one's creation
  *    by its creator (when its create would have found the pair); sources in list order, a chunk
  *    per transaction, pairs already stored skipped. Then every flag set to "has a pair".
  *
  * Each step ends by marking itself done in `settings` (`history_conflict_pair_events_filled`,
- * `history_created_events_filled`, `history_conflict_pairs_filled`), so later opens skip it; a
+ * `history_created_events_filled`, `history_source_boxes_filled`, `history_conflict_pairs_filled`), so
+ * later opens skip it; a
  * store opened without a policy leaves the pairs for the first open with one. Runs at setup, before the store serves: a process
  * of this version answers nothing until the ledger is filled. Processes of an earlier version must
  * be stopped first (what they write after the fill would lack events).
@@ -93,6 +103,10 @@ export async function fillHistory(target: HistoryFillTarget, policy: ConflictPol
   if ((await target.settings.findOne(fillMarkerFilter(CREATED_EVENTS_FILLED))) === null) {
     await fillCreatedEvents(target);
     await markFilled(target, CREATED_EVENTS_FILLED);
+  }
+  if ((await target.settings.findOne(fillMarkerFilter(SOURCE_BOXES_FILLED))) === null) {
+    await fillSourceBoxes(target);
+    await markFilled(target, SOURCE_BOXES_FILLED);
   }
   if (policy === null || (await target.settings.findOne(fillMarkerFilter(CONFLICT_PAIRS_FILLED))) !== null) return;
   await fillPairs(target, policy);
@@ -162,7 +176,24 @@ async function fillCreatedEvents(target: HistoryFillTarget): Promise<void> {
   }
 }
 
-/** Step 3: every stored conflicting pair, found from its later side, with its events. */
+/**
+ * Step 3: a box for every `created` event (the spatial index of the past, docs/api.md §14), from
+ * the record it holds: one walk of the `_id` index over the event log, a chunk at a time, each box
+ * written unless there (sourceBoxInserts). Only boxes are written: the events are read, never changed.
+ */
+async function fillSourceBoxes(target: HistoryFillTarget): Promise<void> {
+  for (let after: string | undefined; ; ) {
+    const { filter, options } = createdEventsWalk(after);
+    const events = await target.events.find<Pick<SourceEventDocument, "_id" | "record">>(filter, options).toArray();
+    if (events.length === 0) return;
+    after = events[events.length - 1]._id;
+    const boxes = events.flatMap((event) => (event.record === undefined ? [] : [sourceBoxOfRecord(event.record)]));
+    if (boxes.length > 0) await target.boxes.bulkWrite(sourceBoxInserts(boxes), { ordered: false });
+    if (events.length < BOX_FILL_CHUNK) return;
+  }
+}
+
+/** Step 4: every stored conflicting pair, found from its later side, with its events. */
 async function fillPairs(target: HistoryFillTarget, policy: ConflictPolicy): Promise<void> {
   for (let after: { createdAt: number; id: string } | undefined; ; ) {
     const chunk = await target.transaction("history fill", async (session) => {

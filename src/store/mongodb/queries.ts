@@ -37,10 +37,11 @@ import type {
   GuardDocument,
   ProtectedAreaDocument,
   SettingDocument,
+  SourceBoxDocument,
   SourceDocument,
   SourceEventDocument,
 } from "./documents.js";
-import { conflictPairId, fromBoxDocument } from "./documents.js";
+import { conflictPairId, fromBoxDocument, sourceEventId } from "./documents.js";
 import { LAYER_STATE_ID, type LayerStateDocument } from "./layer-state.js";
 
 export const SOURCES = "sources";
@@ -49,6 +50,8 @@ export const GUARDS = "conflict_guards";
 export const SOURCE_EVENTS = "source_events";
 /** The live conflicts, one document per pair (docs/api.md §14). */
 export const CONFLICT_PAIRS = "conflict_pairs";
+/** The box of every source ever created: the spatial index of the past (docs/api.md §14). */
+export const SOURCE_BOXES = "source_boxes";
 export const PROTECTED_AREAS = "protected_areas";
 export const GEOMETRY_CHUNKS = "protected_area_geometry_chunks";
 export const LAYERS = "protected_area_layers";
@@ -190,6 +193,18 @@ export const SOURCE_EVENT_INDEXES: IndexDescription[] = [
   // the record's created_at), in one account and across accounts (asOfCreatedFilter).
   { key: { account_id: 1, type: 1, at: 1, source_id: 1 }, name: "account_type_at" },
   { key: { type: 1, at: 1, source_id: 1 }, name: "type_at" },
+];
+
+/**
+ * Indexes of `source_boxes` (SourceBoxDocument): its 2dsphere index on `cover` finds the sources
+ * whose box meets an as_of list's area, as `cover_2dsphere` does for live ones; `account_at` and
+ * `at` walk them in list order (an area meeting most of the ledger), in one account or any. The
+ * planner picks between them, as for live lists (listPlan).
+ */
+export const SOURCE_BOX_INDEXES: IndexDescription[] = [
+  { key: { cover: "2dsphere" }, name: "cover_2dsphere" },
+  { key: { account_id: 1, at: 1, _id: 1 }, name: "account_at" },
+  { key: { at: 1, _id: 1 }, name: "at" },
 ];
 
 /**
@@ -726,6 +741,48 @@ export const LEGACY_CHUNK = 500;
 /** Sources whose stored pairs are filled in per transaction (each measured against its neighbours). */
 export const PAIR_FILL_CHUNK = 50;
 
+/** The marker of the fill of `source_boxes` from the `created` events written before it (fillSourceBoxes). */
+export const SOURCE_BOXES_FILLED = "history_source_boxes_filled";
+/** `created` events read at a time by that fill (each carries its record, geometry included). */
+export const BOX_FILL_CHUNK = 500;
+
+/**
+ * The next `created` events by `_id` from a keyset cursor: one pass along the `_id` index over the
+ * event log, whatever its size. The record's key, account, created_at and geometry only.
+ */
+export function createdEventsWalk(after: string | undefined): {
+  filter: Filter<SourceEventDocument>;
+  options: FindOptions;
+} {
+  return {
+    filter: after === undefined ? { type: "created" } : { _id: { $gt: after }, type: "created" },
+    // Along `_id`, as conflictSetEventsQuery: `type_at`'s order would need a sort of every created
+    // event left, once a chunk.
+    options: {
+      sort: { _id: 1 },
+      hint: { _id: 1 },
+      limit: BOX_FILL_CHUNK,
+      projection: {
+        _id: 1,
+        "record._id": 1,
+        "record.account_id": 1,
+        "record.created_at": 1,
+        "record.geometry": 1,
+      },
+    },
+  };
+}
+
+/**
+ * Writes boxes that are not there yet and leaves those that are as they are (`$setOnInsert`): a
+ * create of this version wrote its own, and processes filling at once write each box once.
+ */
+export function sourceBoxInserts(boxes: readonly SourceBoxDocument[]): AnyBulkWriteOperation<SourceBoxDocument>[] {
+  return boxes.map(({ _id, ...box }) => ({
+    updateOne: { filter: { _id }, update: { $setOnInsert: box }, upsert: true },
+  }));
+}
+
 /**
  * The next sources written before the event log (no `event_seq`), by `_id` from a keyset cursor:
  * one walk of the `_id` index over the collection, ids only.
@@ -820,22 +877,69 @@ export function asOfCreatedFilter(
   after?: { createdAt: number; id: string },
   id?: string,
 ): Filter<SourceEventDocument> {
-  const filter: Record<string, unknown> = accountId === null ? {} : { account_id: accountId };
-  filter.type = "created";
-  if (after === undefined) filter.at = { $lte: new Date(asOf) };
-  else {
-    const at = new Date(after.createdAt);
-    filter.at = { $gte: at, $lte: new Date(asOf) };
-    filter.$or = [{ at: { $gt: at } }, { at, source_id: { $gt: after.id } }];
-  }
+  const filter: Record<string, unknown> = {
+    ...(accountId === null ? {} : { account_id: accountId }),
+    type: "created",
+    ...createdByThen(asOf, after, "source_id"),
+  };
   if (id !== undefined) filter.source_id = id;
   return filter as Filter<SourceEventDocument>;
+}
+
+/**
+ * Created by the instant `asOf` and after the keyset cursor in list order `(at, <idKey>)`: a range
+ * on `at` for the index to bound, and the exact `$or`.
+ */
+function createdByThen(
+  asOf: number,
+  after: { createdAt: number; id: string } | undefined,
+  idKey: "source_id" | "_id",
+): Record<string, unknown> {
+  if (after === undefined) return { at: { $lte: new Date(asOf) } };
+  const at = new Date(after.createdAt);
+  return { at: { $gte: at, $lte: new Date(asOf) }, $or: [{ at: { $gt: at } }, { at, [idKey]: { $gt: after.id } }] };
 }
 
 /** In list order, `limit` at a time (asOfChunkSize): the source and the record as created. */
 export function asOfCreatedOptions(limit: number): FindOptions {
   return { sort: { at: 1, source_id: 1 }, projection: { _id: 0, source_id: 1, at: 1, record: 1 }, limit };
 }
+
+/**
+ * The boxes of the sources an as_of list within an area may show (source_boxes): created by the
+ * instant `asOf` (their `at` is the created_at, so `(at, _id)` is the list order), in one account
+ * or any, after the keyset cursor, of one source when the list asks for an id, whose cover meets
+ * the cover of `envelope` (every source whose geometry meets the envelope: coverCandidatesFilter).
+ * Those deleted by then are left out in code.
+ */
+export function asOfBoxesFilter(
+  asOf: number,
+  accountId: string | null,
+  envelope: BoundingBox,
+  after?: { createdAt: number; id: string },
+  id?: string,
+): Filter<SourceBoxDocument> {
+  const filter: Record<string, unknown> = {
+    ...(accountId === null ? {} : { account_id: accountId }),
+    ...createdByThen(asOf, after, "_id"),
+  };
+  if (id !== undefined) filter._id = id;
+  filter.cover = { $geoIntersects: { $geometry: coverOf(envelope) } };
+  return filter as Filter<SourceBoxDocument>;
+}
+
+/** In list order, `limit` at a time (asOfChunkSize): the keys and the box, no cover. */
+export function asOfBoxesOptions(limit: number): FindOptions {
+  return { sort: { at: 1, _id: 1 }, projection: { _id: 1, at: 1, bbox: 1 }, limit, allowDiskUse: true };
+}
+
+/** The `created` events (each a source's first: seq 1, by `_id`) of the sources `ids`. */
+export function createdEventsFilter(ids: readonly string[]): Filter<SourceEventDocument> {
+  return { _id: { $in: ids.map((id) => sourceEventId(id, 1)) } };
+}
+
+/** The source and the record as created, as asOfCreatedOptions reads them. */
+export const CREATED_EVENTS_OPTIONS: FindOptions = { projection: { _id: 0, source_id: 1, at: 1, record: 1 } };
 
 /** The event types after `created` that decide a source's state at an instant. */
 export const AS_OF_CHANGE_TYPES = ["deleted", "conflict_set", "conflict_cleared"] as const;

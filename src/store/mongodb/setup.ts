@@ -7,6 +7,8 @@ import {
   CONFLICT_PAIRS,
   DB_OPTIONS,
   GUARDS,
+  SOURCE_BOX_INDEXES,
+  SOURCE_BOXES,
   SOURCE_EVENT_INDEXES,
   SOURCE_EVENTS,
   SOURCE_INDEXES,
@@ -28,9 +30,10 @@ export async function prepareLedgerCollections(db: Db): Promise<PreparedCollecti
   const prepared: PreparedCollection[] = [];
   for (const [collection, specs] of [
     [SOURCES, SOURCE_INDEXES],
-    // Also creates the two history collections, which transactions then only insert into.
+    // Also creates the history collections (and source_boxes), which transactions then only insert into.
     [SOURCE_EVENTS, SOURCE_EVENT_INDEXES],
     [CONFLICT_PAIRS, CONFLICT_PAIR_INDEXES],
+    [SOURCE_BOXES, SOURCE_BOX_INDEXES],
   ] as const) {
     prepared.push({ collection, indexes: await db.collection(collection).createIndexes(specs) });
   }

@@ -36,6 +36,7 @@ import { spatialFilterOf } from "../spatial-filter.js";
 import { newMongoClient } from "./client.js";
 import { sourceRectanglesOf } from "./cover.js";
 import {
+  type BoxDocument,
   type ConflictPairDocument,
   type EventSubject,
   type EventSubjectDocument,
@@ -50,10 +51,12 @@ import {
   type RecordDocument,
   recordDocumentOf,
   type SettingDocument,
+  type SourceBoxDocument,
   type SourceDocument,
   type SourceEventDocument,
   type StoredSubject,
   type SubjectDocument,
+  sourceBoxOf,
   toDocument,
 } from "./documents.js";
 import {
@@ -74,6 +77,8 @@ import {
   APPLIED_IDS_OPTIONS,
   AS_OF_CHANGES_OPTIONS,
   AS_OF_HISTORY_OPTIONS,
+  asOfBoxesFilter,
+  asOfBoxesOptions,
   asOfChangesFilter,
   asOfChunkSize,
   asOfCreatedFilter,
@@ -86,9 +91,11 @@ import {
   COMMITTED_IDS_OPTIONS,
   CONFLICT_PAIRS,
   COUNTERPART_OPTIONS,
+  CREATED_EVENTS_OPTIONS,
   chunks,
   collectExact,
   conflictCandidatesFilter,
+  createdEventsFilter,
   DB_OPTIONS,
   DELETE_OPTIONS,
   deleteByAltIdFilter,
@@ -123,6 +130,7 @@ import {
   pairsOfFilter,
   pairsPageQuery,
   SETTINGS,
+  SOURCE_BOXES,
   SOURCE_EVENTS,
   SOURCES,
   sourcesByIdFilter,
@@ -201,6 +209,7 @@ export class MongoSourceStore implements SourceStore {
   private readonly sources: Collection<SourceDocument>;
   private readonly guards: Collection<GuardDocument>;
   private readonly events: Collection<SourceEventDocument>;
+  private readonly boxes: Collection<SourceBoxDocument>;
   private readonly pairs: Collection<ConflictPairDocument>;
   private readonly settings: Collection<SettingDocument>;
   /** The ledger's secret once read (or being read); reset when the read fails. */
@@ -218,6 +227,7 @@ export class MongoSourceStore implements SourceStore {
     this.sources = this.db.collection<SourceDocument>(SOURCES);
     this.guards = this.db.collection<GuardDocument>(GUARDS);
     this.events = this.db.collection<SourceEventDocument>(SOURCE_EVENTS);
+    this.boxes = this.db.collection<SourceBoxDocument>(SOURCE_BOXES);
     this.pairs = this.db.collection<ConflictPairDocument>(CONFLICT_PAIRS);
     this.settings = this.db.collection<SettingDocument>(SETTINGS);
     this.protectedAreas = options.protectedAreaPolicy
@@ -510,6 +520,7 @@ export class MongoSourceStore implements SourceStore {
       {
         sources: this.sources,
         events: this.events,
+        boxes: this.boxes,
         pairs: this.pairs,
         settings: this.settings,
         transaction: (action, work) => this.transaction(action, work),
@@ -686,12 +697,14 @@ export class MongoSourceStore implements SourceStore {
   /**
    * A page of the ledger as it stood at `asOf` (docs/api.md §14), as the embedded store makes it:
    * the `created` events by then in list order, a growing chunk at a time (asOfChunkSize;
-   * `account_type_at` or `type_at`),
-   * then one query for what happened to that chunk's sources by then (deleted, conflict events);
-   * each live one as created, with its flag as it was, filtered (the plain filters and the exact
-   * spatial test, in memory) and paged. Plain reads, no transaction: every event at or before a past
-   * instant was written by a change committed when the instant came (only a create still retrying
-   * then can add one later), and events are never changed, so the chunks agree with each other.
+   * `account_type_at` or `type_at`), or within an area the boxes of the sources created by then
+   * that meet it (source_boxes) and their `created` events; then one query for what happened to
+   * that chunk's sources by then (deleted, conflict events); each live one as created, with its flag
+   * as it was, filtered (the plain filters and the exact spatial test, in memory: a source whose box
+   * lies within every box area untested) and paged. Plain reads, no transaction: every event at or
+   * before a past instant was written by a change committed when the instant came (only a create
+   * still retrying then can add one later), and events and boxes are never changed, so the chunks
+   * agree with each other.
    */
   private async listAsOf(query: ListQuery, asOf: number): Promise<SourceRecord[]> {
     const plain = matcher(query);
@@ -702,9 +715,15 @@ export class MongoSourceStore implements SourceStore {
     let tested: ListCursor | null = null;
     for (let round = 0; page.length < query.limit; round++) {
       const chunk = asOfChunkSize(query.offset, query.limit, round, spatial !== null);
-      const created = await this.events
-        .find<AsOfCreatedDocument>(asOfCreatedFilter(asOf, query.accountId, after, query.id), asOfCreatedOptions(chunk))
-        .toArray();
+      const created =
+        spatial === null
+          ? await this.events
+              .find<AsOfCreatedDocument>(
+                asOfCreatedFilter(asOf, query.accountId, after, query.id),
+                asOfCreatedOptions(chunk),
+              )
+              .toArray()
+          : await this.createdWithin(asOfBoxesFilter(asOf, query.accountId, spatial.envelope, after, query.id), chunk);
       if (created.length === 0) break;
       const changes = await this.events
         .find<Pick<SourceEventDocument, "source_id" | "type">>(
@@ -730,7 +749,12 @@ export class MongoSourceStore implements SourceStore {
         tested = after;
         if (deleted.has(event.source_id)) continue;
         const record = { ...fromDocument(event.record), conflict: (open.get(event.source_id) ?? 0) > 0 };
-        if (!plain(record) || (spatial !== null && !spatial.matches(record.geometry))) continue;
+        if (!plain(record)) continue;
+        if (spatial !== null) {
+          // The box holds the geometry: within every box area, it matches.
+          const within = event.bbox !== undefined && spatial.covers(fromBoxDocument(event.bbox));
+          if (!within && !spatial.matches(record.geometry)) continue;
+        }
         if (skip > 0) skip -= 1;
         else page.push(record);
         if (page.length >= query.limit) break;
@@ -738,6 +762,27 @@ export class MongoSourceStore implements SourceStore {
       if (created.length < chunk) break;
     }
     return page;
+  }
+
+  /**
+   * The `created` events of the first `limit` boxes `filter` finds (source_boxes, in list order),
+   * in that order, each with its box; a box whose event is not there (which no version writes) is
+   * a broken ledger, not a source to leave out quietly.
+   */
+  private async createdWithin(filter: Filter<SourceBoxDocument>, limit: number): Promise<AsOfCreatedDocument[]> {
+    const boxes = await this.boxes
+      .find<Pick<SourceBoxDocument, "_id" | "bbox">>(filter, asOfBoxesOptions(limit))
+      .toArray();
+    if (boxes.length === 0) return [];
+    const events = await this.events
+      .find<AsOfCreatedDocument>(createdEventsFilter(boxes.map((box) => box._id)), CREATED_EVENTS_OPTIONS)
+      .toArray();
+    const byId = new Map(events.map((event) => [event.source_id, event]));
+    return boxes.map((box) => {
+      const event = byId.get(box._id);
+      if (event === undefined) throw new Error(`source ${box._id} has a box but no created event`);
+      return { ...event, bbox: box.bbox };
+    });
   }
 
   /**
@@ -753,6 +798,7 @@ export class MongoSourceStore implements SourceStore {
     });
     await this.sources.insertMany(docs, { session, ordered: true });
     await this.events.insertMany(history.events, { ...HISTORY_INSERT_OPTIONS, session });
+    await this.boxes.insertMany(docs.map(sourceBoxOf), { ...HISTORY_INSERT_OPTIONS, session });
     return docs.map(fromDocument);
   }
 
@@ -836,6 +882,7 @@ export class MongoSourceStore implements SourceStore {
       await this.pairs.insertMany(history.pairs, { ...HISTORY_INSERT_OPTIONS, session });
     }
     await this.events.insertMany(history.events, { ...HISTORY_INSERT_OPTIONS, session });
+    await this.boxes.insertMany(docs.map(sourceBoxOf), { ...HISTORY_INSERT_OPTIONS, session });
     return docs.map(fromDocument);
   }
 
@@ -1050,11 +1097,12 @@ function keepWhatWasRead<T>(result: T): Promise<T> {
 /** An event as getAsOf reads it. */
 type AsOfEventDocument = Pick<SourceEventDocument, "type" | "record">;
 
-/** A `created` event as an as_of list reads it. */
+/** A `created` event as an as_of list reads it; within an area, with its source's box (source_boxes). */
 interface AsOfCreatedDocument {
   source_id: string;
   at: Date;
   record: RecordDocument;
+  bbox?: BoxDocument;
 }
 
 /** Pairs still open after these events: a pair sets once and clears at most once on each side. */
