@@ -1,4 +1,5 @@
-import { type IncomingHttpHeaders, STATUS_CODES } from "node:http";
+import { type IncomingHttpHeaders, type ServerResponse, STATUS_CODES } from "node:http";
+import { Http2ServerResponse } from "node:http2";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
@@ -210,9 +211,12 @@ export function pageCallOptions(
   reply: FastifyReply,
   violations: Violation[],
   records: SourceRecord[],
-): InProcessCall {
+): InProcessCall & { signal: AbortSignal } {
   const closed = new AbortController();
-  reply.raw.once("close", () => closed.abort());
+  const response: ServerResponse | Http2ServerResponse = reply.raw;
+  // Gone already (while an early check awaited, say): its 'close' will not come again.
+  if (response instanceof Http2ServerResponse ? response.stream.destroyed : response.destroyed) closed.abort();
+  else response.once("close", () => closed.abort());
   return { ...callOptions(request, violations, records), signal: closed.signal };
 }
 

@@ -87,6 +87,19 @@ function listCommandOf(req: ListSourcesRequest, context: HandlerContext, found: 
 }
 
 /**
+ * A page whose caller is gone stopped reading early (ListCommand.signal) and is not answered as if
+ * whole: its signal's reason when Connect gave one (`deadline_exceeded` once the call's timeout
+ * passed, `canceled` for a reset stream), else `canceled`. Nobody reads it but the call's log.
+ */
+function whileAwaited(context: HandlerContext, page: ListPage): ListPage {
+  const { signal } = context;
+  if (!signal.aborted) return page;
+  throw signal.reason instanceof ConnectError
+    ? signal.reason
+    : new ConnectError("the caller went away before the page was answered", Code.Canceled);
+}
+
+/**
  * Where a search's violations are in SearchSourcesRequest: the area's under the oneof case the
  * request set, the listing's under `query`. An in-process caller (REST) names its own pointers.
  */
@@ -119,7 +132,7 @@ export function createServiceImpl(ledger: Ledger): ServiceImpl<typeof SourceLedg
     async listSources(req, context) {
       const principal = principalOf(context);
       const command = listCommandOf(req, context, []);
-      return presentPage(context, await asConnect(() => ledger.list(principal, command)));
+      return presentPage(context, whileAwaited(context, await asConnect(() => ledger.list(principal, command))));
     },
 
     async searchSources(req, context) {
@@ -135,7 +148,7 @@ export function createServiceImpl(ledger: Ledger): ServiceImpl<typeof SourceLedg
           throw context.values.get(recordSinkKey) === null ? inSearchRequest(req, error) : error;
         }
       });
-      return presentPage(context, page);
+      return presentPage(context, whileAwaited(context, page));
     },
 
     async listSourceEvents(req, context) {

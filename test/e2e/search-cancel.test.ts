@@ -11,8 +11,11 @@
  * The account: 2 × READ_ON_TURNS + 1 sources of 100,000 positions inside a square "donut" area's
  * hole (each read of the store tests two of them and stops), then one source on the donut.
  */
+import { create, fromJson, type JsonValue, toBinary } from "@bufbuild/protobuf";
+import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GeometrySchema, SearchSourcesRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { READ_ON_TURNS } from "../../src/model/exact-tests.js";
 import { metricValue, scrape } from "../support/metrics.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -147,6 +150,56 @@ describe("a search page whose caller is gone reads no further", () => {
       () => cancel(),
     );
     expect(await call).toBe(grpc.status.CANCELLED);
+    expect(reads).toBeGreaterThanOrEqual(1);
+    expect(reads).toBeLessThan(READ_ON_TURNS);
+  });
+
+  /** The reads of a call answered once its deadline passed; the calls's answer. */
+  async function readsPastDeadline<T>(call: () => Promise<T>): Promise<{ reads: number; answer: T }> {
+    const before = await listReads();
+    const answer = await call();
+    let reads = await listReads();
+    for (let last = -1; reads !== last; ) {
+      last = reads;
+      await sleep(600);
+      reads = await listReads();
+    }
+    return { reads: reads - before, answer };
+  }
+
+  it("Connect: the call's timeout passes: deadline_exceeded, not an empty page answered OK, and no further reads", async () => {
+    const { reads, answer } = await readsPastDeadline(async () => {
+      const res = await fetch(`${server.baseUrl}${SEARCH_PATH}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "connect-timeout-ms": "150" },
+        body: JSON.stringify({ geometry: protoGeometry(DONUT), query: { limit: 10 } }),
+      });
+      return { status: res.status, body: (await res.json()) as { code?: string } };
+    });
+    expect(answer.body.code).toBe("deadline_exceeded");
+    expect(answer.status).not.toBe(200);
+    expect(reads).toBeGreaterThanOrEqual(1);
+    expect(reads).toBeLessThan(READ_ON_TURNS);
+  });
+
+  it("gRPC-Web: grpc-timeout passes: grpc-status 4 in the trailers, and no further reads", async () => {
+    const { reads, answer } = await readsPastDeadline(async () => {
+      const message = create(SearchSourcesRequestSchema, {
+        intersects: { case: "geometry", value: fromJson(GeometrySchema, protoGeometry(DONUT) as JsonValue) },
+        query: { limit: 10 },
+      });
+      const res = await fetch(`${server.baseUrl}${SEARCH_PATH}`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/grpc-web+proto",
+          "grpc-timeout": "150m",
+        },
+        body: new Uint8Array(encodeEnvelope(0, toBinary(SearchSourcesRequestSchema, message))),
+      });
+      return Buffer.from(await res.arrayBuffer()).toString("latin1");
+    });
+    expect(answer).toContain("grpc-status: 4\r\n");
     expect(reads).toBeGreaterThanOrEqual(1);
     expect(reads).toBeLessThan(READ_ON_TURNS);
   });

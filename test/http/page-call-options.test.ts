@@ -1,0 +1,94 @@
+/**
+ * pageCallOptions (src/http/rest-common.ts): a list or search call's signal aborts once its
+ * response closes, and is aborted from the start when the client was gone before the handler ran
+ * (its 'close' came before anyone listened). Over HTTP/1.1 and HTTP/2, with Fastify as the service
+ * runs it; the handler waits as an early check awaiting a key server would.
+ */
+import http2 from "node:http2";
+import net from "node:net";
+import Fastify, { type FastifyInstance } from "fastify";
+import { afterEach, describe, expect, it } from "vitest";
+import { pageCallOptions } from "../../src/http/rest-common.js";
+
+let app: FastifyInstance | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A server whose one route waits `waitMs`, takes the options, and reports whether its signal aborted then and later. */
+async function serve(http2Server: boolean, waitMs: number) {
+  const seen: { atStart: boolean; later: boolean }[] = [];
+  const instance = (http2Server ? Fastify({ http2: true }) : Fastify()) as unknown as FastifyInstance;
+  instance.get("/", async (request, reply) => {
+    await sleep(waitMs);
+    const { signal } = pageCallOptions(request, reply, [], []);
+    const atStart = signal.aborted;
+    await sleep(150);
+    seen.push({ atStart, later: signal.aborted });
+    return [];
+  });
+  await instance.listen({ port: 0, host: "127.0.0.1" });
+  app = instance;
+  const address = instance.server.address() as net.AddressInfo;
+  return { port: address.port, seen };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let waited = 0; !check(); waited += 10) {
+    expect(waited).toBeLessThan(5_000);
+    await sleep(10);
+  }
+}
+
+describe("HTTP/1.1", () => {
+  it("a client gone before the handler: aborted from the start", async () => {
+    const { port, seen } = await serve(false, 200);
+    const socket = net.connect(port, "127.0.0.1", () => socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+    socket.on("error", () => {});
+    await sleep(50);
+    socket.destroy();
+    await until(() => seen.length === 1);
+    expect(seen).toEqual([{ atStart: true, later: true }]);
+  });
+
+  it("a client gone while the page is read: aborted then; one still waiting: not aborted", async () => {
+    const { port, seen } = await serve(false, 0);
+    const socket = net.connect(port, "127.0.0.1", () => socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+    socket.on("error", () => {});
+    await sleep(60);
+    socket.destroy();
+    await until(() => seen.length === 1);
+    const res = await fetch(`http://127.0.0.1:${port}/`);
+    expect(await res.json()).toEqual([]);
+    expect(seen).toEqual([
+      { atStart: false, later: true },
+      { atStart: false, later: false },
+    ]);
+  });
+});
+
+describe("HTTP/2", () => {
+  it("a stream reset before the handler: aborted from the start; one reset while the page is read: aborted then", async () => {
+    const { port, seen } = await serve(true, 200);
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on("error", () => {});
+    const early = session.request({ ":path": "/" });
+    early.on("error", () => {});
+    early.end();
+    await sleep(50);
+    early.close(http2.constants.NGHTTP2_CANCEL);
+    await until(() => seen.length === 1);
+    expect(seen[0]).toEqual({ atStart: true, later: true });
+    const late = session.request({ ":path": "/" });
+    late.on("error", () => {});
+    late.end();
+    await sleep(250);
+    late.close(http2.constants.NGHTTP2_CANCEL);
+    await until(() => seen.length === 2);
+    expect(seen[1]).toEqual({ atStart: false, later: true });
+    session.close();
+  });
+});
