@@ -166,6 +166,11 @@ const KNOWN_SOURCE_TABLES = new Set([
   // Issue 13: each copy's Geometry wire bytes, made from its text as the store makes them.
   "source_geometry_wire",
   "conflict_pairs",
+  // The spatial index of the past: each replicated created event's box, the copy's own.
+  "source_event_bbox",
+  "source_event_bbox_node",
+  "source_event_bbox_rowid",
+  "source_event_bbox_parent",
 ]);
 
 /** What the base's event log and pairs hold that replication cannot repeat (empty when it can). */
@@ -295,6 +300,19 @@ export async function replicateLedger(base: DatasetInfo, path: string, count: nu
            FROM sources WHERE seq > @shift AND seq <= @shift + ${B} ORDER BY seq`,
       )
     : null;
+  const hasEventBoxes =
+    db.prepare<[], { n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE name = 'source_event_bbox'").get()
+      ?.n === 1;
+  // Each copy's created event gets its source's box, as the store writes it with the event.
+  const insertEventBoxes =
+    hasEvents && hasEventBoxes
+      ? db.prepare(
+          `INSERT INTO source_event_bbox (event_seq, min_x, max_x, min_y, max_y)
+           SELECT e.event_seq, b.min_x, b.max_x, b.min_y, b.max_y
+             FROM sources s JOIN source_events e ON e.source_id = s.id AND e.seq = 1 JOIN source_bbox b ON b.seq = s.seq
+            WHERE s.seq > @shift AND s.seq <= @shift + ${B}`,
+        )
+      : null;
   const hasWire =
     db.prepare<[], { n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE name = 'source_geometry_wire'").get()
       ?.n === 1;
@@ -316,6 +334,7 @@ export async function replicateLedger(base: DatasetInfo, path: string, count: nu
     }
     insertAttributes.run({ shift });
     insertEvents?.run({ shift });
+    insertEventBoxes?.run({ shift });
   });
   for (let shift = B; shift < count; shift += B) {
     prepareCells(shift);
@@ -374,6 +393,10 @@ export async function replicateLedger(base: DatasetInfo, path: string, count: nu
       }
       if (events[0].data !== data) throw new Error(`replicated row ${seq}'s created event holds ${events[0].data}`);
     }
+  }
+  if (hasEvents && hasEventBoxes) {
+    const boxed = db.prepare<[], { n: number }>("SELECT count(*) AS n FROM source_event_bbox").get()?.n;
+    if (boxed !== count) throw new Error(`${boxed} created events have a box, not ${count}`);
   }
   db.pragma("journal_mode = WAL");
   db.close();

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
-import type { BoundingBox } from "../../geo/types.js";
+import { boundingBox } from "../../geo/bbox.js";
+import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
 import {
   type Change,
   type ConflictMeasure,
@@ -646,6 +647,66 @@ export function fillHistory(
                                         OR EXISTS (SELECT 1 FROM conflict_pairs WHERE b_seq = seq))`);
     mark.run(PAIRS_FILLED);
   }).immediate();
+}
+
+/** ledger_settings: how far the fill of deleted sources' boxes has gone (DeletedBoxesProgress). */
+export const DELETED_BOXES_FILL = "history_deleted_boxes_fill";
+
+/**
+ * Deleted sources' created events filled in per transaction: a source of 100,000 positions takes
+ * ~25 ms to parse, so a batch holds the write lock for at most about a second.
+ */
+const DELETED_BOXES_BATCH = 32;
+
+interface DeletedBoxesProgress {
+  /** Every created event up to this key has its box, or its source is live. */
+  through: number;
+  done: boolean;
+}
+
+/**
+ * Gives the created events of sources deleted before migration 8 their boxes in the spatial index
+ * of the past (source_event_bbox), from the geometry their events kept (the `deleted` event's
+ * record, or its geometry alone, or the `created` event's record, by the store's version that wrote
+ * them). In batches, each its own transaction recording how far it got, so a process stopped midway
+ * resumes there; once done, an open costs one read. Live sources got theirs in the migration, and
+ * sources created since get theirs with their event.
+ */
+export function fillDeletedEventBoxes(db: Database.Database, batchSize = DELETED_BOXES_BATCH): void {
+  const read = db.prepare<[string], { value: Buffer }>("SELECT value FROM ledger_settings WHERE name = ?");
+  const write = db.prepare<[string, Buffer]>("INSERT OR REPLACE INTO ledger_settings (name, value) VALUES (?, ?)");
+  const batch = db.prepare<[number, number], { event_seq: number; created: string | null; deleted: string | null }>(
+    `SELECT c.event_seq, c.data AS created, d.data AS deleted
+       FROM source_events c JOIN source_events d ON d.source_id = c.source_id AND d.type = 'deleted'
+      WHERE c.type = 'created' AND c.event_seq > ?
+        AND NOT EXISTS (SELECT 1 FROM source_event_bbox h WHERE h.event_seq = c.event_seq)
+      ORDER BY c.event_seq LIMIT ?`,
+  );
+  const insert = db.prepare<[number, number, number, number, number]>(
+    "INSERT INTO source_event_bbox (event_seq, min_x, max_x, min_y, max_y) VALUES (?, ?, ?, ?, ?)",
+  );
+  const step = db.transaction((): boolean => {
+    const row = read.get(DELETED_BOXES_FILL);
+    const progress: DeletedBoxesProgress =
+      row === undefined ? { through: 0, done: false } : JSON.parse(row.value.toString("utf8"));
+    if (progress.done) return true;
+    const rows = batch.all(progress.through, batchSize);
+    for (const { event_seq, created, deleted } of rows) {
+      const kept = JSON.parse(deleted ?? "{}") as EventData;
+      const text =
+        kept.record?.geometry ?? kept.geometry ?? (JSON.parse(created ?? "{}") as EventData).record?.geometry;
+      if (text === undefined) throw new Error(`the geometry of created event ${event_seq}'s source is not kept`);
+      const { minX, maxX, minY, maxY } = boundingBox(JSON.parse(text) as SourceGeometry);
+      insert.run(event_seq, minX, maxX, minY, maxY);
+    }
+    const done = rows.length < batchSize;
+    const through = rows.at(-1)?.event_seq ?? progress.through;
+    write.run(DELETED_BOXES_FILL, Buffer.from(JSON.stringify({ through, done } satisfies DeletedBoxesProgress)));
+    return done;
+  });
+  while (!step.immediate()) {
+    // The next batch, in its own transaction.
+  }
 }
 
 /** Every column of a `sources` row as a JSON member of the same name (SourceRow's shape). */

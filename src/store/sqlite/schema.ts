@@ -275,22 +275,9 @@ export const MIGRATIONS: readonly Migration[] = [
       SELECT e.event_seq, b.min_x, b.max_x, b.min_y, b.max_y
         FROM source_events e JOIN sources s ON s.id = e.source_id JOIN source_bbox b ON b.seq = s.seq
        WHERE e.type = 'created';
-      -- Deleted sources: the box of the geometry their events kept (the deleted event's record, or
-      -- its geometry alone, or a created event's record, by the store's version), from its
-      -- positions' numbers: [x, y] or [x, y, z], so x is each position's item 0 and y its item 1
-      -- (holes lie within their exterior ring: all positions give the exterior's box).
-      INSERT INTO source_event_bbox (event_seq, min_x, max_x, min_y, max_y)
-      SELECT kept.event_seq,
-             min(CASE WHEN t.key = 0 THEN t.value END), max(CASE WHEN t.key = 0 THEN t.value END),
-             min(CASE WHEN t.key = 1 THEN t.value END), max(CASE WHEN t.key = 1 THEN t.value END)
-        FROM (SELECT c.event_seq,
-                     coalesce(json_extract(d.data, '$.record.geometry'), json_extract(d.data, '$.geometry'),
-                              json_extract(c.data, '$.record.geometry')) AS geometry
-                FROM source_events c JOIN source_events d ON d.source_id = c.source_id AND d.type = 'deleted'
-               WHERE c.type = 'created') AS kept,
-             json_tree(kept.geometry, '$.coordinates') AS t
-       WHERE t.type IN ('integer', 'real')
-       GROUP BY kept.event_seq;
+      -- Deleted sources get theirs from the geometry their events kept, after the migrations, in
+      -- batches that record how far they got (fillDeletedEventBoxes): parsing large geometries here,
+      -- in one transaction, would hold the write lock through them all.
     `,
   },
 ];

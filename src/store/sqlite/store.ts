@@ -22,7 +22,7 @@ import { openMigrated } from "./connection.js";
 import { toStoreError } from "./errors.js";
 import { fillGeometryWire, WIRE_COLUMN, WIRE_JOIN, withWire } from "./geometry-wire.js";
 import { GroupCommitter } from "./group-commit.js";
-import { fillHistory, SqliteHistory } from "./history.js";
+import { fillDeletedEventBoxes, fillHistory, SqliteHistory } from "./history.js";
 import {
   buildListStatement,
   envelopeCountStatement,
@@ -178,6 +178,7 @@ export class SqliteSourceStore implements SourceStore {
     );
     // The wire bytes first: the history's fill measures pairs, and reads large geometries from them.
     fillGeometryWire(db);
+    fillDeletedEventBoxes(db);
     fillHistory(db, this.events, this.conflicts?.storedPairs() ?? null, (seq) => {
       const change = creation.get(seq);
       if (change === undefined) throw new Error(`source ${seq} vanished while its history was filled in`);
