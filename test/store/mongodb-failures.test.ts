@@ -853,8 +853,8 @@ describe("what the store sends (fake driver)", () => {
   it("reads the ledger at an instant within an area from source_boxes: the boxes in list order, their created events by _id, then what happened by then", async () => {
     const asOf = Date.UTC(2030, 0, 1);
     const bbox = { minX: 0, minY: 0, maxX: 10, maxY: 10 };
-    // In the box entirely (kept untested), deleted by then, and a ring whose box meets the area's
-    // but whose geometry (a thin L along two far sides) misses it.
+    // In the box entirely (kept untested), deleted by then, and an L whose box meets the area
+    // ([5, 20] × [-5, 11]) but whose two bars pass above it and to its right.
     const inside = makeRecord({ createdAt: 10, geometry: square(1, 1, 1) });
     const gone = makeRecord({ createdAt: 20, geometry: square(2, 2, 1) });
     const missing = makeRecord({
@@ -863,13 +863,13 @@ describe("what the store sends (fake driver)", () => {
         type: "Polygon",
         coordinates: [
           [
-            [9.5, 20],
-            [9.5, 10.5],
-            [30, 10.5],
-            [30, 11],
-            [10, 11],
-            [10, 20],
-            [9.5, 20],
+            [5, 10.5],
+            [19.5, 10.5],
+            [19.5, -5],
+            [20, -5],
+            [20, 11],
+            [5, 11],
+            [5, 10.5],
           ],
         ],
       },

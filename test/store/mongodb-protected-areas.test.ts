@@ -1326,6 +1326,25 @@ describe("source history, conflict pairs and as_of (in-memory fake, docs/api.md 
     expect(await listAsOf(Date.UTC(2023, 0, 1), null, 10)).toEqual([]);
   }, 120_000);
 
+  it("within an area, a box whose events were erased by hand is left out, and a read of nothing but such boxes goes on", async () => {
+    const mongo = new MemoryMongo();
+    const store = new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy });
+    const t = Date.UTC(2024, 0, 1);
+    // Ten apart, in list order; the first eight deleted and their events erased (docs/mongodb.md
+    // "Retention and erasure") but not their boxes: the first read (8 boxes) finds no event at all.
+    const records = Array.from({ length: 10 }, (_, i) =>
+      makeRecord({ geometry: rect(i * 2, 0, i * 2 + 1, 1), createdAt: t + 1 + i }),
+    );
+    for (const record of records) await store.insertMany([record]);
+    for (const record of records.slice(0, 8)) await store.deleteById(record.id, null, { by: "x", at: t + 100 });
+    await mongo.collection("source_events").deleteMany({ source_id: { $in: records.slice(0, 8).map((r) => r.id) } });
+    expect(mongo.all("source_boxes")).toHaveLength(10);
+    const bbox = { minX: -1, minY: -1, maxX: 30, maxY: 2 };
+    const within = await store.list({ accountId: null, attributeTypes: [], limit: 100, offset: 0, asOf: t + 50, bbox });
+    expect(within.map((r) => r.id)).toEqual(records.slice(8).map((r) => r.id));
+    expect(mongo.calls.filter((c) => c.target === "source_boxes" && c.method === "find")).toHaveLength(2);
+  });
+
   it("applies the plain filters to the ledger as it stood, and offset after them", async () => {
     const mongo = new MemoryMongo();
     const store = new MongoSourceStore(mongo.client(), "ledger", { conflictPolicy });

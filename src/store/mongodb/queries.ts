@@ -743,8 +743,11 @@ export const PAIR_FILL_CHUNK = 50;
 
 /** The marker of the fill of `source_boxes` from the `created` events written before it (fillSourceBoxes). */
 export const SOURCE_BOXES_FILLED = "history_source_boxes_filled";
-/** `created` events read at a time by that fill (each carries its record, geometry included). */
-export const BOX_FILL_CHUNK = 500;
+/**
+ * `created` events read at a time by that fill: each carries its record, geometry included (up to
+ * a few MB), and a large one gets a cell cover computed, so a chunk stays small.
+ */
+export const BOX_FILL_CHUNK = 32;
 
 /**
  * The next `created` events by `_id` from a keyset cursor: one pass along the `_id` index over the

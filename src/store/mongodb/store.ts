@@ -715,16 +715,18 @@ export class MongoSourceStore implements SourceStore {
     let tested: ListCursor | null = null;
     for (let round = 0; page.length < query.limit; round++) {
       const chunk = asOfChunkSize(query.offset, query.limit, round, spatial !== null);
-      const created =
+      const { created, read, last } =
         spatial === null
-          ? await this.events
-              .find<AsOfCreatedDocument>(
-                asOfCreatedFilter(asOf, query.accountId, after, query.id),
-                asOfCreatedOptions(chunk),
-              )
-              .toArray()
+          ? listedChunk(
+              await this.events
+                .find<AsOfCreatedDocument>(
+                  asOfCreatedFilter(asOf, query.accountId, after, query.id),
+                  asOfCreatedOptions(chunk),
+                )
+                .toArray(),
+            )
           : await this.createdWithin(asOfBoxesFilter(asOf, query.accountId, spatial.envelope, after, query.id), chunk);
-      if (created.length === 0) break;
+      if (read === 0) break;
       const changes = await this.events
         .find<Pick<SourceEventDocument, "source_id" | "type">>(
           asOfChangesFilter(
@@ -759,30 +761,34 @@ export class MongoSourceStore implements SourceStore {
         else page.push(record);
         if (page.length >= query.limit) break;
       }
-      if (created.length < chunk) break;
+      // Past what was read, boxes without their event included.
+      after = last;
+      if (read < chunk) break;
     }
     return page;
   }
 
   /**
    * The `created` events of the first `limit` boxes `filter` finds (source_boxes, in list order),
-   * in that order, each with its box; a box whose event is not there (which no version writes) is
-   * a broken ledger, not a source to leave out quietly.
+   * in that order, each with its box. A box without its event (the events erased by hand and the
+   * box left, docs/mongodb.md "Retention and erasure") is a source the log no longer holds: left
+   * out, as a list without an area leaves it out.
    */
-  private async createdWithin(filter: Filter<SourceBoxDocument>, limit: number): Promise<AsOfCreatedDocument[]> {
+  private async createdWithin(filter: Filter<SourceBoxDocument>, limit: number): Promise<AsOfChunk> {
     const boxes = await this.boxes
-      .find<Pick<SourceBoxDocument, "_id" | "bbox">>(filter, asOfBoxesOptions(limit))
+      .find<Pick<SourceBoxDocument, "_id" | "at" | "bbox">>(filter, asOfBoxesOptions(limit))
       .toArray();
-    if (boxes.length === 0) return [];
+    const lastBox = boxes.at(-1);
+    if (lastBox === undefined) return { created: [], read: 0, last: undefined };
     const events = await this.events
       .find<AsOfCreatedDocument>(createdEventsFilter(boxes.map((box) => box._id)), CREATED_EVENTS_OPTIONS)
       .toArray();
     const byId = new Map(events.map((event) => [event.source_id, event]));
-    return boxes.map((box) => {
+    const created = boxes.flatMap((box) => {
       const event = byId.get(box._id);
-      if (event === undefined) throw new Error(`source ${box._id} has a box but no created event`);
-      return { ...event, bbox: box.bbox };
+      return event === undefined ? [] : [{ ...event, bbox: box.bbox }];
     });
+    return { created, read: boxes.length, last: { createdAt: lastBox.at.getTime(), id: lastBox._id } };
   }
 
   /**
@@ -1103,6 +1109,26 @@ interface AsOfCreatedDocument {
   at: Date;
   record: RecordDocument;
   bbox?: BoxDocument;
+}
+
+/**
+ * One read of an as_of list: the `created` events to decide on, how many candidates the read took
+ * (a box without its event counts: the read goes on past it), and where the last one stands.
+ */
+interface AsOfChunk {
+  created: AsOfCreatedDocument[];
+  read: number;
+  last: ListCursor | undefined;
+}
+
+/** A read of `created` events in list order as an AsOfChunk. */
+function listedChunk(created: AsOfCreatedDocument[]): AsOfChunk {
+  const last = created.at(-1);
+  return {
+    created,
+    read: created.length,
+    last: last === undefined ? undefined : { createdAt: last.at.getTime(), id: last.source_id },
+  };
 }
 
 /** Pairs still open after these events: a pair sets once and clears at most once on each side. */
