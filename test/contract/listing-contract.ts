@@ -184,6 +184,34 @@ export async function expectAsOfWalksToStop(store: SourceStore, altIdPrefix: str
   expect(today.seen).toEqual(matches.filter((id) => id !== matches[2]));
 }
 
+/**
+ * An `as_of` list whose plain filter (methodology) matches 5 of an account's 60 sources, as of the
+ * last, with a match deleted after it: every source read costs the allowance (the events have no
+ * index per filter), so walks (offsets 0 and 3) stop early and, resumed, list every match as it
+ * stood then.
+ */
+export async function expectAsOfFilteredWalksToStop(store: SourceStore, altIdPrefix: string): Promise<void> {
+  const records = Array.from({ length: 60 }, (_, i) =>
+    makeRecord({ accountId: A, altId: `${altIdPrefix}-${i}`, methodology: i % 12 === 11 ? "M-kept" : "M-other" }),
+  );
+  // As stored: a store records a create no earlier than its last change (docs/api.md §14).
+  const stored = await store.insertMany(records);
+  const matches = ids(records.filter((_, i) => i % 12 === 11));
+  const asOf = Math.max(...stored.map((r) => r.createdAt));
+  expect(await store.deleteById(matches[2], null, change({ at: asOf + 1_000 }))).toBe(true);
+  for (const offset of [0, 3]) {
+    const { seen, stops, skipsCarried } = await walkStopping(
+      store,
+      { ...listQuery(A, { methodology: "M-kept", asOf }), offset },
+      // Five sources read a page.
+      5 * POSITIONS_PER_TEST,
+    );
+    expect(seen).toEqual(matches.slice(offset));
+    expect(stops).toBeGreaterThan(5);
+    if (offset > 0) expect(skipsCarried).toBeGreaterThan(0);
+  }
+}
+
 export function describeListingContract(
   storeOf: () => SourceStore,
   makeStore: () => Promise<{ store: SourceStore; cleanup(): Promise<void> }>,

@@ -13,7 +13,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SearchArea, SourceGeometry } from "../../src/geo/types.js";
 import { createLedger, type Ledger } from "../../src/ledger/ledger.js";
-import { EXACT_TEST_POSITIONS, READ_ON_TURNS } from "../../src/model/exact-tests.js";
+import { EXACT_TEST_POSITIONS, POSITIONS_PER_TEST, READ_ON_TURNS } from "../../src/model/exact-tests.js";
 import type { ListQuery } from "../../src/model/list-query.js";
 import type { Principal } from "../../src/model/principal.js";
 import type { NewSourceRecord } from "../../src/model/records.js";
@@ -210,6 +210,33 @@ describe("over the SQLite store, an account of decoys past READ_ON_TURNS reads",
     expect(second.records.map((r) => r.id)).toEqual([matches[1].id]);
     expect(reads[READ_ON_TURNS].offset).toBe(1);
   });
+});
+
+describe("over the SQLite store, an as_of list whose filter matches only its last sources", () => {
+  it("reads on over turns, each bounded (every source read costs), and answers the matches; past them, the end", async () => {
+    const store = openSqliteStore({ path: ":memory:" });
+    try {
+      const reads: ListQuery[] = [];
+      const ledger = ledgerOver(spyOnList(store, (query) => reads.push(query)));
+      // One read takes EXACT_TEST_POSITIONS / POSITIONS_PER_TEST sources: these need two, and a bit.
+      const perRead = EXACT_TEST_POSITIONS / POSITIONS_PER_TEST;
+      const count = Math.ceil(perRead * 2.2);
+      const records = Array.from({ length: count }, (_, i) =>
+        makeRecord({ accountId: ACCOUNT, methodology: i >= count - 2 ? "M-kept" : "M-other" }),
+      );
+      let asOf = 0;
+      for (let i = 0; i < count; i += 1_000) {
+        for (const stored of await store.insertMany(records.slice(i, i + 1_000)))
+          asOf = Math.max(asOf, stored.createdAt);
+      }
+      const page = await ledger.list(user, { filters: { methodology: "M-kept" }, limit: 10, asOf: asOf + 1 });
+      expect(page.records.map((r) => r.id)).toEqual(records.slice(-2).map((r) => r.id));
+      expect(page.nextPageToken).toBeNull();
+      expect(reads).toHaveLength(3);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
 });
 
 /** A production ledger over `store`. */

@@ -892,9 +892,10 @@ describe("what the store sends (fake driver)", () => {
       );
     const store = fake.store({ policy: true });
 
-    // Just what testing `inside` (5 positions) would cost: had it been tested, reading would stop
-    // after it. Only `missing` (7 positions) is tested, and spends it.
-    const exactTests = new ExactTestAllowance(5 + POSITIONS_PER_TEST);
+    // Each source read costs POSITIONS_PER_TEST, a test its positions and as much again. Three
+    // reads and a little: had `inside` (5 positions) been tested too, it would be spent before
+    // `missing` and reading would stop there. Only `missing` (7 positions) is tested, and spends it.
+    const exactTests = new ExactTestAllowance(3 * POSITIONS_PER_TEST + 4);
     const page = await store.list(listQuery("acct_a", { asOf, limit: 10, bbox, exactTests }));
 
     expect(page.map((r) => r.id)).toEqual([inside.id]);

@@ -76,6 +76,7 @@ import {
 import { spatialFilterOf } from "../../src/store/spatial-filter.js";
 import { makeRecord, sampleUnepOverlap, stored } from "../contract/fixtures.js";
 import { describeHistoryContract } from "../contract/history-contract.js";
+import { expectAsOfFilteredWalksToStop } from "../contract/listing-contract.js";
 import { featureCollection, paFeature, rect, type TempDir, tempDir } from "../protected-areas/fixtures.js";
 import { prng } from "../support/geometry-fixtures.js";
 
@@ -1325,6 +1326,12 @@ describe("source history, conflict pairs and as_of (in-memory fake, docs/api.md 
     // Before the first create there was nothing.
     expect(await listAsOf(Date.UTC(2023, 0, 1), null, 10)).toEqual([]);
   }, 120_000);
+
+  it("an as_of list whose filter matches few stops as every source read costs; resumed, it lists the matches", async () => {
+    const mongo = new MemoryMongo();
+    const store = new MongoSourceStore(mongo.client(), "ledger");
+    await expectAsOfFilteredWalksToStop(store, "fake-as-of-filtered");
+  });
 
   it("within an area, a box whose events were erased by hand is left out, and a read of nothing but such boxes goes on", async () => {
     const mongo = new MemoryMongo();

@@ -82,7 +82,7 @@ import {
   type NewProtectedArea,
 } from "../../src/store/protected-area-layers.js";
 import { BASE_TIME, change, listQuery, makeRecord, square } from "../contract/fixtures.js";
-import { expectAsOfWalksToStop } from "../contract/listing-contract.js";
+import { expectAsOfFilteredWalksToStop, expectAsOfWalksToStop } from "../contract/listing-contract.js";
 import { describeSourceStoreContract } from "../contract/source-store-contract.js";
 import { featureCollection, paFeature, rect, type TempDir, tempDir } from "../protected-areas/fixtures.js";
 import { ring } from "../support/geometry-fixtures.js";
@@ -493,6 +493,11 @@ describe.skipIf(!uri)(`MongoDB store (${uri ? RUNS : SKIPPED})`, () => {
     it("an as_of list stops where its exact tests spend the allowance; resumed, it lists the matches live then", async () => {
       await clear();
       await expectAsOfWalksToStop(store, "mongo-as-of");
+    });
+
+    it("an as_of list whose filter matches few stops as every source read costs; resumed, it lists the matches", async () => {
+      await clear();
+      await expectAsOfFilteredWalksToStop(store, "mongo-as-of-filtered");
     });
 
     it("writes a create's events and pairs in its transaction: a rejected batch leaves none of them", async () => {

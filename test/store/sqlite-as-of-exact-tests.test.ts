@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/index.js";
-import { expectAsOfWalksToStop } from "../contract/listing-contract.js";
+import { expectAsOfFilteredWalksToStop, expectAsOfWalksToStop } from "../contract/listing-contract.js";
 
 let dir: string;
 let store: SqliteSourceStore;
@@ -26,5 +26,9 @@ afterAll(async () => {
 describe("as_of lists and the exact tests' allowance", () => {
   it("stops pages early and, resumed where each stopped, lists the matches live then, with the offset carried", async () => {
     await expectAsOfWalksToStop(store, "as-of");
+  });
+
+  it("a filter matching few: every source read costs, so pages stop early and, resumed, list every match", async () => {
+    await expectAsOfFilteredWalksToStop(store, "as-of-filtered");
   });
 });

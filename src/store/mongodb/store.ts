@@ -749,6 +749,7 @@ export class MongoSourceStore implements SourceStore {
         }
         after = { createdAt: event.at.getTime(), id: event.source_id };
         tested = after;
+        query.exactTests?.spendOnRead();
         if (deleted.has(event.source_id)) continue;
         const record = { ...fromDocument(event.record), conflict: (open.get(event.source_id) ?? 0) > 0 };
         if (!plain(record)) continue;

@@ -338,6 +338,7 @@ export class SqliteHistory {
       return collectPage(
         this.createdAsOf(query, narrows(query) ? AS_OF_CHUNK : null, null),
         (row) => {
+          query.exactTests?.spendOnRead();
           const record = this.asItWas(row);
           return plain(record) ? record : null;
         },
@@ -349,6 +350,7 @@ export class SqliteHistory {
     return collectPage(
       this.createdWithinAsOf(query, spatial.envelope),
       ({ row, box }) => {
+        query.exactTests?.spendOnRead();
         const record = this.asItWas(row);
         // The box (rounded outwards) holds the geometry: within every box area, it matches.
         return plain(record) && (spatial.covers(box) || spatial.matches(record.geometry)) ? record : null;
