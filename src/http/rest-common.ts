@@ -202,9 +202,8 @@ export function callOptions(
 
 /**
  * A list or search call's options: its page may read on over several turns (docs/api.md §13), so
- * its signal aborts once the response closes (the client went away, or the request's deadline was
- * answered) and the ledger stops before its next read. A page answered closes the response after
- * its work: that abort finds nothing left to stop.
+ * its signal aborts once the response closes before the page is sent (the client went away) and
+ * the ledger stops before its next read.
  */
 export function pageCallOptions(
   request: FastifyRequest,
@@ -216,7 +215,8 @@ export function pageCallOptions(
   const response: ServerResponse | Http2ServerResponse = reply.raw;
   // Gone already (while an early check awaited, say): its 'close' will not come again.
   if (response instanceof Http2ServerResponse ? response.stream.destroyed : response.destroyed) closed.abort();
-  else response.once("close", () => closed.abort());
+  // Closed before the page was sent: nobody waits for it. (After it, an abort would only cost.)
+  else response.once("close", () => reply.sent || closed.abort());
   return { ...callOptions(request, violations, records), signal: closed.signal };
 }
 
