@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { conflictPolicy } from "../../src/ledger/conflict.js";
 import { openConnection } from "../../src/store/sqlite/connection.js";
-import { DELETED_BOXES_FILL, fillDeletedEventBoxes } from "../../src/store/sqlite/history.js";
+import { DELETED_BOXES_FILL, fillDeletedEventBoxes, SqliteHistory } from "../../src/store/sqlite/history.js";
 import { runMigrations } from "../../src/store/sqlite/migrations.js";
 import { COLUMNS, type SourceRow } from "../../src/store/sqlite/rows.js";
 import { MIGRATIONS } from "../../src/store/sqlite/schema.js";
@@ -180,7 +180,7 @@ describe("a history written in an older event format reads as the current one", 
         const db = openConnection({ path, busyTimeoutMs: 1_000 });
         try {
           runMigrations(db, MIGRATIONS);
-          fillDeletedEventBoxes(db, 1);
+          fillDeletedEventBoxes(db, new SqliteHistory(db), 1);
         } finally {
           db.close();
         }

@@ -303,6 +303,15 @@ export class SqliteHistory {
   }
 
   /**
+   * The geometry text of a deleted source, as its events kept it (`created` and `deleted` events'
+   * data, in whichever format the store's version wrote them: recordOf).
+   */
+  keptGeometry(sourceId: string, created: string | null, deleted: string | null): string {
+    const data = JSON.parse(created ?? "{}") as EventData;
+    return this.recordOf(sourceId, data, null, JSON.parse(deleted ?? "{}") as EventData).geometry;
+  }
+
+  /**
    * A created event's record, whole: the row while the source lives (read with the event), else the
    * `deleted` event's (`deleted`: given when at hand, or the one query this costs), with the flag as
    * created; events of older ledgers carry the record, whole or but its geometry.
@@ -674,11 +683,18 @@ interface DeletedBoxesProgress {
  * resumes there; once done, an open costs one read. Live sources got theirs in the migration, and
  * sources created since get theirs with their event.
  */
-export function fillDeletedEventBoxes(db: Database.Database, batchSize = DELETED_BOXES_BATCH): void {
+export function fillDeletedEventBoxes(
+  db: Database.Database,
+  history: SqliteHistory,
+  batchSize = DELETED_BOXES_BATCH,
+): void {
   const read = db.prepare<[string], { value: Buffer }>("SELECT value FROM ledger_settings WHERE name = ?");
   const write = db.prepare<[string, Buffer]>("INSERT OR REPLACE INTO ledger_settings (name, value) VALUES (?, ?)");
-  const batch = db.prepare<[number, number], { event_seq: number; created: string | null; deleted: string | null }>(
-    `SELECT c.event_seq, c.data AS created, d.data AS deleted
+  const batch = db.prepare<
+    [number, number],
+    { event_seq: number; source_id: string; created: string | null; deleted: string | null }
+  >(
+    `SELECT c.event_seq, c.source_id, c.data AS created, d.data AS deleted
        FROM source_events c JOIN source_events d ON d.source_id = c.source_id AND d.type = 'deleted'
       WHERE c.type = 'created' AND c.event_seq > ?
         AND NOT EXISTS (SELECT 1 FROM source_event_bbox h WHERE h.event_seq = c.event_seq)
@@ -693,12 +709,9 @@ export function fillDeletedEventBoxes(db: Database.Database, batchSize = DELETED
       row === undefined ? { through: 0, done: false } : JSON.parse(row.value.toString("utf8"));
     if (progress.done) return true;
     const rows = batch.all(progress.through, batchSize);
-    for (const { event_seq, created, deleted } of rows) {
-      const kept = JSON.parse(deleted ?? "{}") as EventData;
-      const text =
-        kept.record?.geometry ?? kept.geometry ?? (JSON.parse(created ?? "{}") as EventData).record?.geometry;
-      if (text === undefined) throw new Error(`the geometry of created event ${event_seq}'s source is not kept`);
-      const { minX, maxX, minY, maxY } = boundingBox(JSON.parse(text) as SourceGeometry);
+    for (const { event_seq, source_id, created, deleted } of rows) {
+      const geometry = JSON.parse(history.keptGeometry(source_id, created, deleted)) as SourceGeometry;
+      const { minX, maxX, minY, maxY } = boundingBox(geometry);
       insert.run(event_seq, minX, maxX, minY, maxY);
     }
     const done = rows.length < batchSize;

@@ -178,7 +178,7 @@ export class SqliteSourceStore implements SourceStore {
     );
     // The wire bytes first: the history's fill measures pairs, and reads large geometries from them.
     fillGeometryWire(db);
-    fillDeletedEventBoxes(db);
+    fillDeletedEventBoxes(db, this.events);
     fillHistory(db, this.events, this.conflicts?.storedPairs() ?? null, (seq) => {
       const change = creation.get(seq);
       if (change === undefined) throw new Error(`source ${seq} vanished while its history was filled in`);
