@@ -903,9 +903,12 @@ function createdByThen(
   return { at: { $gte: at, $lte: new Date(asOf) }, $or: [{ at: { $gt: at } }, { at, [idKey]: { $gt: after.id } }] };
 }
 
+/** What an as_of list reads of a `created` event: the source and the record as created. */
+const CREATED_EVENT_PROJECTION = { _id: 0, source_id: 1, at: 1, record: 1 } as const;
+
 /** In list order, `limit` at a time (asOfChunkSize): the source and the record as created. */
 export function asOfCreatedOptions(limit: number): FindOptions {
-  return { sort: { at: 1, source_id: 1 }, projection: { _id: 0, source_id: 1, at: 1, record: 1 }, limit };
+  return { sort: { at: 1, source_id: 1 }, projection: CREATED_EVENT_PROJECTION, limit };
 }
 
 /**
@@ -942,7 +945,7 @@ export function createdEventsFilter(ids: readonly string[]): Filter<SourceEventD
 }
 
 /** The source and the record as created, as asOfCreatedOptions reads them. */
-export const CREATED_EVENTS_OPTIONS: FindOptions = { projection: { _id: 0, source_id: 1, at: 1, record: 1 } };
+export const CREATED_EVENTS_OPTIONS: FindOptions = { projection: CREATED_EVENT_PROJECTION };
 
 /** The event types after `created` that decide a source's state at an instant. */
 export const AS_OF_CHANGE_TYPES = ["deleted", "conflict_set", "conflict_cleared"] as const;

@@ -747,8 +747,7 @@ export class MongoSourceStore implements SourceStore {
           query.exactTests.stopAt(tested, skip);
           return page;
         }
-        after = { createdAt: event.at.getTime(), id: event.source_id };
-        tested = after;
+        tested = { createdAt: event.at.getTime(), id: event.source_id };
         query.exactTests?.spendOnRead();
         if (deleted.has(event.source_id)) continue;
         const record = { ...fromDocument(event.record), conflict: (open.get(event.source_id) ?? 0) > 0 };
