@@ -213,7 +213,7 @@ describe("over the SQLite store, an account of decoys past READ_ON_TURNS reads",
 });
 
 describe("over the SQLite store, an as_of list whose filter matches only its last sources", () => {
-  it("reads on over turns, each bounded (every source read costs), and answers the matches; past them, the end", async () => {
+  it("reads on over turns, each bounded (every source read costs), and answers the matches; past them, the end; a caller gone stops it", async () => {
     const store = openSqliteStore({ path: ":memory:" });
     try {
       const reads: ListQuery[] = [];
@@ -233,6 +233,24 @@ describe("over the SQLite store, an as_of list whose filter matches only its las
       expect(page.records.map((r) => r.id)).toEqual(records.slice(-2).map((r) => r.id));
       expect(page.nextPageToken).toBeNull();
       expect(reads).toHaveLength(3);
+      // A list (not only a search) whose caller is gone after its first read reads no further.
+      const gone = new AbortController();
+      const counted: ListQuery[] = [];
+      const abandoned = ledgerOver(
+        spyOnList(store, (query) => {
+          counted.push(query);
+          gone.abort();
+        }),
+      );
+      const cut = await abandoned.list(user, {
+        filters: { methodology: "M-kept" },
+        limit: 10,
+        asOf: asOf + 1,
+        signal: gone.signal,
+      });
+      expect(cut.records).toEqual([]);
+      expect(cut.nextPageToken).not.toBeNull();
+      expect(counted).toHaveLength(1);
     } finally {
       await store.close();
     }
