@@ -85,6 +85,20 @@ export function featureOf(altId: string, geometry: Geometry, properties: Json = 
   return { type: "Feature", id: altId, geometry, properties: { start_at: START, end_at: END, ...properties } };
 }
 
+/**
+ * A square "donut" search area from (x, y): [x-1, x+20] × [y-1, y+20] with a hole
+ * [x+0.01, x+19] × [y+0.01, y+19]. Sources inside the hole have boxes meeting its envelope and
+ * geometry that never meets it: each costs an exact test (docs/api.md §13).
+ */
+export function donutAt(x: number, y: number): Geometry {
+  return rect(x - 1, y - 1, x + 20, y + 20, [x + 0.01, y + 0.01, x + 19, y + 19]);
+}
+
+/** The `i`-th decoy inside donutAt(x, y)'s hole: a circle of `positions` positions, 7 to a row. */
+export function decoyInHole(x: number, y: number, i: number, positions = 100_000): Geometry {
+  return roundedCircle(x + 1 + (i % 7) * 0.5, y + 1 + Math.floor(i / 7) * 0.5, 0.2, positions);
+}
+
 // ---- REST ------------------------------------------------------------------------------------------
 
 /** Creates `features` in requests of at most `chunk` (1,000 is the limit), in order; returns the records. */

@@ -110,7 +110,7 @@ describe("a request message that is not protobuf", () => {
   ])(
     "%s JSON that is not UTF-8 → status 3 naming the bytes (one decoder for every JSON codec)",
     async (_, contentType) => {
-      const alt = `cx-utf8-${contentType.slice(12, 16)}-?`;
+      const alt = "cx-utf8-?";
       const json = Buffer.from(JSON.stringify({ sources: [{ altId: alt }] }));
       const at = json.indexOf("?");
       json[at] = 0xff;

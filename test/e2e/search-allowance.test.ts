@@ -11,12 +11,15 @@
  * two more small sources on the donut. Two decoys spend the allowance. A search `as_of` a past
  * instant (production) walks the sources as they were in the same turns.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXACT_TEST_POSITIONS, READ_ON_TURNS } from "../../src/model/exact-tests.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { LedgerGrpc } from "./grpc-support.js";
+import { LedgerGrpc, ts } from "./grpc-support.js";
 import {
   createAll,
+  decoyInHole,
+  donutAt,
   featureOf,
   type Geometry,
   type Json,
@@ -24,7 +27,6 @@ import {
   protoGeometry,
   type RpcSource,
   rect,
-  roundedCircle,
   rpcOk,
   serviceOf,
   walkRest,
@@ -35,11 +37,8 @@ const [X, Y] = [100, 10];
 const DECOY_POSITIONS = 100_000;
 const DECOYS = 3;
 
-/** A decoy of DECOY_POSITIONS positions around (x, y). */
-const circle = (x: number, y: number, r: number): Geometry => roundedCircle(x, y, r, DECOY_POSITIONS);
-
 /** The area: [X-1, X+20] × [Y-1, Y+20] with a hole [X+0.01, X+19] × [Y+0.01, Y+19]. */
-const DONUT = rect(X - 1, Y - 1, X + 20, Y + 20, [X + 0.01, Y + 0.01, X + 19, Y + 19]);
+const DONUT = donutAt(X, Y);
 /** A narrower donut around the decoys only: their boxes meet its envelope, nothing else does. */
 const WEST = rect(X - 1, Y - 1, X + 5, Y + 20, [X + 0.01, Y + 0.01, X + 4.9, Y + 19]);
 
@@ -56,7 +55,9 @@ beforeAll(async () => {
   server = await startTestServer();
   client = new LedgerGrpc(server.port);
   token = await server.userToken("acct-search-allowance");
-  const decoys = Array.from({ length: DECOYS }, (_, i) => featureOf(`decoy-${i}`, circle(X + 1 + i * 0.5, Y + 1, 0.2)));
+  const decoys = Array.from({ length: DECOYS }, (_, i) =>
+    featureOf(`decoy-${i}`, decoyInHole(X, Y, i, DECOY_POSITIONS)),
+  );
   const onTheRing = (i: number) => featureOf(`on-the-ring-${i}`, rect(X + 19.5, Y + 1 + i, X + 19.7, Y + 1.2 + i));
   for (const env of ["production", "sandbox"] as const) {
     // One request each, in this order: the list order.
@@ -126,7 +127,7 @@ describe("production, an account whose decoys outlast READ_ON_TURNS reads", () =
     const account = await server.userToken("acct-search-allowance-cap");
     // Two decoys a read: READ_ON_TURNS reads test 2 × READ_ON_TURNS of them, and one more follows.
     const decoys = Array.from({ length: 2 * READ_ON_TURNS + 1 }, (_, i) =>
-      featureOf(`cap-decoy-${i}`, circle(X + 1 + (i % 7) * 0.5, Y + 1 + Math.floor(i / 7) * 0.5, 0.2)),
+      featureOf(`cap-decoy-${i}`, decoyInHole(X, Y, i, DECOY_POSITIONS)),
     );
     await createAll(server, account, decoys, "production", 3);
     const matchesHere: string[] = [];
@@ -162,15 +163,15 @@ describe("production, a search as_of an instant (docs/api.md §13, §14): the sa
     const account = await server.userToken("acct-search-allowance-as-of");
     const onTheRing = (i: number) => featureOf(`as-of-ring-${i}`, rect(X + 19.5, Y + 1 + i, X + 19.7, Y + 1.2 + i));
     const decoys = Array.from({ length: DECOYS }, (_, i) =>
-      featureOf(`as-of-decoy-${i}`, circle(X + 1 + i * 0.5, Y + 1, 0.2)),
+      featureOf(`as-of-decoy-${i}`, decoyInHole(X, Y, i, DECOY_POSITIONS)),
     );
     const [first] = await createAll(server, account, [onTheRing(0)]);
     await createAll(server, account, decoys);
     const [second] = await createAll(server, account, [onTheRing(1)]);
     const [third] = await createAll(server, account, [onTheRing(2)]);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await sleep(5);
     const instant = new Date();
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await sleep(5);
     // Gone from the live ledger after the instant: only a read of the past still finds it.
     expect((await server.request("DELETE", `/sources/${third.id}`, { token: account })).status).toBe(204);
     const then = [first.id, second.id, third.id];
@@ -190,7 +191,7 @@ describe("production, a search as_of an instant (docs/api.md §13, §14): the sa
     });
     expect(live.records.map((r) => r.id)).toEqual(then.slice(0, 2));
 
-    const asOf = { seconds: String(Math.floor(instant.getTime() / 1000)), nanos: (instant.getTime() % 1000) * 1e6 };
+    const asOf = ts(instant.toISOString());
     const search = (query: Json) =>
       rpcOk<{ sources: RpcSource[]; next_page_token: string }>(
         client,

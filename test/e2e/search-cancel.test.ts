@@ -11,6 +11,8 @@
  * The account: 2 × READ_ON_TURNS + 1 sources of 100,000 positions inside a square "donut" area's
  * hole (each read of the store tests two of them and stops), then one source on the donut.
  */
+
+import { setTimeout as sleep } from "node:timers/promises";
 import { create, fromJson, type JsonValue, toBinary } from "@bufbuild/protobuf";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import * as grpc from "@grpc/grpc-js";
@@ -20,11 +22,10 @@ import { READ_ON_TURNS } from "../../src/model/exact-tests.js";
 import { metricValue, scrape } from "../support/metrics.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { LedgerGrpc } from "./grpc-support.js";
-import { createAll, featureOf, protoGeometry, rect, roundedCircle } from "./paging-support.js";
+import { createAll, decoyInHole, donutAt, featureOf, protoGeometry, rect } from "./paging-support.js";
 
 const [X, Y] = [120, 30];
-/** [X-1, X+20] × [Y-1, Y+20] with a hole [X+0.01, X+19] × [Y+0.01, Y+19]. */
-const DONUT = rect(X - 1, Y - 1, X + 20, Y + 20, [X + 0.01, Y + 0.01, X + 19, Y + 19]);
+const DONUT = donutAt(X, Y);
 const SEARCH_PATH = "/sourceledger.v2.SourceLedgerService/SearchSources";
 
 let server: TestServer;
@@ -36,7 +37,7 @@ beforeAll(async () => {
   client = new LedgerGrpc(server.port);
   token = await server.userToken("acct-search-cancel");
   const decoys = Array.from({ length: 2 * READ_ON_TURNS + 1 }, (_, i) =>
-    featureOf(`cancel-decoy-${i}`, roundedCircle(X + 1 + (i % 7) * 0.5, Y + 1 + Math.floor(i / 7) * 0.5, 0.2, 100_000)),
+    featureOf(`cancel-decoy-${i}`, decoyInHole(X, Y, i)),
   );
   await createAll(server, token, decoys, "production", 3);
   await createAll(server, token, [featureOf("cancel-ring", rect(X + 19.5, Y + 5, X + 19.7, Y + 5.2))]);
@@ -53,7 +54,16 @@ async function listReads(): Promise<number> {
   return metricValue(await scrape(server), "source_ledger_store_operation_duration_seconds_count", labels);
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The store's list reads once they stop growing: no new read for 600 ms (a read here takes ~0.1 s). */
+async function settledReads(): Promise<number> {
+  let reads = await listReads();
+  for (let last = -1; reads !== last; ) {
+    last = reads;
+    await sleep(600);
+    reads = await listReads();
+  }
+  return reads;
+}
 
 /**
  * Starts a search with `start`, calls `stop` once the server has read the store for it once, then
@@ -69,14 +79,9 @@ async function readsOfAbandonedSearch(start: () => Promise<unknown>, stop: () =>
     reads = await listReads();
   }
   stop();
-  // Settled: no new read for 600 ms (a read here takes ~0.1 s).
-  for (let last = -1; reads !== last; ) {
-    last = reads;
-    await sleep(600);
-    reads = await listReads();
-  }
+  const settled = await settledReads();
   await answered;
-  return reads - before;
+  return settled - before;
 }
 
 describe("a search page whose caller is gone reads no further", () => {
@@ -154,17 +159,11 @@ describe("a search page whose caller is gone reads no further", () => {
     expect(reads).toBeLessThan(READ_ON_TURNS);
   });
 
-  /** The reads of a call answered once its deadline passed; the calls's answer. */
+  /** The reads of a call answered once its deadline passed, and the call's answer. */
   async function readsPastDeadline<T>(call: () => Promise<T>): Promise<{ reads: number; answer: T }> {
     const before = await listReads();
     const answer = await call();
-    let reads = await listReads();
-    for (let last = -1; reads !== last; ) {
-      last = reads;
-      await sleep(600);
-      reads = await listReads();
-    }
-    return { reads: reads - before, answer };
+    return { reads: (await settledReads()) - before, answer };
   }
 
   it("Connect: the call's timeout passes: deadline_exceeded, not an empty page answered OK, and no further reads", async () => {
@@ -205,16 +204,9 @@ describe("a search page whose caller is gone reads no further", () => {
   });
 
   it("gRPC: the call's deadline passes (DEADLINE_EXCEEDED), and the page reads no further", async () => {
-    const before = await listReads();
-    const { call } = grpcSearch(150);
-    expect(await call).toBe(grpc.status.DEADLINE_EXCEEDED);
-    let reads = await listReads();
-    for (let last = -1; reads !== last; ) {
-      last = reads;
-      await sleep(600);
-      reads = await listReads();
-    }
-    expect(reads - before).toBeGreaterThanOrEqual(1);
-    expect(reads - before).toBeLessThan(READ_ON_TURNS);
+    const { reads, answer } = await readsPastDeadline(() => grpcSearch(150).call);
+    expect(answer).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(reads).toBeGreaterThanOrEqual(1);
+    expect(reads).toBeLessThan(READ_ON_TURNS);
   });
 });

@@ -6,8 +6,9 @@
  */
 import http2 from "node:http2";
 import net from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import Fastify, { type FastifyInstance } from "fastify";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { pageCallOptions } from "../../src/http/rest-common.js";
 
 let app: FastifyInstance | undefined;
@@ -15,8 +16,6 @@ afterEach(async () => {
   await app?.close();
   app = undefined;
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A server whose one route waits `waitMs`, takes the options, and reports whether its signal aborted then and later. */
 async function serve(http2Server: boolean, waitMs: number) {
@@ -36,31 +35,30 @@ async function serve(http2Server: boolean, waitMs: number) {
   return { port: address.port, seen };
 }
 
-async function until(check: () => boolean): Promise<void> {
-  for (let waited = 0; !check(); waited += 10) {
-    expect(waited).toBeLessThan(5_000);
-    await sleep(10);
-  }
+/** Sends a GET on a connection of its own and closes the connection `afterMs` later. */
+async function abandonGet(port: number, afterMs: number): Promise<void> {
+  const socket = net.connect(port, "127.0.0.1", () => socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+  socket.on("error", () => {});
+  await sleep(afterMs);
+  socket.destroy();
 }
+
+/** Until the route has reported `count` calls. */
+const reported = (seen: unknown[], count: number) =>
+  vi.waitFor(() => expect(seen).toHaveLength(count), { timeout: 5_000, interval: 10 });
 
 describe("HTTP/1.1", () => {
   it("a client gone before the handler: aborted from the start", async () => {
     const { port, seen } = await serve(false, 200);
-    const socket = net.connect(port, "127.0.0.1", () => socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
-    socket.on("error", () => {});
-    await sleep(50);
-    socket.destroy();
-    await until(() => seen.length === 1);
+    await abandonGet(port, 50);
+    await reported(seen, 1);
     expect(seen).toEqual([{ atStart: true, later: true }]);
   });
 
   it("a client gone while the page is read: aborted then; one still waiting: not aborted", async () => {
     const { port, seen } = await serve(false, 0);
-    const socket = net.connect(port, "127.0.0.1", () => socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
-    socket.on("error", () => {});
-    await sleep(60);
-    socket.destroy();
-    await until(() => seen.length === 1);
+    await abandonGet(port, 60);
+    await reported(seen, 1);
     const res = await fetch(`http://127.0.0.1:${port}/`);
     expect(await res.json()).toEqual([]);
     expect(seen).toEqual([
@@ -80,14 +78,14 @@ describe("HTTP/2", () => {
     early.end();
     await sleep(50);
     early.close(http2.constants.NGHTTP2_CANCEL);
-    await until(() => seen.length === 1);
+    await reported(seen, 1);
     expect(seen[0]).toEqual({ atStart: true, later: true });
     const late = session.request({ ":path": "/" });
     late.on("error", () => {});
     late.end();
     await sleep(250);
     late.close(http2.constants.NGHTTP2_CANCEL);
-    await until(() => seen.length === 2);
+    await reported(seen, 2);
     expect(seen[1]).toEqual({ atStart: false, later: true });
     session.close();
   });

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { boxesIntersect } from "../../src/geo/bbox.js";
+import { boundingBox, boxesIntersect } from "../../src/geo/bbox.js";
 import type { BoundingBox } from "../../src/geo/types.js";
 import type { ListQuery } from "../../src/model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../src/model/records.js";
@@ -77,14 +77,6 @@ async function walk(query: ListQuery): Promise<SourceRecord[]> {
   }
 }
 
-/** The squares' boxes, as the brute force reads them from the records listed. */
-function boxOf(record: SourceRecord): BoundingBox {
-  const ring = record.geometry.type === "Polygon" ? record.geometry.coordinates[0] : [];
-  const xs = ring.map((p) => p[0]);
-  const ys = ring.map((p) => p[1]);
-  return { minX: Math.min(...xs), maxX: Math.max(...xs), minY: Math.min(...ys), maxY: Math.max(...ys) };
-}
-
 describe.each([
   ["probing: the envelope meets more than DRIVING_CANDIDATES boxes", { minX: -1, minY: -1, maxX: 9, maxY: 9 }],
   ["driving: the envelope meets a few hundred", { minX: 1.01, minY: 0.3, maxX: 3.5, maxY: 2.04 }],
@@ -96,7 +88,7 @@ describe.each([
   ] as const) {
     it(`as of ${label}: exactly the sources live then that meet the area, in list order`, async () => {
       const everything = await walk(listQuery(ACCOUNT, { asOf: instant }));
-      const expected = everything.filter((r) => boxesIntersect(boxOf(r), bbox)).map((r) => r.id);
+      const expected = everything.filter((r) => boxesIntersect(boundingBox(r.geometry), bbox)).map((r) => r.id);
       const within = await walk(listQuery(ACCOUNT, { asOf: instant, bbox }));
       expect(within.map((r) => r.id)).toEqual(expected);
       expect(expected.length).toBeGreaterThan(label === "before the deletes" ? 100 : 50);
