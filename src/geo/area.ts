@@ -44,13 +44,15 @@ export function geodesicAreaM2(g: SourceGeometry): number {
  */
 function ringAreaSteradians(ring: Position[]): number {
   if (ring.length < 3) return 0;
-  const [lon0, lat0] = ring[0];
+  const lon0 = ring[0][0];
+  const lat0 = ring[0][1];
   const phi0 = lat0 * RADIANS_PER_DEGREE;
   let doubled = 0;
   let prevX = 0;
   let prevY = 0;
   for (let i = 1; i < ring.length; i++) {
-    const [lon, lat] = ring[i];
+    const lon = ring[i][0];
+    const lat = ring[i][1];
     const phi = lat * RADIANS_PER_DEGREE;
     const x = (lon - lon0) * RADIANS_PER_DEGREE;
     const y = 2 * Math.sin((phi - phi0) / 2) * Math.cos((phi + phi0) / 2);

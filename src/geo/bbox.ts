@@ -10,7 +10,9 @@ export function boundingBox(g: SourceGeometry): BoundingBox {
   for (const rings of polygonsOf(g)) {
     const exterior = rings[0];
     if (exterior === undefined) continue;
-    for (const [x, y] of exterior) {
+    for (let i = 0; i < exterior.length; i++) {
+      const x = exterior[i][0];
+      const y = exterior[i][1];
       if (x < minX) minX = x;
       if (x > maxX) maxX = x;
       if (y < minY) minY = y;

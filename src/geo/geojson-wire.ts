@@ -254,10 +254,10 @@ export function geometryWireBytes(geometry: SourceGeometry): Uint8Array {
   let v = 0;
   for (const polygon of polygonList) {
     for (const ring of polygon) {
-      for (const [x, y] of ring) {
+      for (let i = 0; i < ring.length; i++) {
         // + 0 turns -0 into 0, as JSON text does.
-        values[v++] = x + 0;
-        values[v++] = y + 0;
+        values[v++] = ring[i][0] + 0;
+        values[v++] = ring[i][1] + 0;
       }
     }
   }

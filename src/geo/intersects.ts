@@ -91,8 +91,10 @@ function rectangleOf(parts: PolygonCoordinates[]): BoundingBox | null {
   const ring = parts[0][0];
   let previousHorizontal: boolean | null = null;
   for (let i = 0; i < 4; i++) {
-    const [x1, y1] = ring[i];
-    const [x2, y2] = ring[i + 1];
+    const x1 = ring[i][0];
+    const y1 = ring[i][1];
+    const x2 = ring[i + 1][0];
+    const y2 = ring[i + 1][1];
     const horizontal = y1 === y2 && x1 !== x2;
     const vertical = x1 === x2 && y1 !== y2;
     if (!horizontal && !vertical) return null;
@@ -110,7 +112,8 @@ function someSourcePartStartsInArea(
   envelope: BoundingBox,
 ): boolean {
   for (const rings of sourceParts) {
-    const [x, y] = rings[0][0];
+    const x = rings[0][0][0];
+    const y = rings[0][0][1];
     if (x < envelope.minX || x > envelope.maxX || y < envelope.minY || y > envelope.maxY) continue;
     if (areaEdges.locate(x, y) !== "outside") return true;
   }
@@ -131,8 +134,10 @@ function someSourceEdgeMeetsArea(
         const run = runBox(ring, first, last);
         if (!boxesIntersect(run, envelope) || !areaEdges.someSegmentNear(run)) continue;
         for (let i = first + 1; i <= last; i++) {
-          const [ax, ay] = ring[i - 1];
-          const [bx, by] = ring[i];
+          const ax = ring[i - 1][0];
+          const ay = ring[i - 1][1];
+          const bx = ring[i][0];
+          const by = ring[i][1];
           if (areaEdges.someSegmentMeets(ax, ay, bx, by)) return true;
         }
       }
@@ -148,7 +153,8 @@ function runBox(ring: Position[], first: number, last: number): BoundingBox {
   let maxX = -Infinity;
   let maxY = -Infinity;
   for (let i = first; i <= last; i++) {
-    const [x, y] = ring[i];
+    const x = ring[i][0];
+    const y = ring[i][1];
     if (x < minX) minX = x;
     if (x > maxX) maxX = x;
     if (y < minY) minY = y;
@@ -188,8 +194,10 @@ function someEdgeTouchesBox(parts: PolygonCoordinates[], box: BoundingBox): bool
   for (const rings of parts) {
     for (const ring of rings) {
       for (let i = 1; i < ring.length; i++) {
-        const [ax, ay] = ring[i - 1];
-        const [bx, by] = ring[i];
+        const ax = ring[i - 1][0];
+        const ay = ring[i - 1][1];
+        const bx = ring[i][0];
+        const by = ring[i][1];
         if (segmentTouchesBox(ax, ay, bx, by, box)) return true;
       }
     }
@@ -249,8 +257,10 @@ function locateInParts(px: number, py: number, parts: PolygonCoordinates[]): Loc
   for (const rings of parts) {
     for (const ring of rings) {
       for (let i = 1; i < ring.length; i++) {
-        const [ax, ay] = ring[i - 1];
-        const [bx, by] = ring[i];
+        const ax = ring[i - 1][0];
+        const ay = ring[i - 1][1];
+        const bx = ring[i][0];
+        const by = ring[i][1];
         const step = raySegment(px, py, ax, ay, bx, by);
         if (step === HOLDS_POINT) return "boundary";
         if (step === CROSSES) inside = !inside;
@@ -298,8 +308,10 @@ export class SegmentIndex {
       for (const ring of rings) {
         this.ringStarts[r++] = s / 4;
         for (let i = 1; i < ring.length; i++, s += 4) {
-          const [ax, ay] = ring[i - 1];
-          const [bx, by] = ring[i];
+          const ax = ring[i - 1][0];
+          const ay = ring[i - 1][1];
+          const bx = ring[i][0];
+          const by = ring[i][1];
           this.ends[s] = ax;
           this.ends[s + 1] = ay;
           this.ends[s + 2] = bx;

@@ -197,7 +197,8 @@ function transposed(rings: PolygonCoordinates): PolygonCoordinates {
   return rings.map((ring) => {
     const swapped: Position[] = new Array(ring.length);
     for (let i = 0; i < ring.length; i++) {
-      const [x, y] = ring[ring.length - 1 - i];
+      const x = ring[ring.length - 1 - i][0];
+      const y = ring[ring.length - 1 - i][1];
       swapped[i] = [y, x];
     }
     return swapped;

@@ -7,12 +7,25 @@ import type { BoundingBox, Position } from "./types.js";
  */
 export const TOUCH_TOLERANCE_DEG = 1e-9;
 
+/**
+ * The length of (dx, dy). Not Math.hypot: V8 runs that as a builtin that allocates on every call
+ * (~28 ns against ~2.5); degrees neither overflow nor underflow when squared. Hot geometry loops
+ * here also read positions by index rather than destructuring them: positions arrive in several
+ * element kinds (JSON, the RPC codec, stored text), and destructuring such arrays falls back to the
+ * iterator protocol, allocating (docs/benchmarks.md, "Allocation per create").
+ */
+export function length(dx: number, dy: number): number {
+  return Math.sqrt(dx * dx + dy * dy);
+}
+
 export function ringBox(ring: Position[]): BoundingBox {
   let minX = Infinity;
   let minY = Infinity;
   let maxX = -Infinity;
   let maxY = -Infinity;
-  for (const [x, y] of ring) {
+  for (let i = 0; i < ring.length; i++) {
+    const x = ring[i][0];
+    const y = ring[i][1];
     if (x < minX) minX = x;
     if (x > maxX) maxX = x;
     if (y < minY) minY = y;
@@ -31,7 +44,7 @@ export function distanceToSegment(p: Position, a: Position, b: Position): number
   const lengthSquared = dx * dx + dy * dy;
   let t = lengthSquared === 0 ? 0 : ((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / lengthSquared;
   t = Math.max(0, Math.min(1, t));
-  return Math.hypot(p[0] - (a[0] + t * dx), p[1] - (a[1] + t * dy));
+  return length(p[0] - (a[0] + t * dx), p[1] - (a[1] + t * dy));
 }
 
 /** How many of the ring's segments pass within TOUCH_TOLERANCE_DEG of p. */
@@ -45,11 +58,14 @@ export function countSegmentsNear(p: Position, ring: Position[]): number {
 
 /** Even-odd ray crossing; a point on the ring itself may count either way. */
 export function pointInRing(p: Position, ring: Position[]): boolean {
-  const [x, y] = p;
+  const x = p[0];
+  const y = p[1];
   let inside = false;
   for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
-    const [xi, yi] = ring[i];
-    const [xj, yj] = ring[j];
+    const xi = ring[i][0];
+    const yi = ring[i][1];
+    const xj = ring[j][0];
+    const yj = ring[j][1];
     if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
   }
   return inside;
@@ -71,7 +87,7 @@ export function segmentsMayTouch(a: Position, b: Position, c: Position, d: Posit
 function clearlyOneSide(a: Position, b: Position, p: Position, q: Position): boolean {
   const dx = b[0] - a[0];
   const dy = b[1] - a[1];
-  const margin = TOUCH_TOLERANCE_DEG * Math.hypot(dx, dy);
+  const margin = TOUCH_TOLERANCE_DEG * length(dx, dy);
   if (margin === 0) return false;
   const sp = dx * (p[1] - a[1]) - dy * (p[0] - a[0]);
   const sq = dx * (q[1] - a[1]) - dy * (q[0] - a[0]);
@@ -84,7 +100,7 @@ export function clearlyTurns(a: Position, b: Position, c: Position): boolean {
   const uy = b[1] - a[1];
   const vx = c[0] - b[0];
   const vy = c[1] - b[1];
-  const margin = TOUCH_TOLERANCE_DEG * Math.max(Math.hypot(ux, uy), Math.hypot(vx, vy));
+  const margin = TOUCH_TOLERANCE_DEG * Math.sqrt(Math.max(ux * ux + uy * uy, vx * vx + vy * vy));
   return Math.abs(ux * vy - uy * vx) > margin && margin > 0;
 }
 
@@ -97,7 +113,7 @@ export function isCollinear(ring: Position[]): boolean {
   let far: Position | undefined;
   let farDistance = 0;
   for (const p of ring) {
-    const distance = Math.hypot(p[0] - origin[0], p[1] - origin[1]);
+    const distance = length(p[0] - origin[0], p[1] - origin[1]);
     if (distance > farDistance) {
       far = p;
       farDistance = distance;

@@ -24,7 +24,8 @@ export class RingIndex {
       let maxY = -Infinity;
       const end = Math.min(ring.length, (c + 1) * CHUNK_SEGMENTS + 1);
       for (let i = c * CHUNK_SEGMENTS; i < end; i++) {
-        const [x, y] = ring[i];
+        const x = ring[i][0];
+        const y = ring[i][1];
         if (x < minX) minX = x;
         if (x > maxX) maxX = x;
         if (y < minY) minY = y;
@@ -65,7 +66,8 @@ export class RingIndex {
 
   /** Even-odd ray casting towards +x; only meaningful for points not on the ring. */
   contains(p: Position): boolean {
-    const [x, y] = p;
+    const x = p[0];
+    const y = p[1];
     const b = this.chunkBoxes;
     const ring = this.ring;
     let inside = false;
@@ -74,8 +76,10 @@ export class RingIndex {
       if (b[c * 4 + 1] > y || b[c * 4 + 3] < y || b[c * 4 + 2] < x) continue;
       const end = Math.min(ring.length - 1, (c + 1) * CHUNK_SEGMENTS);
       for (let i = c * CHUNK_SEGMENTS; i < end; i++) {
-        const [xi, yi] = ring[i];
-        const [xj, yj] = ring[i + 1];
+        const xi = ring[i][0];
+        const yi = ring[i][1];
+        const xj = ring[i + 1][0];
+        const yj = ring[i + 1][1];
         if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
       }
     }

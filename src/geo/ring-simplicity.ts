@@ -50,7 +50,8 @@ function noNearEdgesSweep(ring: Position[], edges: number): boolean {
     hi[i] = Math.max(ring[i][axis], ring[i + 1][axis]);
     order[i] = i;
   }
-  order.sort((a, b) => lo[a] - lo[b]);
+  // -1/0/1 rather than a difference: a comparator's double result is boxed on every call.
+  order.sort((a, b) => (lo[a] < lo[b] ? -1 : lo[a] > lo[b] ? 1 : 0));
 
   let budget = WORK_PER_SEGMENT * edges;
   const active: number[] = [];

@@ -82,8 +82,12 @@ export function checkStructure(g: SourceGeometry, maxPositions = MAX_POSITIONS):
  */
 export function antimeridianCrossing(ring: readonly Position[]): [number, number] | null {
   for (let i = 1; i < ring.length; i++) {
-    const [x0, y0] = ring[i - 1];
-    const [x1, y1] = ring[i];
+    const from = ring[i - 1];
+    const to = ring[i];
+    const x0 = from[0];
+    const y0 = from[1];
+    const x1 = to[0];
+    const y1 = to[1];
     // Non-finite positions are reported on their own; an edge to one crosses nothing.
     if (!Number.isFinite(x0) || !Number.isFinite(x1) || Math.abs(x1 - x0) <= 180) continue;
     if (y0 === y1 && Math.abs(y0) === 90) continue;
@@ -104,7 +108,9 @@ function checkRing(
   const label = () => ringLabel(g, part, index);
   let allFinite = true;
   for (let position = 0; position < ring.length; position++) {
-    const [x, y] = ring[position];
+    const at = ring[position];
+    const x = at[0];
+    const y = at[1];
     const finite = Number.isFinite(x) && Number.isFinite(y);
     if (finite) tally.finite++;
     const lonOk = x >= -180 - RANGE_TOLERANCE_DEG && x <= 180 + RANGE_TOLERANCE_DEG;

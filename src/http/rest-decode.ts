@@ -265,7 +265,10 @@ function decodeRing(ring: unknown, pointer: string, report: Report): number[] | 
       !Array.isArray(position) ||
       position.length < 2 ||
       position.length > 3 ||
-      !position.every((n) => typeof n === "number")
+      // Each read by index: a closure per position (every) would allocate on every one.
+      typeof position[0] !== "number" ||
+      typeof position[1] !== "number" ||
+      (position.length === 3 && typeof position[2] !== "number")
     ) {
       report(
         `${pointer}/${i}`,

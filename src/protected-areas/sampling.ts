@@ -35,8 +35,10 @@ function crossings(parts: readonly Part[], y: number): number[] {
     if (y < part.minY || y > part.maxY) continue;
     for (const ring of part.rings) {
       for (let i = 1; i < ring.length; i++) {
-        const [x1, y1] = ring[i - 1];
-        const [x2, y2] = ring[i];
+        const x1 = ring[i - 1][0];
+        const y1 = ring[i - 1][1];
+        const x2 = ring[i][0];
+        const y2 = ring[i][1];
         if (y1 > y !== y2 > y) xs.push(x1 + ((y - y1) * (x2 - x1)) / (y2 - y1));
       }
     }
