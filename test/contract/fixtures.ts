@@ -122,6 +122,11 @@ export function listQuery(accountId: string | null, filters: Partial<ListQuery> 
   return { accountId, attributeTypes: [], limit: 1000, offset: 0, ...filters };
 }
 
+/** The ids of records, in their order. */
+export function ids(records: readonly { id: string }[]): string[] {
+  return records.map((r) => r.id);
+}
+
 /** Who deletes in the fixtures, unless a test names someone. */
 export const DELETER = "fixture-deleter";
 

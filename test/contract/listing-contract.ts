@@ -18,7 +18,7 @@ import type { ListCursor, ListQuery } from "../../src/model/list-query.js";
 import type { NewSourceRecord } from "../../src/model/records.js";
 import type { SourceStore } from "../../src/store/port.js";
 import { prng, ring } from "../support/geometry-fixtures.js";
-import { BASE_TIME, change, inCreationOrder, listQuery, makeRecord, square, stored } from "./fixtures.js";
+import { BASE_TIME, change, ids, inCreationOrder, listQuery, makeRecord, square, stored } from "./fixtures.js";
 import { describeCase, searchModel } from "./search-model.js";
 
 const A = "acct_a";
@@ -27,7 +27,6 @@ const B = "acct_b";
 const YEAR_1 = Date.parse("0001-01-01T00:00:00Z");
 const LAST_MS = Date.parse("9999-12-31T23:59:59.999Z");
 
-const ids = (records: readonly { id: string }[]) => records.map((r) => r.id);
 const cursorOf = (record: { createdAt: number; id: string }): ListCursor => ({
   createdAt: record.createdAt,
   id: record.id,

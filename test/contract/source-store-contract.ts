@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { encodeGeometry } from "../../src/geo/geometry-wire.js";
 import type { ListQuery } from "../../src/model/list-query.js";
-import type { NewSourceRecord, SourceRecord } from "../../src/model/records.js";
+import type { NewSourceRecord } from "../../src/model/records.js";
 import { geometryToProto } from "../../src/rpc/geometry-codec.js";
 import { AltIdTakenError, type SourceStore, StoreUnavailableError } from "../../src/store/port.js";
-import { BASE_TIME, change, listQuery, makeFullRecord, makeRecord, square, stored } from "./fixtures.js";
+import { BASE_TIME, change, ids, listQuery, makeFullRecord, makeRecord, square, stored } from "./fixtures.js";
 import { describeHistoryContract, type HistoryContractOptions } from "./history-contract.js";
 import { describeListingContract } from "./listing-contract.js";
 
@@ -16,10 +16,6 @@ export interface StoreUnderTest {
 
 const A = "acct_a";
 const B = "acct_b";
-
-function ids(records: SourceRecord[]): string[] {
-  return records.map((r) => r.id);
-}
 
 /** How a store meets the history part of the contract (history-contract.ts). */
 export type ContractOptions = Partial<HistoryContractOptions>;

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { boundingBox, boxesIntersect } from "../../src/geo/bbox.js";
 import type { BoundingBox } from "../../src/geo/types.js";
+import { ExactTestAllowance } from "../../src/model/exact-tests.js";
 import type { ListQuery } from "../../src/model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../src/model/records.js";
 import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/index.js";
@@ -100,6 +101,59 @@ describe.each([
       }
     });
   }
+});
+
+describe("probing past a stretch of boxes that miss the area", () => {
+  let otherDir: string;
+  let other: SqliteSourceStore;
+  /** 5,100 squares in the area, then 3,000 far east of it, then 20 more in it. */
+  const inArea = (i: number) => square((i % 100) * 0.1, Math.floor(i / 100) * 0.1, 0.05);
+  const area = { minX: -1, minY: -1, maxX: 11, maxY: 6 };
+  let expected: string[];
+  let asOf: number;
+
+  beforeAll(async () => {
+    otherDir = mkdtempSync(join(tmpdir(), "ledger-as-of-probing-"));
+    other = openSqliteStore({ path: join(otherDir, "ledger.sqlite") });
+    const first = Array.from({ length: 5_100 }, (_, i) => makeRecord({ accountId: ACCOUNT, geometry: inArea(i) }));
+    const away = Array.from({ length: 3_000 }, (_, i) =>
+      makeRecord({ accountId: ACCOUNT, geometry: square(100 + (i % 100) * 0.1, Math.floor(i / 100) * 0.1, 0.05) }),
+    );
+    const last = Array.from({ length: 20 }, (_, i) => makeRecord({ accountId: ACCOUNT, geometry: inArea(i) }));
+    let stored: SourceRecord[] = [];
+    for (const batch of [first, away, last])
+      for (let i = 0; i < batch.length; i += 1_000) stored = await other.insertMany(batch.slice(i, i + 1_000));
+    asOf = Math.max(...stored.map((r) => r.createdAt));
+    expected = [...first, ...last].map((r) => r.id);
+  }, 60_000);
+
+  afterAll(async () => {
+    await other?.close();
+    rmSync(otherDir, { recursive: true, force: true });
+  });
+
+  it("with a small allowance, pages stop in the stretch, empty, and resumed there list every source in the area", async () => {
+    expect(expected.length).toBeGreaterThan(DRIVING_CANDIDATES);
+    const query = listQuery(ACCOUNT, { asOf, bbox: area });
+    const seen: string[] = [];
+    let after: ListQuery["after"];
+    let emptyStops = 0;
+    for (let pages = 0; pages < 1_000; pages++) {
+      const exactTests = new ExactTestAllowance(1_000);
+      const page = await other.list({ ...query, limit: 100, after, exactTests });
+      seen.push(...page.map((r) => r.id));
+      const stoppedAt = exactTests.stoppedAt;
+      const last = page.at(-1);
+      if (stoppedAt !== undefined) {
+        if (page.length === 0) emptyStops += 1;
+        after = { createdAt: stoppedAt.createdAt, id: stoppedAt.id };
+      } else if (page.length === 100 && last !== undefined) after = { createdAt: last.createdAt, id: last.id };
+      else break;
+    }
+    expect(seen).toEqual(expected);
+    // The 3,000 boxes away cost the windows passing over them: reads there end empty.
+    expect(emptyStops).toBeGreaterThan(0);
+  });
 });
 
 it("the probing envelope does meet more than DRIVING_CANDIDATES boxes, the driving one fewer", () => {

@@ -13,8 +13,11 @@ import {
   createdWithinKeysSql,
   EVENTS_OF_SQL,
   GET_AS_OF_SQL,
+  listAsOfParams,
   listAsOfSql,
   PAIRS_OF_SQL,
+  windowEndParams,
+  windowEndSql,
 } from "../../src/store/sqlite/history.js";
 import { buildListStatement, recordBySeqStatement, type SpatialPlan } from "../../src/store/sqlite/list-query.js";
 import { runMigrations } from "../../src/store/sqlite/migrations.js";
@@ -144,20 +147,28 @@ describe("history reads (docs/api.md §14) seek by key, whatever the ledger's ag
       "source_events_account_created (account_id=? AND (at,source_id)>(?,?) AND at<?)",
     ],
     ["every account, after a cursor", false, true, "source_events_created ((at,source_id)>(?,?) AND at<?)"],
-  ])("an as_of list, %s: created events in list order, no sort", (_name, inAccount, after, index) => {
-    const params: (string | number)[] = [T, T, T];
-    if (inAccount) params.push("acct");
-    if (after) params.push(T - 1, "src_x");
-    params.push(101);
-    const plan = planOfSql(listAsOfSql(inAccount, after), params);
-    expect(plan[0]).toBe(`SEARCH e USING INDEX ${index}`);
+  ])("an as_of list, %s: a window of created events in list order, no sort", (_name, inAccount, after, index) => {
+    const scope = {
+      asOf: T,
+      accountId: inAccount ? "acct" : null,
+      after: after ? { createdAt: T - 1, id: "src_x" } : null,
+    };
+    const plan = planOfSql(listAsOfSql(inAccount, after), listAsOfParams(scope, 202, null, 101));
+    // The window: the list order's index alone, read as the page goes (a co-routine).
+    expect(plan.slice(0, 3)).toEqual(["CO-ROUTINE win", `SEARCH w USING COVERING INDEX ${index}`, "SCAN win"]);
     expect(
       plan
         .filter((line) => line.startsWith("SEARCH"))
         .slice(1)
         .sort(),
-    ).toEqual([...perCandidate].sort());
+    ).toEqual([...perCandidate, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"].sort());
+    // A source deleted by the instant is left out before its event's row is read.
+    expect(plan.indexOf(perCandidate[0])).toBeLessThan(plan.indexOf("SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"));
     expect(plan.join("\n")).not.toContain("TEMP B-TREE");
+    // Where a window ends: the same index, keys only.
+    expect(planOfSql(windowEndSql(inAccount, after), windowEndParams(scope, 202))).toEqual([
+      `SEARCH w USING COVERING INDEX ${index}`,
+    ]);
   });
 
   describe("an as_of list within an area (the spatial index of the past, source_event_bbox)", () => {
@@ -173,15 +184,20 @@ describe("history reads (docs/api.md §14) seek by key, whatever the ledger's ag
       ],
       ["every account", false, false, "source_events_created (at<?)"],
     ])(
-      "probing, %s: created events in list order, each one's box looked up by its key",
+      "probing, %s: a window of created events in list order, each one's box looked up by its key",
       (_name, inAccount, after, index) => {
-        const params: (string | number)[] = [T, T, T, ...envelope];
-        if (inAccount) params.push("acct");
-        if (after) params.push(T - 1, "src_x");
-        params.push(101);
-        const plan = planOfSql(listAsOfSql(inAccount, after, within), params);
-        expect(plan[0]).toBe(`SEARCH e USING INDEX ${index}`);
-        expect(plan).toContain("SCAN h VIRTUAL TABLE INDEX 1:");
+        const scope = {
+          asOf: T,
+          accountId: inAccount ? "acct" : null,
+          after: after ? { createdAt: T - 1, id: "src_x" } : null,
+        };
+        const plan = planOfSql(listAsOfSql(inAccount, after, within), listAsOfParams(scope, 16, envelope, 8));
+        expect(plan.slice(0, 3)).toEqual(["CO-ROUTINE win", `SEARCH w USING COVERING INDEX ${index}`, "SCAN win"]);
+        // The box by its key before the event's row: a box missing the area costs no row.
+        expect(plan.indexOf("SCAN h VIRTUAL TABLE INDEX 1:")).toBeGreaterThan(0);
+        expect(plan.indexOf("SCAN h VIRTUAL TABLE INDEX 1:")).toBeLessThan(
+          plan.indexOf("SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
+        );
         expect(plan.join("\n")).not.toContain("TEMP B-TREE");
       },
     );

@@ -99,15 +99,37 @@ const CONFLICT_COLUMN = COLUMNS.indexOf("conflict");
 /** Created events read at a time by an as_of list, at most: a page reads no more than it may use. */
 const AS_OF_CHUNK = 500;
 
+/**
+ * The created events one as_of query may pass over in list order (its window): those it leaves out
+ * in SQL (deleted by the instant, or with a box missing the area) are never returned, so only the
+ * window bounds them. It starts at twice the query's chunk, and at least MIN_AS_OF_WINDOW (a
+ * probing read's chunks start at 8; a window that small ends short on an area holding one box in
+ * ten, and each short one costs another query), and doubles after each window that held too few to
+ * fill its chunk, up to MAX_AS_OF_WINDOW. Each costs the read's allowance (spendOnPassedOver).
+ */
+const MIN_AS_OF_WINDOW = 256;
+const MAX_AS_OF_WINDOW = 65_536;
+
+/**
+ * Where an as_of query's window ended without filling its chunk: a candidate that is no source,
+ * so a page that stops there resumes after the window instead of reading it again.
+ */
+class WindowEnd {
+  constructor(readonly cursor: ListCursor) {}
+}
+
 /** What an as_of read selects (CreatedRow) from `source_events e` joined to `sources s`; its placeholder is the instant. */
 const AS_OF_COLUMNS = `e.source_id, e.account_id, e.at, e.data,
        (SELECT coalesce(sum(f.type = 'conflict_set'), 0) - coalesce(sum(f.type = 'conflict_cleared'), 0)
           FROM source_events f WHERE f.source_id = e.source_id AND f.at <= ?) AS open_pairs,
        ${COLUMNS.map((column) => `s.${column}`).join(", ")}`;
 
+/** Whether the source whose id is `sourceId` (a column) was deleted by the instant (the placeholder). */
+const deletedBy = (sourceId: string) => `EXISTS (SELECT 1 FROM source_events d
+                              WHERE d.source_id = ${sourceId} AND d.type = 'deleted' AND d.at <= ?)`;
+
 /** Whether the created event \`e\` names a source deleted by the instant (the placeholder). */
-const DELETED_BY = `EXISTS (SELECT 1 FROM source_events d
-                              WHERE d.source_id = e.source_id AND d.type = 'deleted' AND d.at <= ?)`;
+const DELETED_BY = deletedBy("e.source_id");
 
 interface PairRow {
   id: string;
@@ -347,26 +369,28 @@ export class SqliteHistory {
       return collectPage(
         this.createdAsOf(query, narrows(query) ? AS_OF_CHUNK : null, null),
         (row) => {
+          if (row instanceof WindowEnd) return null;
           query.exactTests?.spendOnRead();
           const record = this.asItWas(row);
           return plain(record) ? record : null;
         },
         query,
         geometryCharsOf,
-        cursorOfCreated,
+        (row) => (row instanceof WindowEnd ? row.cursor : cursorOfCreated(row)),
       );
     }
     return collectPage(
       this.createdWithinAsOf(query, spatial.envelope),
-      ({ row, box }) => {
+      (candidate) => {
+        if (candidate instanceof WindowEnd) return null;
         query.exactTests?.spendOnRead();
-        const record = this.asItWas(row);
+        const record = this.asItWas(candidate.row);
         // The box (rounded outwards) holds the geometry: within every box area, it matches.
-        return plain(record) && (spatial.covers(box) || spatial.matches(record.geometry)) ? record : null;
+        return plain(record) && (spatial.covers(candidate.box) || spatial.matches(record.geometry)) ? record : null;
       },
       query,
       geometryCharsOf,
-      ({ row }) => cursorOfCreated(row),
+      (candidate) => (candidate instanceof WindowEnd ? candidate.cursor : cursorOfCreated(candidate.row)),
     );
   }
 
@@ -376,11 +400,16 @@ export class SqliteHistory {
    * keys sorted, each row read by key as the page reaches it), else the list order walked with each
    * row's box looked up by its key, those missing the envelope left out by the query.
    */
-  private createdWithinAsOf(query: ListQuery & { asOf: number }, envelope: BoundingBox): Iterable<BoxedRow> {
+  private createdWithinAsOf(
+    query: ListQuery & { asOf: number },
+    envelope: BoundingBox,
+  ): Iterable<BoxedRow | WindowEnd> {
     const count = envelopeCountStatement(envelope, "source_event_bbox");
     const candidates = this.statement(count.key, count.sql).get(...count.params) as unknown[];
     if (spatialPlanFor(candidates[0] as number) === "probing") {
-      return mapRows(this.createdAsOf(query, FIRST_BATCH, envelope), boxedRow);
+      return mapRows(this.createdAsOf(query, FIRST_BATCH, envelope), (row) =>
+        row instanceof WindowEnd ? row : boxedRow(row),
+      );
     }
     const within = envelopeCondition("h", envelope);
     const inAccount = query.accountId !== null;
@@ -406,33 +435,44 @@ export class SqliteHistory {
    * `chunk` rows (null: no more than the page, as every event read is kept or skipped). Within an
    * envelope, each row starts with its box (EVENT_BOX_COLUMNS) and only those meeting it are read;
    * such a read may stop after a few large candidates (ListQuery.exactTests), so its chunks start
-   * small and double: a read does not take hundreds of whole rows it leaves.
+   * small and double: a read does not take hundreds of whole rows it leaves. Each query passes
+   * over at most its window of created events, and costs the read's allowance that many; a window
+   * that ends before its chunk is full ends in a WindowEnd, from which the next one goes on.
    */
   private *createdAsOf(
     query: ListQuery & { asOf: number },
     firstChunk: number | null,
     envelope: BoundingBox | null,
-  ): Generator<unknown[]> {
+  ): Generator<unknown[] | WindowEnd> {
     let chunk = firstChunk ?? Math.max(1, Math.min(AS_OF_CHUNK, query.offset + query.limit));
+    let window = Math.max(MIN_AS_OF_WINDOW, 2 * chunk);
     const within = envelope === null ? null : envelopeCondition("h", envelope);
     let after = query.after ?? null;
     const inAccount = query.accountId !== null;
     for (;;) {
-      const params: (string | number)[] = [query.asOf, query.asOf, query.asOf];
-      if (within !== null) params.push(...within.params);
-      if (query.accountId !== null) params.push(query.accountId);
-      if (after !== null) params.push(after.createdAt, after.id);
-      params.push(chunk);
+      const scope = { asOf: query.asOf, accountId: query.accountId, after };
       // Read whole (not iterated): a deleted source's geometry is another query on the connection.
       const rows = this.statement(
         `as-of:${inAccount}:${after !== null}:${within !== null}`,
         listAsOfSql(inAccount, after !== null, within?.sql ?? null),
-      ).all(...params);
+      ).all(...listAsOfParams(scope, window, within?.params ?? null, chunk));
+      query.exactTests?.spendOnPassedOver(window);
       yield* rows;
-      const last = rows.at(-1);
-      if (last === undefined || rows.length < chunk) return;
-      after = cursorOfCreated(within === null ? last : last.slice(4));
-      if (firstChunk !== null) chunk = Math.min(AS_OF_CHUNK, 2 * chunk);
+      if (rows.length === chunk) {
+        after = cursorOfCreated(within === null ? rows[chunk - 1] : rows[chunk - 1].slice(4));
+        if (firstChunk !== null) chunk = Math.min(AS_OF_CHUNK, 2 * chunk);
+        window = Math.max(window, 2 * chunk);
+        continue;
+      }
+      // Too few to fill the chunk: the window was read whole, or the listing ended within it.
+      const end = this.statement(
+        `as-of-window-end:${inAccount}:${after !== null}`,
+        windowEndSql(inAccount, after !== null),
+      ).get(...windowEndParams(scope, window));
+      if (end === undefined) return;
+      after = { createdAt: end[0] as number, id: end[1] as string };
+      yield new WindowEnd(after);
+      window = Math.min(MAX_AS_OF_WINDOW, 2 * window);
     }
   }
 
@@ -576,21 +616,68 @@ function firstOf<T>(rows: Iterable<T>, limit: number): T[] {
 export const GET_AS_OF_SQL = `SELECT ${AS_OF_COLUMNS} FROM source_events e LEFT JOIN sources s ON s.id = e.source_id
  WHERE e.source_id = ? AND e.seq = 1 AND e.at <= ? AND NOT ${DELETED_BY}`;
 
+/** Where an as_of query reads: the instant, the account (null: every account), after a cursor. */
+interface AsOfScope {
+  asOf: number;
+  accountId: string | null;
+  after: ListCursor | null;
+}
+
 /**
- * Created events of sources live at an instant, in list order. Placeholders: the instant thrice,
- * the envelope's four (when `within`, a condition on source_event_bbox `h`: each row then starts
- * with the box), the account (when `inAccount`), the cursor's created_at and id (when `after`), the
- * limit. Within an envelope, the list order's index drives and each row's box is looked up by its
- * key (CROSS JOIN keeps that order; `+` keeps the event's key from being read as an index term).
+ * The created events made by an instant, in list order, from the list order's index alone (its
+ * key, instant and source id): an as_of query's window. Placeholders: the instant, the account
+ * (when `inAccount`), the cursor's created_at and id (when `after`).
+ */
+function windowSql(inAccount: boolean, after: boolean, columns: string): string {
+  return `SELECT ${columns} FROM source_events w
+ WHERE w.type = 'created' AND w.at <= ?
+   ${inAccount ? "AND w.account_id = ?" : ""}
+   ${after ? "AND (w.at, w.source_id) > (?, ?)" : ""}
+ ORDER BY w.at, w.source_id`;
+}
+
+function windowParams({ asOf, accountId, after }: AsOfScope): (string | number)[] {
+  const params: (string | number)[] = [asOf];
+  if (accountId !== null) params.push(accountId);
+  if (after !== null) params.push(after.createdAt, after.id);
+  return params;
+}
+
+/**
+ * Created events of sources live at an instant, in list order, from a window of at most a number
+ * of created events: those of sources deleted by the instant are left out before their rows are
+ * read, and within an envelope (`within`, a condition on source_event_bbox `h`: each row then
+ * starts with the box) so are those whose box misses it, each box looked up by its key. The window
+ * is a co-routine in list order, so nothing is sorted and reading stops at the limit.
+ * Placeholders: listAsOfParams.
  */
 export function listAsOfSql(inAccount: boolean, after: boolean, within: string | null = null): string {
   return `SELECT ${within === null ? "" : `${EVENT_BOX_COLUMNS}, `}${AS_OF_COLUMNS}
-  FROM source_events e ${within === null ? "" : "CROSS JOIN source_event_bbox h ON h.event_seq = +e.event_seq "}LEFT JOIN sources s ON s.id = e.source_id
- WHERE e.type = 'created' AND e.at <= ? AND NOT ${DELETED_BY}
+  FROM (${windowSql(inAccount, after, "w.event_seq, w.at, w.source_id")} LIMIT ?) win
+  ${within === null ? "" : "CROSS JOIN source_event_bbox h ON h.event_seq = win.event_seq "}CROSS JOIN source_events e ON e.event_seq = win.event_seq
+  LEFT JOIN sources s ON s.id = e.source_id
+ WHERE NOT ${deletedBy("win.source_id")}
    ${within === null ? "" : `AND ${within}`}
-   ${inAccount ? "AND e.account_id = ?" : ""}
-   ${after ? "AND (e.at, e.source_id) > (?, ?)" : ""}
- ORDER BY e.at, e.source_id LIMIT ?`;
+ ORDER BY win.at, win.source_id LIMIT ?`;
+}
+
+/** listAsOfSql's placeholders: the instant (the flag), the window's, its size, the instant (deleted by), the envelope's four, the limit. */
+export function listAsOfParams(
+  scope: AsOfScope,
+  window: number,
+  within: readonly number[] | null,
+  limit: number,
+): (string | number)[] {
+  return [scope.asOf, ...windowParams(scope), window, scope.asOf, ...(within ?? []), limit];
+}
+
+/** The key of the last created event of a window (`OFFSET` its size less one), if it has that many. */
+export function windowEndSql(inAccount: boolean, after: boolean): string {
+  return `${windowSql(inAccount, after, "w.at, w.source_id")} LIMIT 1 OFFSET ?`;
+}
+
+export function windowEndParams(scope: AsOfScope, window: number): (string | number)[] {
+  return [...windowParams(scope), window - 1];
 }
 
 /**
