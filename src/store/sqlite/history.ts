@@ -105,7 +105,8 @@ const AS_OF_CHUNK = 500;
  * window bounds them. It starts at twice the query's chunk, and at least MIN_AS_OF_WINDOW (a
  * probing read's chunks start at 8; a window that small ends short on an area holding one box in
  * ten, and each short one costs another query), and doubles after each window that held too few to
- * fill its chunk, up to MAX_AS_OF_WINDOW. Each costs the read's allowance (spendOnPassedOver).
+ * fill its chunk, up to MAX_AS_OF_WINDOW, back to its start after one that filled it. Each costs
+ * the read's allowance (spendOnPassedOver), and none is run once the allowance is spent.
  */
 const MIN_AS_OF_WINDOW = 256;
 const MAX_AS_OF_WINDOW = 65_536;
@@ -449,8 +450,19 @@ export class SqliteHistory {
     const within = envelope === null ? null : envelopeCondition("h", envelope);
     let after = query.after ?? null;
     const inAccount = query.accountId !== null;
-    for (;;) {
+    for (let first = true; ; first = false) {
       const scope = { asOf: query.asOf, accountId: query.accountId, after };
+      const windowEnd = (size: number) =>
+        this.statement(`as-of-window-end:${inAccount}:${after !== null}`, windowEndSql(inAccount, after !== null)).get(
+          ...windowEndParams(scope, size),
+        );
+      if (!first && after !== null && query.exactTests?.exhausted) {
+        // Spent: collectPage stops before the next candidate, so the next query would be read only
+        // to be left. A candidate to stop before, if one follows (a listing the allowance ends with
+        // is not stopped).
+        if (windowEnd(1) !== undefined) yield new WindowEnd(after);
+        return;
+      }
       // Read whole (not iterated): a deleted source's geometry is another query on the connection.
       const rows = this.statement(
         `as-of:${inAccount}:${after !== null}:${within !== null}`,
@@ -461,14 +473,12 @@ export class SqliteHistory {
       if (rows.length === chunk) {
         after = cursorOfCreated(within === null ? rows[chunk - 1] : rows[chunk - 1].slice(4));
         if (firstChunk !== null) chunk = Math.min(AS_OF_CHUNK, 2 * chunk);
-        window = Math.max(window, 2 * chunk);
+        // Sources again: a window grown over a stretch left out would cost each next query whole.
+        window = Math.max(MIN_AS_OF_WINDOW, 2 * chunk);
         continue;
       }
       // Too few to fill the chunk: the window was read whole, or the listing ended within it.
-      const end = this.statement(
-        `as-of-window-end:${inAccount}:${after !== null}`,
-        windowEndSql(inAccount, after !== null),
-      ).get(...windowEndParams(scope, window));
+      const end = windowEnd(window);
       if (end === undefined) return;
       after = { createdAt: end[0] as number, id: end[1] as string };
       yield new WindowEnd(after);
