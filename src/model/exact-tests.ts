@@ -80,9 +80,17 @@ export class ExactTestAllowance {
     return this.#left <= 0;
   }
 
-  /** The read stopped after the candidate at `cursor`, with `skip` matches of its offset still to skip. */
-  stopAt(cursor: ListCursor, skip: number): void {
+  /**
+   * Whether a read stops before its next candidate, which is there to read: once the allowance is
+   * spent, if a candidate was tested (a listing the allowance ends with is not stopped, and a read
+   * always tests its first). Then it records where reading goes on: after `tested`, with `skip`
+   * matches of the offset still to skip. The one stop rule of every store's page.
+   */
+  stopsBefore<C>(tested: C | null, cursorOf: (candidate: C) => ListCursor, skip: number): boolean {
+    if (tested === null || !this.exhausted) return false;
+    const cursor = cursorOf(tested);
     this.#stoppedAt = { createdAt: cursor.createdAt, id: cursor.id, skip };
+    return true;
   }
 
   /** Where reading goes on when this read stopped early; undefined when it did not. */

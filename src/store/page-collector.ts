@@ -22,14 +22,11 @@ export function collectPage<C, R>(
   let skip = page.offset;
   let chars = 0;
   let tested: { candidate: C } | null = null;
+  const cursorOfTested = (t: { candidate: C }) => cursorOf(t.candidate);
   for (const candidate of candidates) {
     // Inside the loop, not before it: leaving it closes an iterator over a statement or a cursor.
     if (page.limit <= 0) break;
-    // Only once another candidate is there to read: a listing the allowance ends with is not stopped.
-    if (tested !== null && page.exactTests?.exhausted) {
-      page.exactTests.stopAt(cursorOf(tested.candidate), skip);
-      break;
-    }
+    if (page.exactTests?.stopsBefore(tested, cursorOfTested, skip)) break;
     tested = { candidate };
     const record = read(candidate);
     if (record === null) continue;

@@ -22,6 +22,7 @@ import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
 import {
   EQUALITY_FILTERS,
   LIST_FILTERS,
+  type ListCursor,
   type ListFilter,
   type ListQuery,
   listFiltersOf,
@@ -436,6 +437,12 @@ export function listPlan(query: ListQuery): ListPlan {
   };
 }
 
+/** Where a stored source stands in list order. */
+const cursorOfDocument = (doc: { _id: string; created_at: Date }): ListCursor => ({
+  createdAt: doc.created_at.getTime(),
+  id: doc._id,
+});
+
 /**
  * The page of a spatial list: reads `docs` (the candidates, in list order) one at a time, keeps
  * those whose exact geometry intersects every area, skips the first `offset` of those, and stops
@@ -455,11 +462,7 @@ export async function collectExact<
   let skip = page.offset;
   let tested: D | null = null;
   for await (const doc of docs) {
-    // Only once another candidate is there to read: a listing the allowance ends with is not stopped.
-    if (tested !== null && page.exactTests?.exhausted) {
-      page.exactTests.stopAt({ createdAt: tested.created_at.getTime(), id: tested._id }, skip);
-      break;
-    }
+    if (page.exactTests?.stopsBefore(tested, cursorOfDocument, skip)) break;
     tested = doc;
     const box = doc.bbox === undefined ? null : fromBoxDocument(doc.bbox);
     if (box === null || !areas.every((area) => area.covers(box))) {

@@ -194,6 +194,9 @@ export function supportsTransactions(hello: Document): boolean {
  * store never caches a connection and recovers when MongoDB is back. Index setup runs at open and,
  * until it has succeeded once, again before each call.
  */
+/** A cursor as it is (the as_of read's tested candidate already is one). */
+const itself = (cursor: ListCursor): ListCursor => cursor;
+
 export class MongoSourceStore implements SourceStore {
   private closed = false;
   private setup: Promise<void> | null = null;
@@ -742,11 +745,7 @@ export class MongoSourceStore implements SourceStore {
         if (type !== "deleted") open.set(source_id, (open.get(source_id) ?? 0) + (type === "conflict_set" ? 1 : -1));
       }
       for (const event of created) {
-        // Only once another candidate is there to read (as collectPage).
-        if (tested !== null && query.exactTests?.exhausted) {
-          query.exactTests.stopAt(tested, skip);
-          return page;
-        }
+        if (query.exactTests?.stopsBefore(tested, itself, skip)) return page;
         tested = { createdAt: event.at.getTime(), id: event.source_id };
         query.exactTests?.spendOnRead();
         if (deleted.has(event.source_id)) continue;
