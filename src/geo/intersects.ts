@@ -131,7 +131,7 @@ function someSourceEdgeMeetsArea(
       // and one index query then clears a whole run.
       for (let first = 0; first < ring.length - 1; first += NODE_SIZE) {
         const last = Math.min(ring.length - 1, first + NODE_SIZE);
-        const run = runBox(ring, first, last);
+        const run = ringBox(ring, first, last);
         if (!boxesIntersect(run, envelope) || !areaEdges.someSegmentNear(run)) continue;
         for (let i = first + 1; i <= last; i++) {
           const ax = ring[i - 1][0];
@@ -144,23 +144,6 @@ function someSourceEdgeMeetsArea(
     }
   }
   return false;
-}
-
-/** Box of ring[first..last], both ends included. */
-function runBox(ring: Position[], first: number, last: number): BoundingBox {
-  let minX = Infinity;
-  let minY = Infinity;
-  let maxX = -Infinity;
-  let maxY = -Infinity;
-  for (let i = first; i <= last; i++) {
-    const x = ring[i][0];
-    const y = ring[i][1];
-    if (x < minX) minX = x;
-    if (x > maxX) maxX = x;
-    if (y < minY) minY = y;
-    if (y > maxY) maxY = y;
-  }
-  return { minX, minY, maxX, maxY };
 }
 
 /** Above this many point-in-source steps, indexing the source first is cheaper than scanning it per point. */

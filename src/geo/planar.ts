@@ -18,12 +18,13 @@ export function length(dx: number, dy: number): number {
   return Math.sqrt(dx * dx + dy * dy);
 }
 
-export function ringBox(ring: Position[]): BoundingBox {
+/** The box of ring[first..last], both ends included (the whole ring by default). */
+export function ringBox(ring: Position[], first = 0, last = ring.length - 1): BoundingBox {
   let minX = Infinity;
   let minY = Infinity;
   let maxX = -Infinity;
   let maxY = -Infinity;
-  for (let i = 0; i < ring.length; i++) {
+  for (let i = first; i <= last; i++) {
     const x = ring[i][0];
     const y = ring[i][1];
     if (x < minX) minX = x;

@@ -69,8 +69,9 @@ export class ExactTestAllowance {
   /**
    * The created events an `as_of` query may pass over without returning them (its window: sources
    * deleted by the instant, boxes missing the area), one position each: SQLite spends ~0.5–0.9 µs
-   * on one (more when its box is looked up), about what a position tested costs. Without it, an `as_of` list over an account whose
-   * sources were mostly deleted by then read them all in one turn (~0.4 µs each, docs/benchmarks.md).
+   * on one (more when its box is looked up), about what a position tested costs. Without it, an
+   * `as_of` list over an account whose sources were mostly deleted by then read them all in one
+   * turn (~0.4 µs each, docs/benchmarks.md).
    */
   spendOnPassedOver(events: number): void {
     this.#left -= events;

@@ -10,7 +10,7 @@ import type { ListCursor, ListQuery } from "../model/list-query.js";
  * Candidates are read lazily, so an iterator over a statement or a cursor is read no further than
  * the page needs.
  */
-export function collectPage<C, R>(
+export function collectPage<C extends NonNullable<unknown>, R>(
   candidates: Iterable<C>,
   read: (candidate: C) => R | null,
   page: Pick<ListQuery, "offset" | "limit" | "maxGeometryChars" | "exactTests">,
@@ -21,13 +21,13 @@ export function collectPage<C, R>(
   const budget = page.maxGeometryChars ?? Number.POSITIVE_INFINITY;
   let skip = page.offset;
   let chars = 0;
-  let tested: { candidate: C } | null = null;
-  const cursorOfTested = (t: { candidate: C }) => cursorOf(t.candidate);
+  // None tested yet (a candidate is never null).
+  let tested: C | null = null;
   for (const candidate of candidates) {
     // Inside the loop, not before it: leaving it closes an iterator over a statement or a cursor.
     if (page.limit <= 0) break;
-    if (page.exactTests?.stopsBefore(tested, cursorOfTested, skip)) break;
-    tested = { candidate };
+    if (page.exactTests?.stopsBefore(tested, cursorOf, skip)) break;
+    tested = candidate;
     const record = read(candidate);
     if (record === null) continue;
     if (skip > 0) {

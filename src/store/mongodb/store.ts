@@ -188,15 +188,15 @@ export function supportsTransactions(hello: Document): boolean {
   return typeof hello.setName === "string" || hello.msg === "isdbgrid";
 }
 
+/** A cursor as it is (the as_of read's tested candidate already is one). */
+const itself = (cursor: ListCursor): ListCursor => cursor;
+
 /**
  * The SourceStore on MongoDB (a replica set or a sharded cluster). One MongoClient for the
  * store's life: the driver monitors the deployment, reconnects and re-elects by itself, so the
  * store never caches a connection and recovers when MongoDB is back. Index setup runs at open and,
  * until it has succeeded once, again before each call.
  */
-/** A cursor as it is (the as_of read's tested candidate already is one). */
-const itself = (cursor: ListCursor): ListCursor => cursor;
-
 export class MongoSourceStore implements SourceStore {
   private closed = false;
   private setup: Promise<void> | null = null;

@@ -450,19 +450,8 @@ export class SqliteHistory {
     const within = envelope === null ? null : envelopeCondition("h", envelope);
     let after = query.after ?? null;
     const inAccount = query.accountId !== null;
-    for (let first = true; ; first = false) {
+    for (;;) {
       const scope = { asOf: query.asOf, accountId: query.accountId, after };
-      const windowEnd = (size: number) =>
-        this.statement(`as-of-window-end:${inAccount}:${after !== null}`, windowEndSql(inAccount, after !== null)).get(
-          ...windowEndParams(scope, size),
-        );
-      if (!first && after !== null && query.exactTests?.exhausted) {
-        // Spent: collectPage stops before the next candidate, so the next query would be read only
-        // to be left. A candidate to stop before, if one follows (a listing the allowance ends with
-        // is not stopped).
-        if (windowEnd(1) !== undefined) yield new WindowEnd(after);
-        return;
-      }
       // Read whole (not iterated): a deleted source's geometry is another query on the connection.
       const rows = this.statement(
         `as-of:${inAccount}:${after !== null}:${within !== null}`,
@@ -475,15 +464,32 @@ export class SqliteHistory {
         if (firstChunk !== null) chunk = Math.min(AS_OF_CHUNK, 2 * chunk);
         // Sources again: a window grown over a stretch left out would cost each next query whole.
         window = Math.max(MIN_AS_OF_WINDOW, 2 * chunk);
-        continue;
+      } else {
+        // Too few to fill the chunk: the window was read whole, or the listing ended within it.
+        const end = this.windowEnd(scope, window);
+        if (end === undefined) return;
+        after = end;
+        yield new WindowEnd(after);
+        window = Math.min(MAX_AS_OF_WINDOW, 2 * window);
       }
-      // Too few to fill the chunk: the window was read whole, or the listing ended within it.
-      const end = windowEnd(window);
-      if (end === undefined) return;
-      after = { createdAt: end[0] as number, id: end[1] as string };
-      yield new WindowEnd(after);
-      window = Math.min(MAX_AS_OF_WINDOW, 2 * window);
+      if (query.exactTests?.exhausted) {
+        // Spent: collectPage stops before the next candidate, so the next query would be read only
+        // to be left. A candidate to stop before, if one follows (a listing the allowance ends with
+        // is not stopped).
+        if (this.windowEnd({ ...scope, after }, 1) !== undefined) yield new WindowEnd(after);
+        return;
+      }
     }
+  }
+
+  /** The key of the last of `size` created events from `scope` on (windowEndSql), if there are that many. */
+  private windowEnd(scope: AsOfScope, size: number): ListCursor | undefined {
+    const inAccount = scope.accountId !== null;
+    const after = scope.after !== null;
+    const end = this.statement(`as-of-window-end:${inAccount}:${after}`, windowEndSql(inAccount, after)).get(
+      ...windowEndParams(scope, size),
+    );
+    return end === undefined ? undefined : { createdAt: end[0] as number, id: end[1] as string };
   }
 
   /** One source as it stood at `asOf`; null when it was not live then (or not in scope). */
