@@ -122,39 +122,43 @@ export function decoysAndMatches(altIdPrefix: string): { records: NewSourceRecor
 }
 
 /**
- * Walks `query` in pages of 2, each with an exact tests' allowance of `positions` (ListQuery.exactTests),
- * resuming a page that stopped early where it stopped (with the offset's matches still to skip),
- * else after its last record: the ids seen, the pages that stopped, and those that carried a skip.
+ * Walks `query` in pages of `limit` (2 unless given), each with an exact tests' allowance of
+ * `positions` (ListQuery.exactTests), resuming a page that stopped early where it stopped (with the
+ * offset's matches still to skip), else after its last record: the ids seen, the pages that
+ * stopped, those of them that were empty, and those that carried a skip.
  */
 export async function walkStopping(
   store: SourceStore,
   query: ListQuery,
   positions: number,
-): Promise<{ seen: string[]; stops: number; skipsCarried: number }> {
+  limit = 2,
+): Promise<{ seen: string[]; stops: number; emptyStops: number; skipsCarried: number }> {
   const seen: string[] = [];
   let after: ListCursor | undefined;
   let skip = query.offset;
   let stops = 0;
+  let emptyStops = 0;
   let skipsCarried = 0;
   for (let pages = 0; ; pages++) {
-    if (pages > 200) throw new Error("the walk did not end: a stopped page's cursor is not applied");
+    if (pages > 1_000) throw new Error("the walk did not end: a stopped page's cursor is not applied");
     const exactTests = new ExactTestAllowance(positions);
-    const page = await store.list({ ...query, limit: 2, offset: skip, after, exactTests });
-    expect(page.length).toBeLessThanOrEqual(2);
+    const page = await store.list({ ...query, limit, offset: skip, after, exactTests });
+    expect(page.length).toBeLessThanOrEqual(limit);
     seen.push(...ids(page));
     const stoppedAt = exactTests.stoppedAt;
+    const last = page.at(-1);
     if (stoppedAt !== undefined) {
       // Where it stopped is the candidate last tested: at or past the page's last record.
-      const last = page.at(-1);
       if (last !== undefined) expect(inListOrder([last, stoppedAt])[0]).toBe(last);
+      else emptyStops += 1;
       stops += 1;
       if (stoppedAt.skip > 0) skipsCarried += 1;
       after = { createdAt: stoppedAt.createdAt, id: stoppedAt.id };
       skip = stoppedAt.skip;
-    } else if (page.length === 2) {
-      after = cursorOf(page[1]);
+    } else if (page.length === limit && last !== undefined) {
+      after = cursorOf(last);
       skip = 0;
-    } else return { seen, stops, skipsCarried };
+    } else return { seen, stops, emptyStops, skipsCarried };
   }
 }
 

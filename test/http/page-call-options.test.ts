@@ -43,6 +43,15 @@ async function abandonGet(port: number, afterMs: number): Promise<void> {
   socket.destroy();
 }
 
+/** Sends a GET on a stream of `session` of its own and resets the stream `afterMs` later. */
+async function abandonStream(session: http2.ClientHttp2Session, afterMs: number): Promise<void> {
+  const stream = session.request({ ":path": "/" });
+  stream.on("error", () => {});
+  stream.end();
+  await sleep(afterMs);
+  stream.close(http2.constants.NGHTTP2_CANCEL);
+}
+
 /** Until the route has reported `count` calls. */
 const reported = (seen: unknown[], count: number) =>
   vi.waitFor(() => expect(seen).toHaveLength(count), { timeout: 5_000, interval: 10 });
@@ -73,18 +82,10 @@ describe("HTTP/2", () => {
     const { port, seen } = await serve(true, 200);
     const session = http2.connect(`http://127.0.0.1:${port}`);
     session.on("error", () => {});
-    const early = session.request({ ":path": "/" });
-    early.on("error", () => {});
-    early.end();
-    await sleep(50);
-    early.close(http2.constants.NGHTTP2_CANCEL);
+    await abandonStream(session, 50);
     await reported(seen, 1);
     expect(seen[0]).toEqual({ atStart: true, later: true });
-    const late = session.request({ ":path": "/" });
-    late.on("error", () => {});
-    late.end();
-    await sleep(250);
-    late.close(http2.constants.NGHTTP2_CANCEL);
+    await abandonStream(session, 250);
     await reported(seen, 2);
     expect(seen[1]).toEqual({ atStart: false, later: true });
     session.close();

@@ -12,12 +12,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { boundingBox, boxesIntersect } from "../../src/geo/bbox.js";
 import type { BoundingBox } from "../../src/geo/types.js";
-import { ExactTestAllowance } from "../../src/model/exact-tests.js";
 import type { ListQuery } from "../../src/model/list-query.js";
 import type { NewSourceRecord, SourceRecord } from "../../src/model/records.js";
 import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/index.js";
 import { DRIVING_CANDIDATES } from "../../src/store/sqlite/list-query.js";
 import { BASE_TIME, change, listQuery, makeRecord, square } from "../contract/fixtures.js";
+import { walkStopping } from "../contract/listing-contract.js";
 
 const ACCOUNT = "acct_a";
 /** A grid of 0.05° squares, 0.1° apart, from (0, 0): 80 columns. */
@@ -134,22 +134,7 @@ describe("probing past a stretch of boxes that miss the area", () => {
 
   it("with a small allowance, pages stop in the stretch, empty, and resumed there list every source in the area", async () => {
     expect(expected.length).toBeGreaterThan(DRIVING_CANDIDATES);
-    const query = listQuery(ACCOUNT, { asOf, bbox: area });
-    const seen: string[] = [];
-    let after: ListQuery["after"];
-    let emptyStops = 0;
-    for (let pages = 0; pages < 1_000; pages++) {
-      const exactTests = new ExactTestAllowance(1_000);
-      const page = await other.list({ ...query, limit: 100, after, exactTests });
-      seen.push(...page.map((r) => r.id));
-      const stoppedAt = exactTests.stoppedAt;
-      const last = page.at(-1);
-      if (stoppedAt !== undefined) {
-        if (page.length === 0) emptyStops += 1;
-        after = { createdAt: stoppedAt.createdAt, id: stoppedAt.id };
-      } else if (page.length === 100 && last !== undefined) after = { createdAt: last.createdAt, id: last.id };
-      else break;
-    }
+    const { seen, emptyStops } = await walkStopping(other, listQuery(ACCOUNT, { asOf, bbox: area }), 1_000, 100);
     expect(seen).toEqual(expected);
     // The 3,000 boxes away cost the windows passing over them: reads there end empty.
     expect(emptyStops).toBeGreaterThan(0);
