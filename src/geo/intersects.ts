@@ -571,8 +571,43 @@ export function orient(ax: number, ay: number, bx: number, by: number, cx: numbe
   return exactOrient(ax, ay, bx, by, cx, cy);
 }
 
-/** Scratch expansion for exactOrient: nonoverlapping components in increasing magnitude. */
-const expansion = new Float64Array(12);
+/**
+ * The turn from direction p1→p2 to direction q1→q2: (p2 − p1) × (q2 − q1), positive
+ * counter-clockwise, 0 when parallel; the sign is exact. The differences round once each, the
+ * products and their difference once more, so the double result is off by at most
+ * ~4ε (|ux·vy| + |uy·vx|); closer to 0 than twice that, the eight products are summed exactly.
+ */
+export function directionTurn(
+  p1x: number,
+  p1y: number,
+  p2x: number,
+  p2y: number,
+  q1x: number,
+  q1y: number,
+  q2x: number,
+  q2y: number,
+): number {
+  const left = (p2x - p1x) * (q2y - q1y);
+  const right = (p2y - p1y) * (q2x - q1x);
+  const cross = left - right;
+  if (Math.abs(cross) > 8 * EPSILON * (Math.abs(left) + Math.abs(right))) return cross;
+  let length = 0;
+  length = addProduct(length, p2x, q2y);
+  length = addProduct(length, -p2x, q1y);
+  length = addProduct(length, -p1x, q2y);
+  length = addProduct(length, p1x, q1y);
+  length = addProduct(length, -p2y, q2x);
+  length = addProduct(length, p2y, q1x);
+  length = addProduct(length, p1y, q2x);
+  length = addProduct(length, -p1y, q1x);
+  return length === 0 ? 0 : expansion[length - 1];
+}
+
+/**
+ * Scratch expansion for the exact sums: nonoverlapping components in increasing magnitude, at most
+ * two per product (directionTurn sums eight).
+ */
+const expansion = new Float64Array(16);
 
 /** The determinant as ax·by − ay·bx + bx·cy − by·cx + cx·ay − cy·ax, summed without rounding. */
 function exactOrient(ax: number, ay: number, bx: number, by: number, cx: number, cy: number): number {

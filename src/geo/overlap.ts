@@ -2,6 +2,7 @@ import { geodesicAreaM2 } from "./area.js";
 import { boundingBox, boxesIntersect } from "./bbox.js";
 import { boundaryIndexOf, builtBoundaryIndexOf } from "./boundary-index.js";
 import { CLIP_MIN_POSITIONS, nearParts } from "./clip.js";
+import { convexIntersection, convexRingOf } from "./convex-clip.js";
 import { DEFAULT_ENGINES, type OverlayEngine } from "./overlay-engines.js";
 import { OverlayFailedError, type OverlayOperation, OverlayTooIntricateError } from "./overlay-errors.js";
 import { type OverlayAllowance, type OverlayPlan, orientationFor, planOverlay } from "./overlay-plan.js";
@@ -33,7 +34,8 @@ export function intersectionAreaM2(
 }
 
 /**
- * The planar lon/lat intersection, or null when it has no area. Large inputs are first cut down to
+ * The planar lon/lat intersection, or null when it has no area. Two convex rings are intersected
+ * without an engine (convex-clip.ts) when that is clear-cut. Large inputs are first cut down to
  * what lies near the other input (nearBox), when one of `engines` takes the cut's bridges. The
  * overlay is then counted (overlay-plan.ts) and run by the first of `engines` that may run within
  * its limits and does not throw, each in the orientation that keeps its sweep lean. Past every
@@ -59,6 +61,18 @@ export function intersection(
   if (settled !== undefined) {
     allowance?.spendPositions(Math.min(positionsOf(a), positionsOf(b)));
     return settled;
+  }
+  // Two convex rings need no overlay engine (convex-clip.ts) when their intersection is clear-cut.
+  const convexA = convexRingOf(a);
+  const convexB = convexA === null ? null : convexRingOf(b);
+  if (convexA !== null && convexB !== null) {
+    allowance?.refuseIfExhausted();
+    const clear = convexIntersection(a, convexA, b, convexB);
+    if (clear !== undefined) {
+      // Linear in the positions, as handing them whole to an overlay is (whole()).
+      allowance?.spendPositions(positionsOf(a) + positionsOf(b));
+      return clear;
+    }
   }
   // Clipping leaves zero-width bridges, which only some engines take.
   const mayClip = engines.some((engine) => engine.takesBridges);

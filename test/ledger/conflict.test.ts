@@ -24,7 +24,7 @@ import {
 } from "../../src/ledger/conflict.js";
 import { fromOtherSide } from "../../src/model/history.js";
 import type { SpatialSubject } from "../../src/model/spatial.js";
-import { digitisedTwice, prng, ring } from "../support/geometry-fixtures.js";
+import { digitisedTwice, notchedUnitSquare, prng, ring } from "../support/geometry-fixtures.js";
 
 const RAD = Math.PI / 180;
 const Y2024 = Date.UTC(2024, 0, 1);
@@ -533,10 +533,12 @@ describe("one source's overlays are limited together (docs/api.md §8.5)", () =>
     expect(flagged?.overlapAreaM2).toBe(Math.min(a.areaM2, b.areaM2));
     expect(flagged?.overlapAreaUpperBound).toBe(true);
 
-    // Two squares crossing at two points: 2 meeting edge pairs each time.
+    // Two squares crossing at two points: 2 meeting edge pairs each time. The first is not convex:
+    // two convex rings are intersected without an overlay, spending positions only (convex-clip.ts).
+    const notched = notchedUnitSquare();
     const pairs = new OverlayAllowance({ positions: 1_000_000, edgePairs: 3, beamWork: 1_000_000 });
-    expect(() => intersectionAreaM2(unit, cell(0.5, 0.5, 1.5, 1.5), undefined, pairs)).not.toThrow();
-    expect(() => intersectionAreaM2(unit, cell(0.5, 0.5, 1.5, 1.5), undefined, pairs)).toThrow(
+    expect(() => intersectionAreaM2(notched, cell(0.5, 0.5, 1.5, 1.5), undefined, pairs)).not.toThrow();
+    expect(() => intersectionAreaM2(notched, cell(0.5, 0.5, 1.5, 1.5), undefined, pairs)).toThrow(
       /^polygon intersection not attempted: this source's overlays together came to \d+ meeting edge pairs, more than 3$/,
     );
   });

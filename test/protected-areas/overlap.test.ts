@@ -22,6 +22,7 @@ import type { Position, SourceGeometry } from "../../src/geo/types.js";
 import type { ProtectedArea } from "../../src/model/spatial.js";
 import { computeUnepOverlap, MAX_LISTED_AREAS, partsNear } from "../../src/protected-areas/overlap.js";
 import { sampleOverlapFractions } from "../../src/protected-areas/sampling.js";
+import { notchedUnitSquare } from "../support/geometry-fixtures.js";
 import { rect } from "./fixtures.js";
 
 function subjectOf(geometry: SourceGeometry) {
@@ -261,8 +262,9 @@ describe("one create request's protected-area overlays are limited together (doc
   });
 
   it("once spent, refuses every later overlay before counting it, with the reason it ran out", () => {
-    const allowance = new OverlayAllowance({ positions: 10, edgePairs: 1, beamWork: 1_000 });
-    const square = rect(0, 0, 1, 1);
+    const allowance = new OverlayAllowance({ positions: 13, edgePairs: 1, beamWork: 1_000 });
+    // Not convex: two convex rings are intersected without an overlay (convex-clip.ts).
+    const square = notchedUnitSquare();
     const crossing = rect(0.5, 0.5, 1.5, 1.5);
     // Two meeting edge pairs: past the limit of one, after counting.
     expect(() => intersection(square, crossing, undefined, allowance)).toThrow(

@@ -19,6 +19,29 @@ export function ring(lon1: number, lat1: number, lon2: number, lat2: number): Po
   ];
 }
 
+/**
+ * The unit square [0, 1]² with a notch in its southern edge near its south-west corner: not
+ * convex, so its intersections go to the overlay engines (two convex rings need none,
+ * src/geo/convex-clip.ts), while the notch stays clear of anything north-east of (0.5, 0.5).
+ */
+export function notchedUnitSquare(): PolygonGeometry {
+  return {
+    type: "Polygon",
+    coordinates: [
+      [
+        [0, 0],
+        [0.2, 0],
+        [0.25, 0.1],
+        [0.3, 0],
+        [1, 0],
+        [1, 1],
+        [0, 1],
+        [0, 0],
+      ],
+    ],
+  };
+}
+
 /** A lon/lat cell relative to `origin`, in units of `unit` degrees (default: ~1 km fields). */
 export function cellAt(origin: Position, x1: number, y1: number, x2: number, y2: number, unit = 0.01): PolygonGeometry {
   const [x, y] = origin;
