@@ -28,25 +28,15 @@ export interface ConvexRing {
  */
 const THIN_RESULT_SHARE = 1e-9;
 
-/** Geometries are values, never changed once parsed: each is tested for convexity once. */
-const convexRings = new WeakMap<SourceGeometry, ConvexRing | null>();
-
-/** `g` as a convex ring when it is one polygon of one strictly convex ring; null otherwise. */
-export function convexRingOf(g: SourceGeometry): ConvexRing | null {
-  let found = convexRings.get(g);
-  if (found === undefined) {
-    found = convexRing(g);
-    convexRings.set(g, found);
-  }
-  return found;
-}
-
 /**
- * Strictly convex: every turn the same way and none straight (exact orient), and the ring winds
- * once, which a polygon turning one way does when its x direction reverses exactly twice (a
- * pentagram turns one way too, and reverses four times). Repeated positions make a straight turn.
+ * `g` as a convex ring when it is one polygon of one strictly convex ring; null otherwise. O(n),
+ * and a copy of its positions: overlap.ts keeps the answer per geometry. Strictly convex: every
+ * turn the same way and none straight (exact orient; a repeated position makes a straight turn),
+ * and the ring winds once. A ring turning one way reverses its x direction twice per winding, so
+ * listed from any position it reverses at most twice when it winds once, at least three times when
+ * it winds more (a pentagram turns one way too).
  */
-function convexRing(g: SourceGeometry): ConvexRing | null {
+export function convexRingOf(g: SourceGeometry): ConvexRing | null {
   const polygons = polygonsOf(g);
   if (polygons.length !== 1 || polygons[0].length !== 1) return null;
   const ring = polygons[0][0];
@@ -64,19 +54,10 @@ function convexRing(g: SourceGeometry): ConvexRing | null {
     turn = side;
     const dx = c[0] - b[0];
     if (dx !== 0) {
-      if (lastDx !== 0 && dx > 0 !== lastDx > 0) reversals++;
+      if (lastDx !== 0 && dx > 0 !== lastDx > 0 && ++reversals > 2) return null;
       lastDx = dx;
     }
   }
-  // The reversal between the last edge with a direction and the first is counted here.
-  for (let i = 0; i < n; i++) {
-    const dx = ring[i + 1][0] - ring[i][0];
-    if (dx !== 0) {
-      if (dx > 0 !== lastDx > 0) reversals++;
-      break;
-    }
-  }
-  if (reversals !== 2) return null;
   const xy = new Float64Array(2 * n);
   for (let i = 0; i < n; i++) {
     const p = turn > 0 ? ring[i] : ring[n - 1 - i];
@@ -99,6 +80,13 @@ function doubledArea(xy: Float64Array, n: number): number {
 
 /** The intersection's positions as the walk finds them (x and y in turn), grown as needed. */
 let found = new Float64Array(1024);
+
+/** Appends (x, y) to the walk's positions, `count` of them so far; answers the new count. */
+function record(count: number, x: number, y: number): number {
+  found[2 * count] = x;
+  found[2 * count + 1] = y;
+  return count + 1;
+}
 
 /** Where the walk is: which ring's boundary it follows inside the other, if it knows yet. */
 const UNKNOWN = 0;
@@ -158,9 +146,7 @@ export function convexIntersection(
         advancedB = 0;
       }
       const t = a1HB / (a1HB - aHB);
-      found[2 * count] = pa1x + t * (pax - pa1x);
-      found[2 * count + 1] = pa1y + t * (pay - pa1y);
-      count++;
+      count = record(count, pa1x + t * (pax - pa1x), pa1y + t * (pay - pa1y));
       if (aHB > 0) inside = P_INSIDE;
       else if (bHA > 0) inside = Q_INSIDE;
     }
@@ -175,19 +161,11 @@ export function convexIntersection(
       if (cross < 0) advanceP = aHB < 0;
     }
     if (advanceP) {
-      if (inside === P_INSIDE) {
-        found[2 * count] = pax;
-        found[2 * count + 1] = pay;
-        count++;
-      }
+      if (inside === P_INSIDE) count = record(count, pax, pay);
       advancedA++;
       a = a + 1 === n ? 0 : a + 1;
     } else {
-      if (inside === Q_INSIDE) {
-        found[2 * count] = qbx;
-        found[2 * count + 1] = qby;
-        count++;
-      }
+      if (inside === Q_INSIDE) count = record(count, qbx, qby);
       advancedB++;
       b = b + 1 === m ? 0 : b + 1;
     }

@@ -2,7 +2,7 @@ import { geodesicAreaM2 } from "./area.js";
 import { boundingBox, boxesIntersect } from "./bbox.js";
 import { boundaryIndexOf, builtBoundaryIndexOf } from "./boundary-index.js";
 import { CLIP_MIN_POSITIONS, nearParts } from "./clip.js";
-import { convexIntersection, convexRingOf } from "./convex-clip.js";
+import { type ConvexRing, convexIntersection, convexRingOf } from "./convex-clip.js";
 import { DEFAULT_ENGINES, type OverlayEngine } from "./overlay-engines.js";
 import { OverlayFailedError, type OverlayOperation, OverlayTooIntricateError } from "./overlay-errors.js";
 import { type OverlayAllowance, type OverlayPlan, orientationFor, planOverlay } from "./overlay-plan.js";
@@ -34,8 +34,8 @@ export function intersectionAreaM2(
 }
 
 /**
- * The planar lon/lat intersection, or null when it has no area. Two convex rings are intersected
- * without an engine (convex-clip.ts) when that is clear-cut. Large inputs are first cut down to
+ * The planar lon/lat intersection, or null when it has no area. Two small convex rings are
+ * intersected without an engine (convex-clip.ts) when that is clear-cut. Large inputs are first cut down to
  * what lies near the other input (nearBox), when one of `engines` takes the cut's bridges. The
  * overlay is then counted (overlay-plan.ts) and run by the first of `engines` that may run within
  * its limits and does not throw, each in the orientation that keeps its sweep lean. Past every
@@ -62,9 +62,10 @@ export function intersection(
     allowance?.spendPositions(Math.min(positionsOf(a), positionsOf(b)));
     return settled;
   }
-  // Two convex rings need no overlay engine (convex-clip.ts) when their intersection is clear-cut.
-  const convexA = convexRingOf(a);
-  const convexB = convexA === null ? null : convexRingOf(b);
+  // Two small convex rings need no overlay engine (convex-clip.ts) when their intersection is
+  // clear-cut. A large ring goes the way below, which reads only its boundary near the other's box.
+  const convexA = convexOf(a);
+  const convexB = convexA === null ? null : convexOf(b);
   if (convexA !== null && convexB !== null) {
     allowance?.refuseIfExhausted();
     const clear = convexIntersection(a, convexA, b, convexB);
@@ -179,20 +180,34 @@ function overlay(
   throw new OverlayFailedError(operation, attempts);
 }
 
+/** What intersection() reads of a geometry, found once (convex: undefined until first asked). */
+interface Measured {
+  box: BoundingBox;
+  positions: number;
+  convex?: ConvexRing | null;
+}
+
 /**
  * Geometries are values, never changed once parsed: a conflict scan overlays one new source with
- * each of its candidates, and need not measure its box and count its positions (O(n)) again for
- * every one.
+ * each of its candidates, and need not measure its box, count its positions or test its convexity
+ * (each O(n)) again for every one.
  */
-const measured = new WeakMap<SourceGeometry, { box: BoundingBox; positions: number }>();
+const measured = new WeakMap<SourceGeometry, Measured>();
 
-function measuredOf(g: SourceGeometry): { box: BoundingBox; positions: number } {
+function measuredOf(g: SourceGeometry): Measured {
   let found = measured.get(g);
   if (found === undefined) {
     found = { box: boundingBox(g), positions: countPositions(g) };
     measured.set(g, found);
   }
   return found;
+}
+
+/** `g` as a convex ring (convexRingOf) when it has at most CLIP_MIN_POSITIONS positions; else null. */
+function convexOf(g: SourceGeometry): ConvexRing | null {
+  const found = measuredOf(g);
+  if (found.convex === undefined) found.convex = found.positions <= CLIP_MIN_POSITIONS ? convexRingOf(g) : null;
+  return found.convex;
 }
 
 function boxOf(g: SourceGeometry): BoundingBox {
