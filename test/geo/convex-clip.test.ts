@@ -3,7 +3,7 @@ import { EARTH_RADIUS_M, geodesicAreaM2 } from "../../src/geo/area.js";
 import { clipperEngine } from "../../src/geo/clipper-engine.js";
 import { convexIntersection, convexRingOf } from "../../src/geo/convex-clip.js";
 import { orient } from "../../src/geo/intersects.js";
-import { intersection, intersectionAreaM2 } from "../../src/geo/overlap.js";
+import { intersection, intersectionAreaM2, OverlayAllowance } from "../../src/geo/overlap.js";
 import { geometryFromPolygons, polygonsOf } from "../../src/geo/parts.js";
 import type { Position, SourceGeometry } from "../../src/geo/types.js";
 import { prng, ring } from "../support/geometry-fixtures.js";
@@ -787,90 +787,82 @@ describe("convexRingOf", () => {
   });
 
   it("rejects repeated positions, three collinear positions, concave rings and degenerate rings", () => {
-    expect(
-      convexRingOf(
-        polygon([
+    const rejected: [string, Position[]][] = [
+      [
+        "a repeated position",
+        [
           [0, 0],
           [1, 0],
           [1, 0],
           [1, 1],
           [0, 1],
           [0, 0],
-        ]),
-      ),
-    ).toBeNull();
-    // The closing position repeated once more.
-    expect(convexRingOf(polygon([...ring(0, 0, 1, 1), [0, 0]]))).toBeNull();
-    expect(
-      convexRingOf(
-        polygon([
+        ],
+      ],
+      ["the closing position repeated once more", [...ring(0, 0, 1, 1), [0, 0]]],
+      [
+        "three collinear positions",
+        [
           [0, 0],
           [0.5, 0],
           [1, 0],
           [1, 1],
           [0, 1],
           [0, 0],
-        ]),
-      ),
-    ).toBeNull();
-    // Collinear across the closing position.
-    expect(
-      convexRingOf(
-        polygon([
+        ],
+      ],
+      [
+        "collinear across the closing position",
+        [
           [0.5, 0],
           [1, 0],
           [1, 1],
           [0, 1],
           [0, 0],
           [0.5, 0],
-        ]),
-      ),
-    ).toBeNull();
-    // A notch.
-    expect(
-      convexRingOf(
-        polygon([
+        ],
+      ],
+      [
+        "a notch",
+        [
           [0, 0],
           [1, 0],
           [1, 1],
           [0.5, 0.5],
           [0, 1],
           [0, 0],
-        ]),
-      ),
-    ).toBeNull();
-    // Concave by 1e-12 only.
-    expect(
-      convexRingOf(
-        polygon([
+        ],
+      ],
+      [
+        "concave by 1e-12 only",
+        [
           [0, 0],
           [0.5, 1e-12],
           [1, 0],
           [1, 1],
           [0, 1],
           [0, 0],
-        ]),
-      ),
-    ).toBeNull();
-    expect(
-      convexRingOf(
-        polygon([
+        ],
+      ],
+      [
+        "two positions",
+        [
           [0, 0],
           [1, 0],
           [0, 0],
-        ]),
-      ),
-    ).toBeNull();
-    expect(
-      convexRingOf(
-        polygon([
+        ],
+      ],
+      [
+        "a line",
+        [
           [0, 0],
           [1, 1],
           [2, 2],
           [0, 0],
-        ]),
-      ),
-    ).toBeNull();
+        ],
+      ],
+    ];
+    for (const [why, positions] of rejected) expect(convexRingOf(polygon(positions)), why).toBeNull();
   });
 
   it("rejects a polygon with a hole and a MultiPolygon of two parts", () => {
@@ -957,10 +949,8 @@ describe("intersection() and intersectionAreaM2() on convex pairs", () => {
         expect(got).toEqual(direct);
       }
       const m2 = intersectionAreaM2(a, b);
-      const viaClipper = intersectionAreaM2(a, b, [clipperEngine]);
       for (const [label, value] of [
-        ["default engines", m2],
-        ["[clipperEngine]", viaClipper],
+        ["intersectionAreaM2()", m2],
         ["intersection()", got === null ? 0 : geodesicAreaM2(got)],
       ] as const) {
         if (!(Math.abs(value - clipperM2) <= tolM2)) {
@@ -970,6 +960,19 @@ describe("intersection() and intersectionAreaM2() on convex pairs", () => {
     }
     expect(failures.slice(0, 5)).toEqual([]);
     expect(answered).toBeGreaterThan(300);
+  });
+
+  it("spends only the two rings' positions from an allowance, no meeting edge pairs or scan-beam work (docs/api.md §8.5)", () => {
+    // Two squares crossing at two points: counted as an overlay, 2 meeting edge pairs each time.
+    const allowance = new OverlayAllowance({ positions: 30, edgePairs: 1, beamWork: 1 });
+    const west = polygon(ring(0, 0, 1, 1));
+    const crossing = polygon(ring(0.5, 0.25, 1.5, 1.25));
+    for (let i = 0; i < 3; i++) expect(intersectionAreaM2(west, crossing, undefined, allowance)).toBeGreaterThan(0);
+    expect(allowance.exhausted).toBe(false);
+    // 3 × 10 positions spent: the fourth passes the 30 allowed.
+    expect(() => intersectionAreaM2(west, crossing, undefined, allowance)).toThrow(
+      "came to 40 positions, more than 30",
+    );
   });
 
   it("measures fields overlapping by half, sharing an edge, and nested, to the exact cell area", () => {
