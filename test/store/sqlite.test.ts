@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { conflictPolicy } from "../../src/ledger/conflict.js";
 import type { ListQuery } from "../../src/model/list-query.js";
@@ -103,6 +104,27 @@ describe("sqlite store", () => {
       expect(db.pragma("synchronous", { simple: true })).toBe(2);
       expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
       expect(db.pragma("busy_timeout", { simple: true })).toBe(1234);
+    });
+
+    it("creates a new ledger with 8 KiB pages, and keeps the page size of a ledger made with another", async () => {
+      const store = open();
+      await store.insertMany([makeRecord()]);
+      expect(connect().pragma("page_size", { simple: true })).toBe(8192);
+
+      // A ledger created with SQLite's default 4 KiB pages (an earlier version) opens, reads and
+      // takes writes with its own page size: SQLite reads the setting only for a file without content.
+      const older = join(temp.dir, "older.sqlite");
+      const made = new Database(older);
+      made.pragma("journal_mode = WAL");
+      made.exec("CREATE TABLE placeholder (x INTEGER)");
+      made.close();
+      const reopened = openSqliteStore({ path: older });
+      toClose.push(reopened);
+      const [record] = await reopened.insertMany([makeRecord({ altId: "on-4k-pages" })]);
+      expect((await reopened.get(record.id, record.accountId))?.altId).toBe("on-4k-pages");
+      const db = inspect(older);
+      toClose.push(db);
+      expect(db.pragma("page_size", { simple: true })).toBe(4096);
     });
 
     it("works in memory, where WAL does not apply", async () => {
