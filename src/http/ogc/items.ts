@@ -135,13 +135,14 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
   );
 
   // Part 4: a Feature, or a FeatureCollection (all or nothing); the created features as GeoJSON.
-  app.post(items, { config: { rpcMethod: methods.createSources.name } }, (request, reply) =>
-    answerCreate(
+  app.post(items, { config: { rpcMethod: methods.createSources.name } }, (request, reply) => {
+    // Read now: answerCreate lets go of the parsed body.
+    const single = isFeature(request.body);
+    return answerCreate(
       call,
       request,
       reply,
       (records) => {
-        const single = isFeature(request.body);
         if (single && records.length === 1) {
           const location = `${baseUrlOf(request)}${items}/${encodeURIComponent(records[0].id)}`;
           return reply
@@ -153,8 +154,8 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
         return reply.code(201).type(GEOJSON_CONTENT_TYPE).send(renderFeatureCollection(records, []));
       },
       createOptions,
-    ),
-  );
+    );
+  });
 
   app.delete<{ Params: { id: string } }>(
     item,
