@@ -16,7 +16,7 @@ export interface ConnectionOptions {
  * The page size of a new ledger file (SQLite's default is 4,096). A 100-position source's row is
  * ~2.7 KB, so at 4 KiB one row took a page and left ~1.4 KB of it unused: a third of the table
  * empty, written at every commit. At 8 KiB three share a page: an insert costs less (its
- * commit writes fewer pages), the file is ~17% smaller, reads are unchanged or faster
+ * commit writes fewer pages), the file is 14–23% smaller, reads are unchanged or faster
  * (docs/benchmarks.md, "The page size"). SQLite reads it only before the file has content: a
  * ledger created with another page size keeps it (README, "Embedded store").
  */
@@ -68,13 +68,6 @@ export function openConnection({ path, busyTimeoutMs }: ConnectionOptions): Data
     // crash, and a 201 tells the client its sources are on the ledger. Inserts are batched (up to
     // 1,000 sources a transaction), so one fsync per commit is cheap.
     db.pragma("synchronous = FULL");
-    // Savepoint and statement journals in memory: each create runs in a savepoint of the group's
-    // transaction (group-commit.ts), and a statement that may fail midway (an insert into a table
-    // with several unique indexes) journals the pages it changes. This build of SQLite keeps such
-    // a journal in memory up to 64 KiB, then in a temporary file: a single-source create at
-    // 100,000 stored wrote ~25 pages there, its store work 460 µs against 270 in memory. A request
-    // of 1,000 sources over 1,000,000 stored raised peak RSS by ~31 MB (docs/benchmarks.md).
-    db.pragma("temp_store = MEMORY");
     db.pragma("foreign_keys = ON");
     // 16 MiB of page cache (the default is 2 MiB): index pages of the hot part of the ledger stay
     // in memory; more raised the process's peak RSS past the 300 MB budget for little gain.

@@ -148,8 +148,8 @@ export class SqliteSourceStore implements SourceStore {
       getAnywhereWire: getById(false, true),
       // Over whatever a source that had this key left (SQLite reuses the largest key once its row
       // is gone, and a row deleted with foreign keys off leaves its own). An upsert, not OR
-      // REPLACE, whose possible delete makes SQLite journal the statement's pages: 213 µs a
-      // source in a 1,000-source create with savepoint journals in memory, 4 µs so.
+      // REPLACE, whose possible delete makes SQLite journal the statement's pages: 11.7–15 µs a
+      // source in creates of 100 and 1,000 sources, 3.4–5 µs so (docs/benchmarks.md).
       insertWire: db.prepare<[number, Uint8Array]>(
         "INSERT INTO source_geometry_wire (seq, wire) VALUES (?, ?) ON CONFLICT (seq) DO UPDATE SET wire = excluded.wire",
       ),
