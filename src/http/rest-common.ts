@@ -13,7 +13,7 @@ import type { InProcessCall, InProcessCaller } from "../rpc/invoke.js";
 import { requestPrincipal } from "./early-auth.js";
 import { QUERY_POINTER_PREFIX, queryPointer } from "./json-pointer.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
-import { type CreateBodyMap, type CreateShapes, decodeCreateBody } from "./rest-decode.js";
+import { type CreateBodyMap, type CreateBodyShape, type CreateShapes, decodeCreateBody } from "./rest-decode.js";
 import { QueryReader } from "./rest-query.js";
 import { decodeUtf8Strictly } from "./utf8.js";
 
@@ -223,14 +223,14 @@ export function pageCallOptions(
 /**
  * A create, for REST and OGC alike: the body read (415 without a JSON one), an admin's
  * `account_id` from the query, CreateSources called in-process; `answer` sends the created
- * records in the adapter's own form. A failed call answers as problems pointing into the body.
- * `request.body` is gone once the body is decoded: read what `answer` needs of it before.
+ * records in the adapter's own form, knowing the body's shape. A failed call answers as problems
+ * pointing into the body.
  */
 export async function answerCreate(
   call: InProcessCaller,
   request: FastifyRequest,
   reply: FastifyReply,
-  answer: (records: SourceRecord[]) => FastifyReply,
+  answer: (records: SourceRecord[], shape: CreateBodyShape) => FastifyReply,
   { shapes = "all", ...errorOptions }: ErrorAnswerOptions & { shapes?: CreateShapes } = {},
 ): Promise<FastifyReply> {
   const query = new QueryReader(request.query as Record<string, string>, ["account_id"]);
@@ -249,7 +249,7 @@ export async function answerCreate(
       message,
       callOptions(request, [...query.violations, ...body.violations], records),
     );
-    return answer(records);
+    return answer(records, body.decoded.shape);
   } catch (error) {
     return sendError(reply, error, body?.decoded.map ?? null, undefined, errorOptions);
   }

@@ -22,9 +22,13 @@ export interface CreateBodyMap {
   fields: Map<string, string>[];
 }
 
+/** Which of docs/api.md §4.3's shapes a create body has; null when it has none of them. */
+export type CreateBodyShape = "FeatureCollection" | "Feature" | "flat" | null;
+
 export interface DecodedCreate {
   request: CreateSourcesRequest;
   map: CreateBodyMap;
+  shape: CreateBodyShape;
   violations: Violation[];
 }
 
@@ -463,6 +467,7 @@ export function decodeCreateBody(body: unknown, shapes: CreateShapes = "all"): D
   const violations: Violation[] = [];
   const request = create(CreateSourcesRequestSchema);
   const map: CreateBodyMap = { sourcesPointer: "", fields: [] };
+  let shape: CreateBodyShape = null;
   let decoders: SourceDecoder[] = [];
   const flatTaken = shapes === "all";
   if (!isObject(body)) {
@@ -478,6 +483,7 @@ export function decodeCreateBody(body: unknown, shapes: CreateShapes = "all"): D
       detail: `the body must be ${SHAPES_TAKEN[shapes]}, got an object without type (POST /sources also takes a flat source object)`,
     });
   } else if (body.type === "FeatureCollection") {
+    shape = "FeatureCollection";
     map.sourcesPointer = "/features";
     checkCrs(body, "", violations);
     const features = body.features;
@@ -497,8 +503,10 @@ export function decodeCreateBody(body: unknown, shapes: CreateShapes = "all"): D
       decoders = features.map((feature, i) => decodeFeature(feature, `/features/${i}`, i, body, violations));
     }
   } else if (body.type === "Feature") {
+    shape = "Feature";
     decoders = [decodeFeature(body, "", 0, null, violations)];
   } else if (body.type === undefined) {
+    shape = "flat";
     checkCrs(body, "", violations, 0);
     decoders = [decodeFlat(body, violations)];
   } else {
@@ -510,5 +518,5 @@ export function decodeCreateBody(body: unknown, shapes: CreateShapes = "all"): D
   }
   request.sources = decoders.map((d) => d.input);
   map.fields = decoders.map((d) => d.pointers);
-  return { request, map, violations };
+  return { request, map, shape, violations };
 }

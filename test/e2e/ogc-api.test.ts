@@ -282,6 +282,12 @@ describe.each(ENVIRONMENTS)("items of %s", (env) => {
     expect(body.type).toBe("FeatureCollection");
     expect(body.numberReturned).toBe(2);
     expect(res.headers.get("location")).toBeNull();
+    // A collection of one is still answered as a collection: the body's shape decides, not the count.
+    const one = await server.request("POST", itemsOf(env), { token, json: collection([feature(unique("ogc-one"))]) });
+    const oneBody = await json(one, 201, GEOJSON);
+    expect(oneBody.type).toBe("FeatureCollection");
+    expect(oneBody.numberReturned).toBe(1);
+    expect(one.headers.get("location")).toBeNull();
     const bad = [feature(unique("ok")), feature(unique("bad"), {}, { type: "Point", coordinates: [0, 0] })];
     const refused = await expectProblem(
       await server.request("POST", itemsOf(env), { token, json: collection(bad) }),

@@ -143,6 +143,15 @@ describe("decodeCreateBody: body shapes", () => {
     expect(request.sources[1].geometry).toEqual(polygonGeometry([2, 2, 3, 2, 3, 3, 2, 3, 2, 2]));
   });
 
+  it("says which shape the body has, none for a body of no shape it takes", () => {
+    expect(decodeCreateBody(flat("trial-1")).shape).toBe("flat");
+    expect(decodeCreateBody(feature("plot-9")).shape).toBe("Feature");
+    expect(decodeCreateBody(collection([feature("a")])).shape).toBe("FeatureCollection");
+    expect(decodeCreateBody([]).shape).toBeNull();
+    expect(decodeCreateBody({ type: "Point" }).shape).toBeNull();
+    expect(decodeCreateBody(flat("trial-1"), "geojson").shape).toBeNull();
+  });
+
   it("decodes an empty FeatureCollection to no sources, leaving 'at least one' to the ledger", () => {
     const { request, map, violations } = decodeCreateBody(collection([]));
     expect(violations).toEqual([]);

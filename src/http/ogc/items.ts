@@ -135,15 +135,13 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
   );
 
   // Part 4: a Feature, or a FeatureCollection (all or nothing); the created features as GeoJSON.
-  app.post(items, { config: { rpcMethod: methods.createSources.name } }, (request, reply) => {
-    // Read now: answerCreate lets go of the parsed body.
-    const single = isFeature(request.body);
-    return answerCreate(
+  app.post(items, { config: { rpcMethod: methods.createSources.name } }, (request, reply) =>
+    answerCreate(
       call,
       request,
       reply,
-      (records) => {
-        if (single && records.length === 1) {
+      (records, shape) => {
+        if (shape === "Feature" && records.length === 1) {
           const location = `${baseUrlOf(request)}${items}/${encodeURIComponent(records[0].id)}`;
           return reply
             .code(201)
@@ -154,8 +152,8 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
         return reply.code(201).type(GEOJSON_CONTENT_TYPE).send(renderFeatureCollection(records, []));
       },
       createOptions,
-    );
-  });
+    ),
+  );
 
   app.delete<{ Params: { id: string } }>(
     item,
@@ -177,8 +175,4 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
 
   refuseOtherMethods(app, items, ["GET", "POST"]);
   refuseOtherMethods(app, item, ["GET", "DELETE"]);
-}
-
-function isFeature(body: unknown): boolean {
-  return typeof body === "object" && body !== null && (body as { type?: unknown }).type === "Feature";
 }
