@@ -63,8 +63,11 @@ describe("sqlite store: group commit of concurrent creates", () => {
     const clashing = [makeRecord(), makeRecord({ altId: "field-1" })];
     const last = [makeRecord()];
     const before = store.writeGroupsCommitted;
+    const runAgain = store.writeGroupsRunAgain;
     const [a, b, c] = await Promise.allSettled([first, clashing, last].map((records) => store.insertMany(records)));
     expect(store.writeGroupsCommitted - before).toBe(1);
+    // Refused before its first write: nothing to undo, so the group ran once.
+    expect(store.writeGroupsRunAgain - runAgain).toBe(0);
     expect(a.status).toBe("fulfilled");
     expect(c.status).toBe("fulfilled");
     expect(b.status).toBe("rejected");
@@ -89,7 +92,10 @@ describe("sqlite store: group commit of concurrent creates", () => {
     // JSON.stringify cannot write a BigInt: the request fails half-way through its own inserts.
     const broken: NewSourceRecord[] = [makeRecord(), { ...makeRecord(), tags: [10n as unknown as string] }];
     const alsoGood = [makeRecord()];
+    const runAgain = store.writeGroupsRunAgain;
     const [a, b, c] = await Promise.allSettled([good, broken, alsoGood].map((records) => store.insertMany(records)));
+    // Its first source was written: the group ran again, each request in a savepoint.
+    expect(store.writeGroupsRunAgain - runAgain).toBe(1);
     expect(a.status).toBe("fulfilled");
     expect(b.status).toBe("rejected");
     expect((b as PromiseRejectedResult).reason).toBeInstanceOf(TypeError);
@@ -169,6 +175,115 @@ describe("sqlite store: group commit of concurrent creates", () => {
     await expect(pending).resolves.toHaveLength(1);
     expect(idsOnDisk()).toEqual([record.id]);
     await expect(store.insertMany([makeRecord()])).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+});
+
+describe("GroupCommitter: jobs without savepoints, and the second run", () => {
+  function committerOn(db: Database.Database): GroupCommitter {
+    return new GroupCommitter(db, {
+      maxGroupWeight: 100,
+      mapError: (error) => error,
+      abortsGroup: (error) => error instanceof Database.SqliteError && error.code.startsWith("SQLITE_IOERR"),
+    });
+  }
+
+  function tableOf(db: Database.Database) {
+    db.exec("CREATE TABLE t (v TEXT NOT NULL UNIQUE)");
+    return {
+      insert: db.prepare<[string | null]>("INSERT INTO t (v) VALUES (?)"),
+      values: () =>
+        db
+          .prepare<[], { v: string }>("SELECT v FROM t ORDER BY rowid")
+          .all()
+          .map((r) => r.v),
+    };
+  }
+
+  it("runs a group once when its failing jobs threw before writing, or on a statement that wrote nothing", async () => {
+    const db = new Database(":memory:");
+    const { insert, values } = tableOf(db);
+    const committer = committerOn(db);
+    const runs = [0, 0, 0, 0];
+    const outcomes = await Promise.allSettled([
+      committer.submit(() => {
+        runs[0] += 1;
+        return insert.run("a").changes;
+      }, 1),
+      committer.submit(() => {
+        runs[1] += 1;
+        throw new RangeError("refused before writing");
+      }, 1),
+      committer.submit(() => {
+        runs[2] += 1;
+        insert.run("a"); // UNIQUE: the statement fails whole, nothing written
+      }, 1),
+      committer.submit(() => {
+        runs[3] += 1;
+        return insert.run("b").changes;
+      }, 1),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(RangeError);
+    expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({ code: "SQLITE_CONSTRAINT_UNIQUE" });
+    expect(runs).toEqual([1, 1, 1, 1]);
+    expect(committer.groupsRunAgain).toBe(0);
+    expect(committer.groupsCommitted).toBe(1);
+    expect(values()).toEqual(["a", "b"]);
+    db.close();
+  });
+
+  it("runs the group again in savepoints when a job threw after writing: only that job is undone", async () => {
+    const db = new Database(":memory:");
+    const { insert, values } = tableOf(db);
+    const committer = committerOn(db);
+    const runs = [0, 0, 0];
+    const outcomes = await Promise.allSettled([
+      committer.submit(() => {
+        runs[0] += 1;
+        insert.run("first");
+        return "first";
+      }, 1),
+      committer.submit(() => {
+        runs[1] += 1;
+        insert.run("half");
+        throw new RangeError("failed after writing");
+      }, 1),
+      committer.submit(() => {
+        runs[2] += 1;
+        insert.run("last");
+        return "last";
+      }, 1),
+    ]);
+    expect(outcomes).toEqual([
+      { status: "fulfilled", value: "first" },
+      { status: "rejected", reason: new RangeError("failed after writing") },
+      { status: "fulfilled", value: "last" },
+    ]);
+    // The first run stopped at the job that wrote and threw; the second ran all three.
+    expect(runs).toEqual([2, 2, 1]);
+    expect(committer.groupsRunAgain).toBe(1);
+    expect(committer.groupsCommitted).toBe(1);
+    expect(values()).toEqual(["first", "last"]);
+    expect(db.inTransaction).toBe(false);
+    db.close();
+  });
+
+  it("keeps the second run's outcome of a job that failed only in the first", async () => {
+    const db = new Database(":memory:");
+    const { insert, values } = tableOf(db);
+    const committer = committerOn(db);
+    let tries = 0;
+    const outcomes = await Promise.allSettled([
+      committer.submit(() => {
+        tries += 1;
+        insert.run(`try ${tries}`);
+        if (tries === 1) throw new RangeError("first try");
+        return tries;
+      }, 1),
+    ]);
+    expect(outcomes).toEqual([{ status: "fulfilled", value: 2 }]);
+    expect(values()).toEqual(["try 2"]);
+    db.close();
   });
 });
 

@@ -26,34 +26,65 @@ export interface GroupCommitOptions {
 
 /**
  * Group commit: write jobs submitted within one event-loop turn run in ONE `BEGIN IMMEDIATE …
- * COMMIT`, each inside its own savepoint, so N concurrent creates pay one WAL fsync instead of N
- * (with `synchronous=FULL` the fsync dominated a single-source create). Each job still succeeds or
- * fails on its own: a job that throws (a taken alt_id, a bad row) is rolled back to its savepoint
- * and rejected, the others commit. A promise resolves only after COMMIT returned, so a 201 still
- * means the sources are on disk. If the transaction as a whole is lost (SQLite rolled it back, or
- * COMMIT failed), every job of the group is rejected, because none of them is stored.
+ * COMMIT`, so N concurrent creates pay one WAL fsync instead of N (with `synchronous=FULL` the
+ * fsync dominated a single-source create). Each job still succeeds or fails on its own: a job that
+ * throws (a taken alt_id, a bad row) is rejected, the others commit. A promise resolves only after
+ * COMMIT returned, so a 201 still means the sources are on disk. If the transaction as a whole is
+ * lost (SQLite rolled it back, or COMMIT failed), every job of the group is rejected, because none
+ * of them is stored.
+ *
+ * Jobs run without a savepoint each at first. A savepoint makes SQLite copy every page the job
+ * changes into a journal, and a create changes ~25 pages: past 64 KiB this build spills the
+ * journal to a temporary file, whose writes were half a single-source create's time at 100,000
+ * stored (docs/benchmarks.md, "Jobs without savepoints"). A job that throws before it changed a
+ * row (a taken alt_id is checked first) leaves nothing to undo. Only when a job throws after
+ * changing rows is the group rolled back and run again, each job in its own savepoint, which
+ * undoes that job alone: so `work` may run twice, and must change nothing but the database.
  */
 export class GroupCommitter {
   readonly #options: GroupCommitOptions;
-  readonly #runGroup: Database.Transaction<(jobs: Job[]) => Map<Job, { ok: boolean; value: unknown }>>;
+  /** The group, each job straight in the transaction; throws UndoNeeded for the second way. */
+  readonly #runGroup: Database.Transaction<(jobs: Job[]) => Outcomes>;
+  /** The group again, each job in its own savepoint. */
+  readonly #runGroupInSavepoints: Database.Transaction<(jobs: Job[]) => Outcomes>;
   #pending: Job[] = [];
   #scheduled = false;
   #groups = 0;
+  #groupsRunAgain = 0;
 
   constructor(db: Database.Database, options: GroupCommitOptions) {
     this.#options = options;
+    // Rows inserted, updated or deleted on this connection so far, counting triggers and the
+    // R*Tree's own tables: unchanged across a job that threw means it wrote nothing.
+    const changes = db.prepare<[], number>("SELECT total_changes()").pluck();
+    /** Whether to go on after `job` threw: not if the transaction is gone or cannot be trusted. */
+    const survives = (error: unknown) => db.inTransaction && !options.abortsGroup(error);
+    this.#runGroup = db.transaction((jobs: Job[]) => {
+      const outcomes: Outcomes = new Map();
+      for (const job of jobs) {
+        const before = changes.get();
+        try {
+          outcomes.set(job, { ok: true, value: job.work() });
+        } catch (error) {
+          if (!survives(error)) throw error;
+          if (changes.get() !== before) throw new UndoNeeded();
+          outcomes.set(job, { ok: false, value: error });
+        }
+      }
+      return outcomes;
+    });
     // better-sqlite3 runs a transaction function called inside another one as a SAVEPOINT and
     // rolls back to it when the function throws: that is each job's isolation.
     const runJob = db.transaction((job: Job) => job.work());
-    this.#runGroup = db.transaction((jobs: Job[]) => {
-      const outcomes = new Map<Job, { ok: boolean; value: unknown }>();
+    this.#runGroupInSavepoints = db.transaction((jobs: Job[]) => {
+      const outcomes: Outcomes = new Map();
       for (const job of jobs) {
         try {
           outcomes.set(job, { ok: true, value: runJob(job) });
         } catch (error) {
           // Some errors (SQLITE_FULL, SQLITE_IOERR, …) make SQLite roll back the whole transaction;
           // going on would run the next jobs in autocommit mode, outside the group.
-          if (!db.inTransaction || options.abortsGroup(error)) throw error;
+          if (!survives(error)) throw error;
           outcomes.set(job, { ok: false, value: error });
         }
       }
@@ -66,10 +97,16 @@ export class GroupCommitter {
     return this.#groups;
   }
 
+  /** Groups run a second time, each job in a savepoint, because a job threw after writing. */
+  get groupsRunAgain(): number {
+    return this.#groupsRunAgain;
+  }
+
   /**
    * Queues `work` for the next group. It must be synchronous: better-sqlite3 only notices a
    * returned promise after its synchronous part ran, and what follows an `await` would run outside
-   * the group's transaction.
+   * the group's transaction. It may run twice (see the class): it must change nothing but the
+   * database, and should throw the errors it expects before its first write.
    */
   submit<T>(work: () => T, weight: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -109,9 +146,9 @@ export class GroupCommitter {
     }
     const group = this.#pending.splice(0, take);
     if (group.length === 0) return;
-    let outcomes: Map<Job, { ok: boolean; value: unknown }>;
+    let outcomes: Outcomes;
     try {
-      outcomes = this.#runGroup.immediate(group);
+      outcomes = this.#runGroupOnce(group);
     } catch (error) {
       const mapped = this.#options.mapError(error);
       for (const job of group) job.reject(mapped);
@@ -128,4 +165,20 @@ export class GroupCommitter {
       else job.reject(this.#options.mapError(outcome?.value));
     }
   }
+
+  #runGroupOnce(group: Job[]): Outcomes {
+    try {
+      return this.#runGroup.immediate(group);
+    } catch (error) {
+      if (!(error instanceof UndoNeeded)) throw error;
+    }
+    // Rolled back: another writer may commit before this BEGIN, which every job reads afresh.
+    this.#groupsRunAgain += 1;
+    return this.#runGroupInSavepoints.immediate(group);
+  }
 }
+
+type Outcomes = Map<Job, { ok: boolean; value: unknown }>;
+
+/** A job threw after changing rows: only a savepoint around it can undo that job alone. */
+class UndoNeeded extends Error {}

@@ -379,6 +379,11 @@ export class SqliteSourceStore implements SourceStore {
     return this.writes.groupsCommitted;
   }
 
+  /** Groups run again with a savepoint per request, because a request failed after writing. */
+  get writeGroupsRunAgain(): number {
+    return this.writes.groupsRunAgain;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -397,7 +402,8 @@ export class SqliteSourceStore implements SourceStore {
 
   /**
    * Inserts one request's sources, each with its `created` event and, in production, its conflict
-   * pairs and their `conflict_set` events; the group committer runs it inside the request's savepoint.
+   * pairs and their `conflict_set` events, in the group committer's transaction. A taken alt_id is
+   * refused before the first write, so that the group need not be run again (group-commit.ts).
    */
   /** `geometries[i]`: the stored forms of `requested[i]`'s geometry. */
   private insertAll(requested: NewSourceRecord[], geometries: readonly StoredForm[]): SourceRecord[] {
