@@ -284,6 +284,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
           metrics.groupCommitRequests.observe(requests);
           metrics.groupCommitSources.observe(sources);
         },
+        onGroupRunAgain: () => metrics.groupsRunAgain.inc(),
       },
     ));
   // Both ledgers key their page tokens by one secret, asked of the store when first needed (a store

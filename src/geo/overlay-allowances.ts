@@ -16,6 +16,25 @@ export class OverlayAllowances {
     for (const geometry of geometries) this.#byGeometry.set(geometry, allowance);
   }
 
+  /**
+   * A fresh start for the allowances of `geometries`, each with its own limits and shared as
+   * before: for a create run again after a rollback, which must not pay for the undone run's
+   * overlays (spent twice, a request could be flagged for want of allowance the second time).
+   */
+  renew(geometries: readonly SourceGeometry[]): void {
+    const renewed = new Map<OverlayAllowance, OverlayAllowance>();
+    for (const geometry of geometries) {
+      const spent = this.#byGeometry.get(geometry);
+      if (spent === undefined) continue;
+      let fresh = renewed.get(spent);
+      if (fresh === undefined) {
+        fresh = spent.renewed();
+        renewed.set(spent, fresh);
+      }
+      this.#byGeometry.set(geometry, fresh);
+    }
+  }
+
   /** The allowance of a subject's overlays: its request's, or its own when none was shared. */
   of(geometry: SourceGeometry): OverlayAllowance {
     let allowance = this.#byGeometry.get(geometry);

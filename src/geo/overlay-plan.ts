@@ -305,6 +305,11 @@ export class OverlayAllowance {
 
   constructor(private readonly limits: { positions: number; edgePairs: number; beamWork: number } = SUBJECT_LIMITS) {}
 
+  /** The same limits, nothing spent. */
+  renewed(): OverlayAllowance {
+    return new OverlayAllowance(this.limits);
+  }
+
   /** Whether a limit was passed: every overlay charged to it from then on is refused before any work. */
   get exhausted(): boolean {
     return this.#refusal !== null;

@@ -37,6 +37,7 @@ export class ServiceMetrics {
   readonly storeSeconds: Histogram<"store" | "operation" | "outcome">;
   readonly groupCommitRequests: Histogram;
   readonly groupCommitSources: Histogram;
+  readonly groupsRunAgain: Counter;
   readonly conflictChecks: Counter<"result">;
   readonly overlayFailures: Counter<"engine">;
   readonly overlaysTooIntricate: Counter;
@@ -77,6 +78,11 @@ export class ServiceMetrics {
       name: "source_ledger_sqlite_group_commit_sources",
       help: "Sources committed together in one SQLite transaction (group commit).",
       buckets: GROUP_BUCKETS,
+      registers,
+    });
+    this.groupsRunAgain = new Counter({
+      name: "source_ledger_sqlite_group_commit_runs_again_total",
+      help: "SQLite group commits run a second time, each create request in a savepoint, because one failed after writing (group-commit.ts).",
       registers,
     });
     this.conflictChecks = new Counter({

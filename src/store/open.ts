@@ -21,6 +21,8 @@ export interface SpatialAnalysis {
 export interface StoreObservers {
   /** The embedded store's group commits: requests and sources per committed transaction. */
   onGroupCommit?: (requests: number, sources: number) => void;
+  /** The embedded store's groups run again, a savepoint per request (a request failed after writing). */
+  onGroupRunAgain?: () => void;
 }
 
 /** The production store the configuration names. */
@@ -33,7 +35,12 @@ export async function openProductionStore(
     // An unreachable server does not stop the start: /readyz answers 503 until MongoDB answers.
     return withMongo(config, (uri) => openMongoStore({ uri, database: config.mongodbDatabase, ...analysis }));
   }
-  return openSqliteStore({ path: config.sqlitePath, ...analysis, onGroupCommit: observers.onGroupCommit });
+  return openSqliteStore({
+    path: config.sqlitePath,
+    ...analysis,
+    onGroupCommit: observers.onGroupCommit,
+    onGroupRunAgain: observers.onGroupRunAgain,
+  });
 }
 
 /**

@@ -127,6 +127,9 @@ describe("GET /metrics", () => {
     const first = await createOk(server, token, flat(unique("c"), { geometry: polygon(40, 40, 0.01) }));
     const second = await createOk(server, token, flat(unique("c"), { geometry: polygon(40, 40, 0.01) }));
     expect(second[0].conflict).toBe(true);
+    // A taken alt_id is refused before anything is written: its group need not run again.
+    const taken = await server.request("POST", "/sources", { token, json: flat(second[0].alt_id as string) });
+    expect(taken.status).toBe(409);
     await server.request("GET", `/sources/${first[0].id}`, { token });
     await server.request("DELETE", `/sources/${first[0].id}`, { token });
     const text = await scrape(server);
@@ -139,6 +142,7 @@ describe("GET /metrics", () => {
     }
     expect(metricValue(text, "source_ledger_sqlite_group_commit_requests_count")).toBeGreaterThan(0);
     expect(metricValue(text, "source_ledger_sqlite_group_commit_sources_sum")).toBeGreaterThan(0);
+    expect(samples(text, "source_ledger_sqlite_group_commit_runs_again_total")).toEqual([{ labels: {}, value: 0 }]);
     expect(metricValue(text, "source_ledger_conflict_checks_total", { result: "conflict" })).toBeGreaterThanOrEqual(1);
   });
 

@@ -244,6 +244,22 @@ describe("one create request's protected-area overlays are limited together (doc
     expect(computeUnepOverlap(subjectOf(geometry), "WDPA", parks)).toEqual(exact);
   });
 
+  it("renews a request's allowance for a second run: the same limits and sharing, nothing spent", () => {
+    const [first, second, alone, unknown] = [triangle(), triangle(), triangle(), triangle()];
+    conflictAllowances.share([first, second], { positions: 10, edgePairs: 1_000, beamWork: 1_000 });
+    conflictAllowances.of(alone).spendPositions(SUBJECT_LIMITS.positions);
+    conflictAllowances.of(first).spendPositions(8);
+    conflictAllowances.renew([first, second, alone, unknown]);
+    const renewed = conflictAllowances.of(first);
+    expect(conflictAllowances.of(second)).toBe(renewed);
+    // Nothing spent: 8 fit again; the shared limit of 10 still holds for the two together.
+    renewed.spendPositions(8);
+    expect(() => conflictAllowances.of(second).spendPositions(3)).toThrow("came to 11 positions, more than 10");
+    // Its own allowance, at the default limits, spent afresh.
+    expect(() => conflictAllowances.of(alone).spendPositions(SUBJECT_LIMITS.positions)).not.toThrow();
+    expect(conflictAllowances.of(alone)).not.toBe(renewed);
+  });
+
   it("charges Clipper2's work only for overlays Clipper2 may run", () => {
     const allowance = new OverlayAllowance({ positions: 1_000_000, edgePairs: 1_000, beamWork: 100 });
     const plan = (beamVisits: number): OverlayPlan => ({

@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { intersectionAreaM2 } from "../../src/geo/overlap.js";
+import { conflictAllowances } from "../../src/geo/overlay-allowances.js";
 import { conflictPolicy } from "../../src/ledger/conflict.js";
 import type { NewSourceRecord } from "../../src/model/records.js";
 import { AltIdTakenError, StoreUnavailableError } from "../../src/store/port.js";
@@ -10,6 +12,7 @@ import { openConnection } from "../../src/store/sqlite/connection.js";
 import { GroupCommitter } from "../../src/store/sqlite/group-commit.js";
 import { openSqliteStore, type SqliteSourceStore } from "../../src/store/sqlite/index.js";
 import { makeRecord, square } from "../contract/fixtures.js";
+import { notchedUnitSquare } from "../support/geometry-fixtures.js";
 
 describe("sqlite store: group commit of concurrent creates", () => {
   let dir: string;
@@ -131,6 +134,28 @@ describe("sqlite store: group commit of concurrent creates", () => {
     } finally {
       db.close();
     }
+  });
+
+  it("measures a request's overlays under its whole allowance again when its group runs a second time", async () => {
+    await store.close();
+    store = openSqliteStore({ path, conflictPolicy });
+    // Not convex (two convex rings are intersected without an overlay): the overlay counts two
+    // meeting edge pairs, against an allowance of three.
+    const [stored] = await store.insertMany([makeRecord({ geometry: notchedUnitSquare() })]);
+    const crossing = [makeRecord({ geometry: square(0.5, 0.5, 1) })];
+    conflictAllowances.share([crossing[0].geometry], { positions: 1_000, edgePairs: 3, beamWork: 1e9 });
+    const broken: NewSourceRecord[] = [makeRecord(), { ...makeRecord(), tags: [10n as unknown as string] }];
+    const runAgain = store.writeGroupsRunAgain;
+    const [c, b] = await Promise.allSettled([crossing, broken].map((records) => store.insertMany(records)));
+    expect(store.writeGroupsRunAgain - runAgain).toBe(1);
+    expect(b.status).toBe("rejected");
+    expect(c.status).toBe("fulfilled");
+    // Charged twice, the second run would have come to four pairs and flagged the whole area.
+    const [pair] = (await store.conflictsOf(crossing[0].id, null)) ?? [];
+    expect(pair.counterpart.id).toBe(stored.id);
+    expect(pair.measure.overlapAreaUpperBound).toBeUndefined();
+    expect(pair.measure.overlapAreaM2).toBeCloseTo(intersectionAreaM2(notchedUnitSquare(), square(0.5, 0.5, 1)), 3);
+    expect(pair.measure.overlapFraction).toBeLessThan(0.3);
   });
 
   it("closes a group at 1,000 sources, so large batches do not pile into one long transaction", async () => {

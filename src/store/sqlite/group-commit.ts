@@ -22,6 +22,8 @@ export interface GroupCommitOptions {
   abortsGroup: (error: unknown) => boolean;
   /** Told each committed group's size: its jobs (requests) and their weight (rows). For /metrics. */
   onCommit?: (jobs: number, weight: number) => void;
+  /** Told each time a group is run again with a savepoint per job (a job threw after writing). */
+  onRunAgain?: () => void;
 }
 
 /**
@@ -55,7 +57,9 @@ export class GroupCommitter {
   constructor(db: Database.Database, options: GroupCommitOptions) {
     this.#options = options;
     // Rows inserted, updated or deleted on this connection so far, counting triggers and the
-    // R*Tree's own tables: unchanged across a job that threw means it wrote nothing.
+    // R*Tree's own tables: unchanged across a job that threw means it wrote nothing (a statement
+    // that fails is undone by its own journal). Not counted: DDL, sqlite_sequence, and what a job
+    // wrote before catching a statement's error and going on; the store's jobs do none of these.
     const changes = db.prepare<[], number>("SELECT total_changes()").pluck();
     /** Whether to go on after `job` threw: not if the transaction is gone or cannot be trusted. */
     const survives = (error: unknown) => db.inTransaction && !options.abortsGroup(error);
@@ -174,6 +178,7 @@ export class GroupCommitter {
     }
     // Rolled back: another writer may commit before this BEGIN, which every job reads afresh.
     this.#groupsRunAgain += 1;
+    this.#options.onRunAgain?.();
     return this.#runGroupInSavepoints.immediate(group);
   }
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type Database from "better-sqlite3";
 import { geometryWireBytes } from "../../geo/geojson-wire.js";
+import { conflictAllowances } from "../../geo/overlay-allowances.js";
 import type { BoundingBox } from "../../geo/types.js";
 import type { Change, SourceConflict, SourceEvent } from "../../model/history.js";
 import { geometryCharsOf, type ListQuery } from "../../model/list-query.js";
@@ -57,6 +58,8 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Told each group commit's size (requests, sources), for /metrics (group-commit.ts). */
   onGroupCommit?: (requests: number, sources: number) => void;
+  /** Told each time a group is run again, a savepoint per request, for /metrics (group-commit.ts). */
+  onGroupRunAgain?: () => void;
 }
 
 /** What a delete reads of the source it removes: its key, and what its events name. */
@@ -119,6 +122,7 @@ export class SqliteSourceStore implements SourceStore {
     conflictPolicy?: ConflictPolicy,
     protectedAreaPolicy?: ProtectedAreaPolicy,
     onGroupCommit?: (requests: number, sources: number) => void,
+    onGroupRunAgain?: () => void,
   ) {
     const columns = selectList("s");
     const getById = (inAccount: boolean, wire: boolean) =>
@@ -173,6 +177,7 @@ export class SqliteSourceStore implements SourceStore {
       mapError: (error) => toStoreError(error, "insert"),
       abortsGroup: (error) => toStoreError(error, "insert") instanceof StoreUnavailableError,
       onCommit: onGroupCommit,
+      onRunAgain: onGroupRunAgain,
     });
     this.events = new SqliteHistory(db);
     const creation = db.prepare<[number], { at: number; by: string }>(
@@ -408,6 +413,9 @@ export class SqliteSourceStore implements SourceStore {
   /** `geometries[i]`: the stored forms of `requested[i]`'s geometry. */
   private insertAll(requested: NewSourceRecord[], geometries: readonly StoredForm[]): SourceRecord[] {
     this.assertAltIdsFree(requested);
+    // The group committer may run this again after a rollback: each run measures the overlays
+    // under the request's whole allowance, not what the undone run left of it (docs/api.md §8.5).
+    conflictAllowances.renew(requested.map((record) => record.geometry));
     const inserted: SourceRecord[] = [];
     const positionOf = new Map<string, number>();
     // Each source no earlier than the last change committed before the request (SqliteHistory.lastChangeAt).
@@ -469,6 +477,13 @@ interface StoredForm {
 export function openSqliteStore(options: SqliteStoreOptions): SqliteSourceStore {
   return openMigrated(
     { path: options.path, busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS },
-    (db) => new SqliteSourceStore(db, options.conflictPolicy, options.protectedAreaPolicy, options.onGroupCommit),
+    (db) =>
+      new SqliteSourceStore(
+        db,
+        options.conflictPolicy,
+        options.protectedAreaPolicy,
+        options.onGroupCommit,
+        options.onGroupRunAgain,
+      ),
   );
 }
