@@ -824,8 +824,9 @@ export class MongoSourceStore implements SourceStore {
     session: ClientSession,
   ): Promise<SourceRecord[]> {
     // withTransaction runs this again after a transient failure: each attempt measures the overlays
-    // afresh, under an allowance of its own (docs/api.md §8.5), not what an aborted attempt left.
-    conflictAllowances.share(requested.map((record) => record.geometry));
+    // under the request's whole allowance (docs/api.md §8.5), not what an aborted attempt left of it;
+    // as the embedded store does when its group commit runs a request again.
+    conflictAllowances.renew(requested.map((record) => record.geometry));
     let candidates: StoredSubject[] = [];
     const records = await this.guardBatch(requested, session, async () => {
       const stored = new Map<string, StoredSubject>();

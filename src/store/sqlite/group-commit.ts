@@ -46,9 +46,9 @@ export interface GroupCommitOptions {
 export class GroupCommitter {
   readonly #options: GroupCommitOptions;
   /** The group, each job straight in the transaction; throws UndoNeeded for the second way. */
-  readonly #runGroup: Database.Transaction<(jobs: Job[]) => Outcomes>;
+  readonly #runStraight: Database.Transaction<(jobs: Job[]) => Outcomes>;
   /** The group again, each job in its own savepoint. */
-  readonly #runGroupInSavepoints: Database.Transaction<(jobs: Job[]) => Outcomes>;
+  readonly #runInSavepoints: Database.Transaction<(jobs: Job[]) => Outcomes>;
   #pending: Job[] = [];
   #scheduled = false;
   #groups = 0;
@@ -63,7 +63,7 @@ export class GroupCommitter {
     const changes = db.prepare<[], number>("SELECT total_changes()").pluck();
     /** Whether to go on after `job` threw: not if the transaction is gone or cannot be trusted. */
     const survives = (error: unknown) => db.inTransaction && !options.abortsGroup(error);
-    this.#runGroup = db.transaction((jobs: Job[]) => {
+    this.#runStraight = db.transaction((jobs: Job[]) => {
       const outcomes: Outcomes = new Map();
       for (const job of jobs) {
         const before = changes.get();
@@ -80,7 +80,7 @@ export class GroupCommitter {
     // better-sqlite3 runs a transaction function called inside another one as a SAVEPOINT and
     // rolls back to it when the function throws: that is each job's isolation.
     const runJob = db.transaction((job: Job) => job.work());
-    this.#runGroupInSavepoints = db.transaction((jobs: Job[]) => {
+    this.#runInSavepoints = db.transaction((jobs: Job[]) => {
       const outcomes: Outcomes = new Map();
       for (const job of jobs) {
         try {
@@ -152,7 +152,7 @@ export class GroupCommitter {
     if (group.length === 0) return;
     let outcomes: Outcomes;
     try {
-      outcomes = this.#runGroupOnce(group);
+      outcomes = this.#runStraightThenInSavepoints(group);
     } catch (error) {
       const mapped = this.#options.mapError(error);
       for (const job of group) job.reject(mapped);
@@ -170,16 +170,16 @@ export class GroupCommitter {
     }
   }
 
-  #runGroupOnce(group: Job[]): Outcomes {
+  #runStraightThenInSavepoints(group: Job[]): Outcomes {
     try {
-      return this.#runGroup.immediate(group);
+      return this.#runStraight.immediate(group);
     } catch (error) {
       if (!(error instanceof UndoNeeded)) throw error;
     }
     // Rolled back: another writer may commit before this BEGIN, which every job reads afresh.
     this.#groupsRunAgain += 1;
     this.#options.onRunAgain?.();
-    return this.#runGroupInSavepoints.immediate(group);
+    return this.#runInSavepoints.immediate(group);
   }
 }
 
