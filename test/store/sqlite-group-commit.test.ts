@@ -293,6 +293,34 @@ describe("GroupCommitter: jobs without savepoints, and the second run", () => {
     db.close();
   });
 
+  it("rolls back the whole group when the second run meets an error the database may not have undone", async () => {
+    const db = new Database(":memory:");
+    const { insert, values } = tableOf(db);
+    const committer = committerOn(db);
+    let secondRun = false;
+    const outcomes = await Promise.allSettled([
+      committer.submit(() => insert.run("first"), 1),
+      committer.submit(() => {
+        insert.run("half");
+        if (!secondRun) {
+          secondRun = true;
+          throw new RangeError("failed after writing");
+        }
+        throw new Database.SqliteError("disk I/O error", "SQLITE_IOERR_WRITE");
+      }, 1),
+      committer.submit(() => insert.run("last"), 1),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected", "rejected"]);
+    for (const outcome of outcomes) {
+      expect((outcome as PromiseRejectedResult).reason).toMatchObject({ code: "SQLITE_IOERR_WRITE" });
+    }
+    expect(committer.groupsRunAgain).toBe(1);
+    expect(committer.groupsCommitted).toBe(0);
+    expect(values()).toEqual([]);
+    expect(db.inTransaction).toBe(false);
+    db.close();
+  });
+
   it("keeps the second run's outcome of a job that failed only in the first", async () => {
     const db = new Database(":memory:");
     const { insert, values } = tableOf(db);
