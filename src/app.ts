@@ -280,11 +280,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
         protectedAreaPolicy: countedUnepOverlapPolicy(() => metrics.protectedAreaOverlapsSampled.inc()),
       },
       {
-        onGroupCommit: (requests, sources) => {
-          metrics.groupCommitRequests.observe(requests);
-          metrics.groupCommitSources.observe(sources);
+        groupCommit: {
+          onCommit: (requests, sources) => {
+            metrics.groupCommitRequests.observe(requests);
+            metrics.groupCommitSources.observe(sources);
+          },
+          onRunAgain: () => metrics.groupsRunAgain.inc(),
         },
-        onGroupRunAgain: () => metrics.groupsRunAgain.inc(),
       },
     ));
   // Both ledgers key their page tokens by one secret, asked of the store when first needed (a store

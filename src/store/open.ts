@@ -9,6 +9,7 @@ import {
 } from "./mongodb/index.js";
 import type { SourceStore } from "./port.js";
 import type { ProtectedAreaLayers } from "./protected-area-layers.js";
+import type { GroupCommitObservers } from "./sqlite/group-commit.js";
 import { openSqliteProtectedAreaLayers, openSqliteStore } from "./sqlite/index.js";
 
 /** The spatial analysis a production store applies (docs/api.md §8); the app composes it. */
@@ -19,10 +20,8 @@ export interface SpatialAnalysis {
 
 /** What a production store reports, for /metrics; each store reports what it has. */
 export interface StoreObservers {
-  /** The embedded store's group commits: requests and sources per committed transaction. */
-  onGroupCommit?: (requests: number, sources: number) => void;
-  /** The embedded store's groups run again, a savepoint per request (a request failed after writing). */
-  onGroupRunAgain?: () => void;
+  /** The embedded store's group commits of creates (requests and sources per transaction, second runs). */
+  groupCommit?: GroupCommitObservers;
 }
 
 /** The production store the configuration names. */
@@ -35,12 +34,7 @@ export async function openProductionStore(
     // An unreachable server does not stop the start: /readyz answers 503 until MongoDB answers.
     return withMongo(config, (uri) => openMongoStore({ uri, database: config.mongodbDatabase, ...analysis }));
   }
-  return openSqliteStore({
-    path: config.sqlitePath,
-    ...analysis,
-    onGroupCommit: observers.onGroupCommit,
-    onGroupRunAgain: observers.onGroupRunAgain,
-  });
+  return openSqliteStore({ path: config.sqlitePath, ...analysis, groupCommit: observers.groupCommit });
 }
 
 /**

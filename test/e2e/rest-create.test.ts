@@ -697,4 +697,25 @@ describe("alt_id uniqueness", () => {
     const stored = await list(server, token);
     expect(altIds(stored)).toEqual([alt]);
   });
+
+  it("a batch refused 409 among concurrent creates: nothing of it stored, its neighbours stored whole", async () => {
+    const { token } = await freshAccount();
+    const [taken] = await createOk(server, token, flat(unique("taken")));
+    const before = unique("before");
+    const clashing = unique("clashing");
+    const after = unique("after");
+    const [first, refused, last] = await Promise.all([
+      server.request("POST", "/sources", { token, json: collection([feature(before), feature(`${before}-2`)]) }),
+      server.request("POST", "/sources", {
+        token,
+        json: collection([feature(clashing), feature(taken.alt_id, {}, polygon(6, 6))]),
+      }),
+      server.request("POST", "/sources", { token, json: collection([feature(after)]) }),
+    ]);
+    expect([first.status, last.status]).toEqual([201, 201]);
+    await Promise.all([first.arrayBuffer(), last.arrayBuffer()]);
+    const body = await expectProblem(refused, 409, "already_exists");
+    expect(body.errors.map((e) => e.pointer)).toEqual(["/features/1/id"]);
+    expect(altIds(await list(server, token)).sort()).toEqual([taken.alt_id, before, `${before}-2`, after].sort());
+  });
 });

@@ -204,30 +204,32 @@ describe("sqlite store: group commit of concurrent creates", () => {
 });
 
 describe("GroupCommitter: jobs without savepoints, and the second run", () => {
-  function committerOn(db: Database.Database): GroupCommitter {
-    return new GroupCommitter(db, {
+  let db: Database.Database;
+  let committer: GroupCommitter;
+  let insert: Database.Statement<[string | null]>;
+  /** The table's values in insertion order. */
+  let values: () => string[];
+
+  beforeEach(() => {
+    db = new Database(":memory:");
+    db.exec("CREATE TABLE t (v TEXT NOT NULL UNIQUE)");
+    insert = db.prepare<[string | null]>("INSERT INTO t (v) VALUES (?)");
+    const all = db.prepare<[], { v: string }>("SELECT v FROM t ORDER BY rowid");
+    values = () => all.all().map((r) => r.v);
+    committer = new GroupCommitter(db, {
       maxGroupWeight: 100,
       mapError: (error) => error,
       abortsGroup: (error) => error instanceof Database.SqliteError && error.code.startsWith("SQLITE_IOERR"),
     });
-  }
+  });
 
-  function tableOf(db: Database.Database) {
-    db.exec("CREATE TABLE t (v TEXT NOT NULL UNIQUE)");
-    return {
-      insert: db.prepare<[string | null]>("INSERT INTO t (v) VALUES (?)"),
-      values: () =>
-        db
-          .prepare<[], { v: string }>("SELECT v FROM t ORDER BY rowid")
-          .all()
-          .map((r) => r.v),
-    };
-  }
+  afterEach(() => {
+    // However its jobs ended, no group leaves its transaction open.
+    expect(db.inTransaction).toBe(false);
+    db.close();
+  });
 
   it("runs a group once when its failing jobs threw before writing, or on a statement that wrote nothing", async () => {
-    const db = new Database(":memory:");
-    const { insert, values } = tableOf(db);
-    const committer = committerOn(db);
     const runs = [0, 0, 0, 0];
     const outcomes = await Promise.allSettled([
       committer.submit(() => {
@@ -254,13 +256,9 @@ describe("GroupCommitter: jobs without savepoints, and the second run", () => {
     expect(committer.groupsRunAgain).toBe(0);
     expect(committer.groupsCommitted).toBe(1);
     expect(values()).toEqual(["a", "b"]);
-    db.close();
   });
 
   it("runs the group again in savepoints when a job threw after writing: only that job is undone", async () => {
-    const db = new Database(":memory:");
-    const { insert, values } = tableOf(db);
-    const committer = committerOn(db);
     const runs = [0, 0, 0];
     const outcomes = await Promise.allSettled([
       committer.submit(() => {
@@ -289,14 +287,9 @@ describe("GroupCommitter: jobs without savepoints, and the second run", () => {
     expect(committer.groupsRunAgain).toBe(1);
     expect(committer.groupsCommitted).toBe(1);
     expect(values()).toEqual(["first", "last"]);
-    expect(db.inTransaction).toBe(false);
-    db.close();
   });
 
   it("rolls back the whole group when the second run meets an error the database may not have undone", async () => {
-    const db = new Database(":memory:");
-    const { insert, values } = tableOf(db);
-    const committer = committerOn(db);
     let secondRun = false;
     const outcomes = await Promise.allSettled([
       committer.submit(() => insert.run("first"), 1),
@@ -317,14 +310,9 @@ describe("GroupCommitter: jobs without savepoints, and the second run", () => {
     expect(committer.groupsRunAgain).toBe(1);
     expect(committer.groupsCommitted).toBe(0);
     expect(values()).toEqual([]);
-    expect(db.inTransaction).toBe(false);
-    db.close();
   });
 
   it("keeps the second run's outcome of a job that failed only in the first", async () => {
-    const db = new Database(":memory:");
-    const { insert, values } = tableOf(db);
-    const committer = committerOn(db);
     let tries = 0;
     const outcomes = await Promise.allSettled([
       committer.submit(() => {
@@ -336,7 +324,6 @@ describe("GroupCommitter: jobs without savepoints, and the second run", () => {
     ]);
     expect(outcomes).toEqual([{ status: "fulfilled", value: 2 }]);
     expect(values()).toEqual(["try 2"]);
-    db.close();
   });
 });
 

@@ -9,7 +9,15 @@ interface Job {
   reject: (error: unknown) => void;
 }
 
-export interface GroupCommitOptions {
+/** What group commits report, for /metrics. */
+export interface GroupCommitObservers {
+  /** Told each committed group's size: its jobs (requests) and their weight (rows). */
+  onCommit?: (jobs: number, weight: number) => void;
+  /** Told each time a group is run again with a savepoint per job (a job threw after writing). */
+  onRunAgain?: () => void;
+}
+
+export interface GroupCommitOptions extends GroupCommitObservers {
   /** A group is closed once it holds this much weight; later jobs wait for the next group. */
   maxGroupWeight: number;
   /** Maps a driver error to what the caller should see (e.g. StoreUnavailableError). */
@@ -20,10 +28,6 @@ export interface GroupCommitOptions {
    * rejected, rather than committing the others next to a half-written job.
    */
   abortsGroup: (error: unknown) => boolean;
-  /** Told each committed group's size: its jobs (requests) and their weight (rows). For /metrics. */
-  onCommit?: (jobs: number, weight: number) => void;
-  /** Told each time a group is run again with a savepoint per job (a job threw after writing). */
-  onRunAgain?: () => void;
 }
 
 /**
@@ -61,7 +65,7 @@ export class GroupCommitter {
     // that fails is undone by its own journal). Not counted: DDL, sqlite_sequence, and what a job
     // wrote before catching a statement's error and going on; the store's jobs do none of these.
     const changes = db.prepare<[], number>("SELECT total_changes()").pluck();
-    /** Whether to go on after `job` threw: not if the transaction is gone or cannot be trusted. */
+    /** Whether the group goes on after a job threw `error`: not if the transaction is gone or untrusted. */
     const survives = (error: unknown) => db.inTransaction && !options.abortsGroup(error);
     this.#runStraight = db.transaction((jobs: Job[]) => {
       const outcomes: Outcomes = new Map();

@@ -22,7 +22,7 @@ import { type SpatialFilter, spatialFilterOf } from "../spatial-filter.js";
 import { openMigrated } from "./connection.js";
 import { toStoreError } from "./errors.js";
 import { fillGeometryWire, WIRE_COLUMN, WIRE_JOIN, withWire } from "./geometry-wire.js";
-import { GroupCommitter } from "./group-commit.js";
+import { type GroupCommitObservers, GroupCommitter } from "./group-commit.js";
 import { fillDeletedEventBoxes, fillHistory, SqliteHistory } from "./history.js";
 import {
   buildListStatement,
@@ -56,10 +56,8 @@ export interface SqliteStoreOptions {
   protectedAreaPolicy?: ProtectedAreaPolicy;
   /** How long a write waits for another connection's lock before failing as unavailable. */
   busyTimeoutMs?: number;
-  /** Told each group commit's size (requests, sources), for /metrics (group-commit.ts). */
-  onGroupCommit?: (requests: number, sources: number) => void;
-  /** Told each time a group is run again, a savepoint per request, for /metrics (group-commit.ts). */
-  onGroupRunAgain?: () => void;
+  /** Told of each group commit of creates, for /metrics (group-commit.ts). */
+  groupCommit?: GroupCommitObservers;
 }
 
 /** What a delete reads of the source it removes: its key, and what its events name. */
@@ -121,8 +119,7 @@ export class SqliteSourceStore implements SourceStore {
     private readonly db: Database.Database,
     conflictPolicy?: ConflictPolicy,
     protectedAreaPolicy?: ProtectedAreaPolicy,
-    onGroupCommit?: (requests: number, sources: number) => void,
-    onGroupRunAgain?: () => void,
+    groupCommit: GroupCommitObservers = {},
   ) {
     const columns = selectList("s");
     const getById = (inAccount: boolean, wire: boolean) =>
@@ -176,8 +173,7 @@ export class SqliteSourceStore implements SourceStore {
       maxGroupWeight: MAX_GROUP_SOURCES,
       mapError: (error) => toStoreError(error, "insert"),
       abortsGroup: (error) => toStoreError(error, "insert") instanceof StoreUnavailableError,
-      onCommit: onGroupCommit,
-      onRunAgain: onGroupRunAgain,
+      ...groupCommit,
     });
     this.events = new SqliteHistory(db);
     const creation = db.prepare<[number], { at: number; by: string }>(
@@ -409,8 +405,8 @@ export class SqliteSourceStore implements SourceStore {
    * Inserts one request's sources, each with its `created` event and, in production, its conflict
    * pairs and their `conflict_set` events, in the group committer's transaction. A taken alt_id is
    * refused before the first write, so that the group need not be run again (group-commit.ts).
+   * `geometries[i]`: the stored forms of `requested[i]`'s geometry.
    */
-  /** `geometries[i]`: the stored forms of `requested[i]`'s geometry. */
   private insertAll(requested: NewSourceRecord[], geometries: readonly StoredForm[]): SourceRecord[] {
     this.assertAltIdsFree(requested);
     // The group committer may run this again after a rollback: each run measures the overlays
@@ -477,13 +473,6 @@ interface StoredForm {
 export function openSqliteStore(options: SqliteStoreOptions): SqliteSourceStore {
   return openMigrated(
     { path: options.path, busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS },
-    (db) =>
-      new SqliteSourceStore(
-        db,
-        options.conflictPolicy,
-        options.protectedAreaPolicy,
-        options.onGroupCommit,
-        options.onGroupRunAgain,
-      ),
+    (db) => new SqliteSourceStore(db, options.conflictPolicy, options.protectedAreaPolicy, options.groupCommit),
   );
 }
