@@ -6,6 +6,7 @@ import {
   createContextValues,
   type HandlerContext,
   type Interceptor,
+  type UnaryResponse,
 } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import {
@@ -121,6 +122,48 @@ describe("in-process caller", () => {
     ]);
     expect(a.source?.id).toBe("a:one");
     expect(b.source?.id).toBe("b:two");
+  });
+
+  it("hands the interceptors an answer whose header and trailer are the context's, read through accessors shared by every call", async () => {
+    const answers: UnaryResponse[] = [];
+    const capture: Interceptor = (next) => async (req) => {
+      const res = await next(req);
+      answers.push(res as UnaryResponse);
+      return res;
+    };
+    const caller = createInProcessCaller(
+      SourceLedgerService,
+      {
+        async getSource(req, ctx) {
+          if (req.id === "with-metadata") {
+            ctx.responseHeader.set("x-note", "header");
+            ctx.responseTrailer.set("x-note", "trailer");
+          }
+          return { source: { id: req.id } };
+        },
+      },
+      [capture],
+    );
+    await caller(methods.getSource, create(GetSourceRequestSchema, { id: "with-metadata" }), call());
+    await caller(methods.getSource, create(GetSourceRequestSchema, { id: "plain" }), call());
+
+    const [withMetadata, plain] = answers;
+    expect(withMetadata.stream).toBe(false);
+    expect(withMetadata.service.typeName).toBe(SourceLedgerService.typeName);
+    expect(withMetadata.method.name).toBe("GetSource");
+    expect((withMetadata.message as { source?: { id: string } }).source?.id).toBe("with-metadata");
+    expect(withMetadata.header.get("x-note")).toBe("header");
+    expect(withMetadata.trailer.get("x-note")).toBe("trailer");
+    expect([...plain.header.keys()]).toEqual([]);
+    expect([...plain.trailer.keys()]).toEqual([]);
+    // No getter made per call: an answer built as an object literal with `get header() {…}` kept
+    // every call's objects through each scavenge (docs/benchmarks.md).
+    for (const name of ["header", "trailer"]) {
+      expect(Object.getOwnPropertyDescriptor(withMetadata, name)).toBeUndefined();
+      const shared = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(withMetadata), name)?.get;
+      expect(shared).toBeTypeOf("function");
+      expect(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(plain), name)?.get).toBe(shared);
+    }
   });
 
   it("answers a method the implementation lacks with Connect's unimplemented error", async () => {

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import { decodeGeometryWire } from "../../geo/geometry-wire.js";
-import type { SourceGeometry } from "../../geo/types.js";
+import type { BoundingBox, SourceGeometry } from "../../geo/types.js";
 import type { ConflictMeasure } from "../../model/history.js";
 import type { NewSourceRecord } from "../../model/records.js";
 import type { ConflictPolicy, SpatialSubject } from "../../model/spatial.js";
@@ -71,26 +71,54 @@ const SUBJECT_COLUMNS = `s.seq, s.id, s.created_at, s.account_id, s.alt_id,
   s.area_m2, s.start_at, s.end_at, s.attribute_type, s.conflict, b.min_x, b.max_x, b.min_y, b.max_y`;
 
 function fromSubjectRow(row: SubjectRow, large: (row: SubjectRow) => SourceGeometry): StoredSubject {
-  let geometry: SourceGeometry | undefined;
-  return {
-    seq: row.seq,
-    id: row.id,
-    createdAt: row.created_at,
-    accountId: row.account_id,
-    altId: row.alt_id,
-    // Parsed only when the policy gets past its cheap tests: most candidates never need it.
-    get geometry(): SourceGeometry {
-      geometry ??= row.geometry === null ? large(row) : (JSON.parse(row.geometry) as SourceGeometry);
-      return geometry;
-    },
-    areaM2: row.area_m2,
-    startAt: row.start_at,
-    endAt: row.end_at,
-    attributeType: JSON.parse(row.attribute_type) as string[],
-    conflict: row.conflict === 1,
-    // The R*Tree's boxes (32-bit floats rounded outwards): never smaller than the true box.
-    bbox: { minX: row.min_x, maxX: row.max_x, minY: row.min_y, maxY: row.max_y },
-  };
+  return new StoredSubjectRow(row, large);
+}
+
+/**
+ * A stored source as the conflict checks read it. A class with its getter on the prototype, not an
+ * object literal with `get geometry() {…}`: a literal makes a new getter function for every
+ * candidate, and V8 then keeps every such object's closure (the row and its geometry text) through
+ * each scavenge until the next full collection (as InProcessResponse in rpc/invoke.ts).
+ */
+class StoredSubjectRow implements StoredSubject {
+  readonly seq: number;
+  readonly id: string;
+  readonly createdAt: number;
+  readonly accountId: string;
+  readonly altId: string;
+  readonly areaM2: number;
+  readonly startAt: number;
+  readonly endAt: number;
+  readonly attributeType: string[];
+  conflict: boolean;
+  /** The R*Tree's boxes (32-bit floats rounded outwards): never smaller than the true box. */
+  readonly bbox: BoundingBox;
+  readonly #row: SubjectRow;
+  readonly #large: (row: SubjectRow) => SourceGeometry;
+  #geometry: SourceGeometry | undefined;
+
+  constructor(row: SubjectRow, large: (row: SubjectRow) => SourceGeometry) {
+    this.seq = row.seq;
+    this.id = row.id;
+    this.createdAt = row.created_at;
+    this.accountId = row.account_id;
+    this.altId = row.alt_id;
+    this.areaM2 = row.area_m2;
+    this.startAt = row.start_at;
+    this.endAt = row.end_at;
+    this.attributeType = JSON.parse(row.attribute_type) as string[];
+    this.conflict = row.conflict === 1;
+    this.bbox = { minX: row.min_x, maxX: row.max_x, minY: row.min_y, maxY: row.max_y };
+    this.#row = row;
+    this.#large = large;
+  }
+
+  /** Parsed only when the policy gets past its cheap tests: most candidates never need it. */
+  get geometry(): SourceGeometry {
+    this.#geometry ??=
+      this.#row.geometry === null ? this.#large(this.#row) : (JSON.parse(this.#row.geometry) as SourceGeometry);
+    return this.#geometry;
+  }
 }
 
 /** Whether `x` comes before `y` in list order: (created_at, id). */
