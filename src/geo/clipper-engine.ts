@@ -193,20 +193,33 @@ function pathsPositions(paths: Paths64): number {
  * beam), the one hook its TypeScript declarations leave open.
  */
 export class BoundedClipper64 extends Clipper64 {
+  #beams = 0;
+  readonly #maxBeams: number;
+  #bottom = 0;
+
+  /**
+   * The hook's accessors, made once and shared by every instance. Functions made per instance
+   * (closures over the counters and `this`) made V8 keep each overlay's whole sweep through
+   * scavenges until a full collection, as an object literal's getters did (docs/benchmarks.md,
+   * "What a read keeps past a scavenge").
+   */
+  static readonly #beamCounter: PropertyDescriptor = {
+    get(this: BoundedClipper64): number {
+      return this.#bottom;
+    },
+    set(this: BoundedClipper64, y: number): void {
+      // The sweep runs from the largest y down: a beam starting at a larger y than the last one
+      // has turned back (the first set is the reset to 0, the second the first beam).
+      if ((++this.#beams > 2 && y > this.#bottom) || this.#beams > this.#maxBeams) this.succeeded = false;
+      this.#bottom = y;
+    },
+  };
+
   constructor(positions: number) {
     super();
-    let beams = 0;
-    const maxBeams = 2 * positions + 16;
-    let bottom = 0;
-    Object.defineProperty(this, "currentBotY", {
-      get: () => bottom,
-      set: (y: number) => {
-        // The sweep runs from the largest y down: a beam starting at a larger y than the last one
-        // has turned back (the first set is the reset to 0, the second the first beam).
-        if ((++beams > 2 && y > bottom) || beams > maxBeams) this.succeeded = false;
-        bottom = y;
-      },
-    });
+    this.#maxBeams = 2 * positions + 16;
+    // ClipperBase declares `currentBotY` as its own field: only a property on the instance replaces it.
+    Object.defineProperty(this, "currentBotY", BoundedClipper64.#beamCounter);
   }
 }
 
