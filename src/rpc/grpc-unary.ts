@@ -35,7 +35,7 @@ import { codeName } from "./answer-status.js";
 import { answerEncodingsListed, GRPC_ACCEPT_ENCODING, RPC_COMPRESSIONS } from "./compression.js";
 import { NOT_PROTOBUF } from "./decode-errors.js";
 import { type ErrorLogger, internalError } from "./error-shield.js";
-import { type InProcessCaller, type ResponseMetadata, responseMetadataKey } from "./invoke.js";
+import { type InProcessCaller, type ResponseMetadata, readsOverSeveralTurns, responseMetadataKey } from "./invoke.js";
 import { boundedError } from "./status-bound.js";
 import { grpcTimeoutOf } from "./timer-safe-deadline.js";
 import { TurnGate } from "./turn-gate.js";
@@ -198,7 +198,8 @@ class LeanCall {
         url: `http://${headers[":authority"] ?? "localhost"}${headers[":path"]}`,
         requestMethod: "POST",
         values,
-        signal: this.#unwaited.signal,
+        // Its own signal only for a page that may read on over several turns (readsOverSeveralTurns).
+        signal: readsOverSeveralTurns(target.method) ? this.#unwaited.signal : undefined,
       });
       if (this.#done) return;
       // The service's work runs on this thread: a deadline passing meanwhile fires only now.

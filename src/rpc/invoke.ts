@@ -60,6 +60,20 @@ type UnaryImpl = (input: unknown, context: HandlerContext) => Promise<unknown>;
  */
 const NEVER_ABORTED = new AbortController().signal;
 
+/** The methods whose answer is a page the ledger may read over several turns (docs/api.md §13). */
+const PAGE_METHODS: ReadonlySet<string> = new Set(["ListSources", "SearchSources"]);
+
+/**
+ * Whether a call of `method` needs a signal of its own (InProcessCall.signal): only a page that may
+ * read on over several turns can notice that its caller went away; every other call is answered
+ * in the turn it starts. A signal per call costs more than its allocation: the lean gRPC path
+ * passing one to every GetSource promoted ~1.5 KB a call to the old generation, ~0.45 KB without
+ * (docs/benchmarks.md, "What a read keeps past a scavenge").
+ */
+export function readsOverSeveralTurns(method: DescMethodUnary): boolean {
+  return PAGE_METHODS.has(method.name);
+}
+
 /** The handler context of an in-process call; response metadata is only allocated if written. */
 class InProcessContext implements HandlerContext {
   readonly protocolName = "rest";

@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create, type DescMethodUnary } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -13,9 +13,10 @@ import {
   GetSourceRequestSchema,
   GetSourceResponseSchema,
   ListSourcesRequestSchema,
+  SandboxSourceLedgerService,
   SourceLedgerService,
 } from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import { createInProcessCaller } from "../../src/rpc/invoke.js";
+import { createInProcessCaller, readsOverSeveralTurns } from "../../src/rpc/invoke.js";
 
 const seenKey = createContextKey<string[]>([], { description: "seen" });
 const methods = SourceLedgerService.method;
@@ -173,5 +174,14 @@ describe("in-process caller", () => {
     );
     expect(failure).toBeInstanceOf(ConnectError);
     expect((failure as ConnectError).code).toBe(Code.Unimplemented);
+  });
+
+  it("gives a signal of its own only to the calls whose page may read over several turns", () => {
+    for (const service of [SourceLedgerService, SandboxSourceLedgerService]) {
+      const own = service.methods
+        .filter((m) => m.methodKind === "unary" && readsOverSeveralTurns(m as DescMethodUnary))
+        .map((m) => m.name);
+      expect(own).toEqual(["ListSources", "SearchSources"]);
+    }
   });
 });
