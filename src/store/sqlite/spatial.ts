@@ -70,10 +70,6 @@ const SUBJECT_COLUMNS = `s.seq, s.id, s.created_at, s.account_id, s.alt_id,
   octet_length(s.geometry) AS geometry_bytes,
   s.area_m2, s.start_at, s.end_at, s.attribute_type, s.conflict, b.min_x, b.max_x, b.min_y, b.max_y`;
 
-function fromSubjectRow(row: SubjectRow, large: (row: SubjectRow) => SourceGeometry): StoredSubject {
-  return new StoredSubjectRow(row, large);
-}
-
 /**
  * A stored source as the conflict checks read it. A class with its getter on the prototype, not an
  * object literal with `get geometry() {…}`: a literal makes a new getter function for every
@@ -188,7 +184,7 @@ export class ConflictScanner {
 
   private neighbours(subject: SpatialSubject): StoredSubject[] {
     const { minX, maxX, minY, maxY } = subject.bbox;
-    return this.candidates.all(maxX, minX, maxY, minY).map((row) => fromSubjectRow(row, this.large));
+    return this.candidates.all(maxX, minX, maxY, minY).map((row) => new StoredSubjectRow(row, this.large));
   }
 
   /**
@@ -231,7 +227,7 @@ export class ConflictScanner {
       rows = this.after.all(...after, PAIR_CHUNK)
     ) {
       for (const row of rows) {
-        const subject = fromSubjectRow(row, this.large);
+        const subject = new StoredSubjectRow(row, this.large);
         for (const other of this.neighbours(subject)) {
           if (!listsBefore(other, subject)) continue;
           const measure = this.policy.measure(subject, other);
