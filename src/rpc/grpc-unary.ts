@@ -19,7 +19,6 @@ import {
   type DescService,
   fromBinary,
   type MessageShape,
-  toBinary,
 } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import { type Compression, compressedFlag, compressionNegotiate } from "@connectrpc/connect/protocol";
@@ -31,6 +30,8 @@ import type { RequestObserver } from "../http/metrics.js";
 import { PROBLEM_CONTENT_TYPE } from "../http/problem.js";
 import { bodyDeadlineProblem } from "../http/request-deadline.js";
 import { problemInstanceOf, REQUEST_ID_HEADER, requestIdOf } from "../http/request-id.js";
+import { AnswerBuffers } from "./answer-buffers.js";
+import { ENVELOPE_PREFIX_BYTES, envelopedAnswer, envelopeMessage } from "./answer-envelope.js";
 import { codeName } from "./answer-status.js";
 import { answerEncodingsListed, GRPC_ACCEPT_ENCODING, RPC_COMPRESSIONS } from "./compression.js";
 import { NOT_PROTOBUF } from "./decode-errors.js";
@@ -42,6 +43,8 @@ import { TurnGate } from "./turn-gate.js";
 import { type Envelope, extraMessage, type UnaryBody, UnaryEnvelopeReader } from "./unary-envelopes.js";
 
 const PROTO_CONTENT_TYPE = "application/grpc+proto";
+/** What the free answer buffers may hold together (answer-buffers.ts): 64 pages of 300 KB in 512 KiB buffers. */
+const MAX_FREE_ANSWER_BYTES = 32 * 1024 * 1024;
 /** The gRPC content types the lean path takes: protobuf binary only (`+json` stays on Connect). */
 const LEAN_CONTENT_TYPE = /^application\/grpc(?:\+proto)?$/i;
 
@@ -86,6 +89,7 @@ export function createLeanGrpc(
 ): (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean {
   const methods = new Map<string, LeanMethod>();
   const gate = new TurnGate(options.callsPerTurn);
+  const buffers = new AnswerBuffers(MAX_FREE_ANSWER_BYTES);
   for (const { service, call } of options.services) {
     for (const method of service.methods) {
       if (method.methodKind !== "unary") continue;
@@ -100,7 +104,7 @@ export function createLeanGrpc(
     const path = headers[":path"];
     const target = path === undefined ? undefined : methods.get(path);
     if (target === undefined || options.closing()) return false;
-    void new LeanCall(stream, headers, contentType, target, options, gate).run();
+    void new LeanCall(stream, headers, contentType, target, options, gate, buffers).run();
     return true;
   };
 }
@@ -127,6 +131,7 @@ class LeanCall {
     readonly target: LeanMethod,
     readonly options: LeanGrpcOptions,
     readonly gate: TurnGate,
+    readonly buffers: AnswerBuffers,
   ) {
     this.#requestId = requestIdOf({ headers });
     // A reset or a lost connection: nothing more is written, and work not begun is not begun.
@@ -204,8 +209,10 @@ class LeanCall {
       if (this.#done) return;
       // The service's work runs on this thread: a deadline passing meanwhile fires only now.
       if (this.#pastDeadline()) throw timedOut();
-      const data = toBinary(target.method.output, output);
-      const envelope = await this.#envelope(data, compression.response);
+      const envelope = await this.#envelope(
+        envelopedAnswer(target.method.output, output, this.buffers),
+        compression.response,
+      );
       this.#answer(withMetadata(answerHeaders, metadata.header), envelope, okTrailers(metadata.trailer), 0);
     } catch (error) {
       if (this.#done) return;
@@ -350,16 +357,17 @@ class LeanCall {
   }
 
   /**
-   * The answer's message as its envelope's two parts, the 5-byte prefix and the (maybe compressed)
-   * message, written one after the other: not copied into one buffer, which for a page of sources
-   * meant allocating and copying another few hundred kilobytes per call.
+   * The answer's envelope as it goes out: as made, or, compressed, its prefix and the compressed
+   * message written one after the other (not copied into one buffer, which for a page of sources
+   * meant allocating and copying another few hundred kilobytes per call).
    */
-  async #envelope(data: Uint8Array, compression: Compression | null): Promise<Uint8Array[]> {
-    if (compression !== null && data.byteLength >= this.options.compressMinBytes) {
-      const compressed = await compression.compress(data);
-      return [envelopePrefix(compressedFlag, compressed.byteLength), compressed];
+  async #envelope(envelope: Buffer, compression: Compression | null): Promise<Uint8Array[]> {
+    if (compression === null || envelope.byteLength - ENVELOPE_PREFIX_BYTES < this.options.compressMinBytes) {
+      return [envelope];
     }
-    return [envelopePrefix(0, data.byteLength), data];
+    const compressed = await compression.compress(envelopeMessage(envelope));
+    this.buffers.release(envelope);
+    return [envelopePrefix(compressedFlag, compressed.byteLength), compressed];
   }
 
   /** Headers, the message if any, then the trailers: the shape Connect's handler writes, errors included. */
@@ -391,17 +399,21 @@ class LeanCall {
         if (this.#closeAfterAnswer) this.#closeNow();
       };
       stream.respond(headers, { waitForTrailers: trailers !== undefined });
-      const chunks = body ?? [];
-      for (const chunk of chunks.slice(0, -1)) stream.write(chunk);
-      const last = chunks.at(-1);
+      // A pooled buffer is written again only once HTTP/2 is done with it: its write completed.
+      // (An answer whose stream failed first is left to the garbage collector.)
+      for (const chunk of body ?? []) {
+        stream.write(chunk, (error) => {
+          if (error == null) this.buffers.release(chunk);
+        });
+      }
       if (trailers !== undefined) {
         stream.once("wantTrailers", () => {
           stream.sendTrailers(trailers);
           sent();
         });
-        stream.end(last);
+        stream.end();
       } else {
-        stream.end(last, sent);
+        stream.end(sent);
       }
     } catch {
       // The client reset the stream between the check and the write: nobody is left to answer.

@@ -1,0 +1,44 @@
+import { type DescMessage, type MessageShape, toBinary } from "@bufbuild/protobuf";
+import { varintSize, WireWriter } from "../geo/geometry-wire.js";
+import type { AnswerBuffers } from "./answer-buffers.js";
+
+/** gRPC's Length-Prefixed-Message prefix: the flags byte, then the message's length, big-endian. */
+export const ENVELOPE_PREFIX_BYTES = 5;
+
+/**
+ * An answer as one uncompressed envelope in ONE buffer from `buffers`: the prefix, then the message
+ * as `toBinary` writes it, its known fields and then its unknown ones (the sources that
+ * preEncodedSourceAnswers wrote). `toBinary` alone would copy those unknown fields, a page's worth,
+ * into a new array of the message's size on every call, page-faulting fresh memory and leaving
+ * it to a full collection (answer-buffers.ts).
+ */
+export function envelopedAnswer<Desc extends DescMessage>(
+  schema: Desc,
+  message: MessageShape<Desc>,
+  buffers: AnswerBuffers,
+): Buffer {
+  const known = toBinary(schema, message, { writeUnknownFields: false });
+  const unknown = message.$unknown ?? [];
+  let size = known.byteLength;
+  for (const field of unknown) size += varintSize((field.no << 3) | field.wireType) + field.data.byteLength;
+  const envelope = buffers.acquire(ENVELOPE_PREFIX_BYTES + size);
+  envelope[0] = 0;
+  envelope.writeUInt32BE(size, 1);
+  envelope.set(known, ENVELOPE_PREFIX_BYTES);
+  const out = new WireWriter(0, envelope, ENVELOPE_PREFIX_BYTES + known.byteLength);
+  for (const field of unknown) {
+    out.varint((field.no << 3) | field.wireType);
+    envelope.set(field.data, out.offset);
+    out.offset += field.data.byteLength;
+  }
+  // A pooled buffer holds an earlier answer's bytes: every byte of this one must be written.
+  if (out.offset !== envelope.byteLength) {
+    throw new Error(`answer envelope written to ${out.offset} of ${envelope.byteLength} bytes`);
+  }
+  return envelope;
+}
+
+/** The message inside an envelope made by envelopedAnswer. */
+export function envelopeMessage(envelope: Buffer): Buffer {
+  return envelope.subarray(ENVELOPE_PREFIX_BYTES);
+}

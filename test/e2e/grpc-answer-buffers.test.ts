@@ -1,0 +1,85 @@
+/**
+ * The lean gRPC path writes answers into buffers it uses again once HTTP/2 has sent them
+ * (rpc/answer-buffers.ts). Many answers of different sizes for two accounts, in flight at once on
+ * one grpc-js channel, so buffers go back and out again while other answers are still being
+ * written: every answer equals the same call's answer made alone, and none holds the other
+ * account's sources.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../support/server.js";
+import { LedgerGrpc, ts, uniqueAlt } from "./grpc-support.js";
+
+let server: TestServer;
+let client: LedgerGrpc;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  client = new LedgerGrpc(server.port);
+});
+
+afterAll(async () => {
+  client?.close();
+  await server?.close();
+});
+
+type Source = Record<string, any>;
+
+/** A ring of `positions` positions around (lon, lat): sources of very different sizes on the wire. */
+function circle(lon: number, lat: number, positions: number): object {
+  const coordinates: number[] = [];
+  for (let i = 0; i < positions - 1; i++) {
+    const angle = (2 * Math.PI * i) / (positions - 1);
+    coordinates.push(lon + 0.004 * Math.cos(angle), lat + 0.004 * Math.sin(angle));
+  }
+  coordinates.push(coordinates[0], coordinates[1]);
+  return { polygon: { rings: [{ coordinates }] } };
+}
+
+async function createMany(token: string, count: number, lat: number): Promise<Source[]> {
+  const sources = Array.from({ length: count }, (_, i) => ({
+    alt_id: uniqueAlt("buf"),
+    geometry: circle(10 + i * 0.01, lat, 5 + ((i * 397) % 3000)),
+    start_at: ts("2024-01-01T00:00:00Z"),
+    end_at: ts("2025-01-01T00:00:00Z"),
+  }));
+  return (await client.ok("SourceLedgerService", "CreateSources", { sources }, token)).sources;
+}
+
+describe("answers written into reused buffers", () => {
+  const accounts = ["acct-buffers-alice", "acct-buffers-bob"];
+  const tokens: string[] = [];
+  const owned: Set<string>[] = [];
+
+  beforeAll(async () => {
+    for (const [i, account] of accounts.entries()) {
+      tokens[i] = await server.userToken(account);
+      owned[i] = new Set((await createMany(tokens[i], i === 0 ? 40 : 25, 40 + i)).map((s) => s.id));
+    }
+  });
+
+  it("equal the same calls made one at a time, and each holds only its caller's sources", async () => {
+    const calls: { who: number; method: "ListSources" | "GetSource"; request: object }[] = [];
+    for (const who of [0, 1]) {
+      for (const limit of [1, 3, 10, 25, 40]) calls.push({ who, method: "ListSources", request: { limit } });
+      for (const id of owned[who]) calls.push({ who, method: "GetSource", request: { id } });
+    }
+    const alone: unknown[] = [];
+    for (const call of calls) {
+      alone.push(await client.ok("SourceLedgerService", call.method, call.request, tokens[call.who]));
+    }
+    for (let round = 0; round < 3; round++) {
+      const together = await Promise.all(
+        calls.map((call) => client.ok("SourceLedgerService", call.method, call.request, tokens[call.who])),
+      );
+      together.forEach((answer, i) => {
+        expect(answer).toEqual(alone[i]);
+        const sources: Source[] = answer.sources ?? [answer.source];
+        expect(sources.length).toBeGreaterThan(0);
+        for (const source of sources) {
+          expect(owned[calls[i].who].has(source.id)).toBe(true);
+          expect(source.account_id).toBe(accounts[calls[i].who]);
+        }
+      });
+    }
+  });
+});
