@@ -1,6 +1,7 @@
 import { type IncomingHttpHeaders, type ServerResponse, STATUS_CODES } from "node:http";
 import { Http2ServerResponse } from "node:http2";
-import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
+import type { DescMethodUnary } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ContextValues, createContextValues } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { principalKey } from "../auth/principal.js";
@@ -9,7 +10,7 @@ import type { Violation } from "../ledger/violation.js";
 import type { SourceRecord } from "../model/records.js";
 import { ledgerErrorOf } from "../rpc/errors.js";
 import { decodeViolationsKey, recordSinkKey } from "../rpc/in-process.js";
-import type { InProcessCall, InProcessCaller } from "../rpc/invoke.js";
+import { type InProcessCall, type InProcessCaller, readsOverSeveralTurns } from "../rpc/invoke.js";
 import { requestPrincipal } from "./early-auth.js";
 import { QUERY_POINTER_PREFIX, queryPointer } from "./json-pointer.js";
 import { INTERNAL_ERROR_DETAIL, problem, problemFromConnectError, sendProblem } from "./problem.js";
@@ -181,43 +182,34 @@ function readCreateBody(body: unknown, shapes: CreateShapes): CreateBody | null 
   return { decoded, violations: decoded.violations };
 }
 
-/** The in-process call's options: the early principal, the adapter's own violations, the records' sink. */
-export function callOptions(
+/**
+ * The in-process call's options for `method`: the early principal, the adapter's own violations,
+ * the records' sink. A call whose page may read on over several turns (readsOverSeveralTurns,
+ * docs/api.md §13) gets a signal that aborts once the response closes before the page is sent (the
+ * client went away), so the ledger stops before its next read; every other call is answered in the
+ * turn it starts and gets the invoker's shared never-aborted signal.
+ */
+export function callOptionsFor(
+  method: DescMethodUnary,
   request: FastifyRequest,
+  reply: FastifyReply,
   violations: Violation[] = [],
   records: SourceRecord[] | null = null,
-) {
+): InProcessCall & { values: ContextValues } {
   const values = createContextValues();
   const principal = requestPrincipal(request);
   if (principal !== undefined) values.set(principalKey, principal);
   values.set(decodeViolationsKey, violations);
   values.set(recordSinkKey, records);
-  return {
-    headers: headersOf(request),
-    url: request.url,
-    requestMethod: request.method,
-    values,
-  };
-}
-
-/**
- * A list or search call's options: its page may read on over several turns (docs/api.md §13), so
- * its signal aborts once the response closes before the page is sent (the client went away) and
- * the ledger stops before its next read.
- */
-export function pageCallOptions(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  violations: Violation[],
-  records: SourceRecord[],
-): InProcessCall & { signal: AbortSignal } {
+  const options = { headers: headersOf(request), url: request.url, requestMethod: request.method, values };
+  if (!readsOverSeveralTurns(method)) return options;
   const closed = new AbortController();
   const response: ServerResponse | Http2ServerResponse = reply.raw;
   // Gone already (while an early check awaited, say): its 'close' will not come again.
   if (response instanceof Http2ServerResponse ? response.stream.destroyed : response.destroyed) closed.abort();
   // Closed before the page was sent: nobody waits for it. (After it, an abort would only cost.)
   else response.once("close", () => reply.sent || closed.abort());
-  return { ...callOptions(request, violations, records), signal: closed.signal };
+  return { ...options, signal: closed.signal };
 }
 
 /**
@@ -247,7 +239,13 @@ export async function answerCreate(
     await call(
       SourceLedgerService.method.createSources,
       message,
-      callOptions(request, [...query.violations, ...body.violations], records),
+      callOptionsFor(
+        SourceLedgerService.method.createSources,
+        request,
+        reply,
+        [...query.violations, ...body.violations],
+        records,
+      ),
     );
     return answer(records, body.decoded.shape);
   } catch (error) {

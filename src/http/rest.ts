@@ -28,12 +28,11 @@ import { registerOgcItems } from "./ogc/items.js";
 import { sendProblem } from "./problem.js";
 import {
   answerCreate,
-  callOptions,
+  callOptionsFor,
   installJsonHandling,
   nextLinkHeader,
   nextPageHref,
   nextPageLink,
-  pageCallOptions,
   type RequestFieldPointer,
   refuseOtherMethods,
   sendError,
@@ -128,7 +127,11 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
     if (format === null) return sendProblem(reply, notAcceptableFormat());
     const message = readListRequest(query, environment);
     const records: SourceRecord[] = [];
-    const answer = await call(methods.listSources, message, pageCallOptions(request, reply, query.violations, records));
+    const answer = await call(
+      methods.listSources,
+      message,
+      callOptionsFor(methods.listSources, request, reply, query.violations, records),
+    );
     return sendPage(
       reply,
       format,
@@ -176,7 +179,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
       const answer = await call(
         methods.searchSources,
         decoded.request,
-        pageCallOptions(request, reply, violations, records),
+        callOptionsFor(methods.searchSources, request, reply, violations, records),
       );
       return sendPage(
         reply,
@@ -198,7 +201,11 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
       if (format === null) return sendProblem(reply, notAcceptableFormat());
       const message = create(GetSourceRequestSchema, { id: request.params.id, asOf: query.instant("as_of") });
       const records: SourceRecord[] = [];
-      await call(methods.getSource, message, callOptions(request, query.violations, records));
+      await call(
+        methods.getSource,
+        message,
+        callOptionsFor(methods.getSource, request, reply, query.violations, records),
+      );
       return format === "json"
         ? reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordJson(records[0]))
         : reply.code(200).type(GEOJSON_CONTENT_TYPE).send(renderFeatureBytes(records[0]));
@@ -216,7 +223,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
         limit: query.integer("limit"),
         pageToken: query.text("page_token") ?? "",
       });
-      const options = callOptions(request, query.violations);
+      const options = callOptionsFor(methods.listSourceEvents, request, reply, query.violations);
       const events: VisibleEvent[] = [];
       options.values.set(eventSinkKey, events);
       const answer = await call(methods.listSourceEvents, message, options);
@@ -235,7 +242,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
         limit: query.integer("limit"),
         pageToken: query.text("page_token") ?? "",
       });
-      const options = callOptions(request, query.violations);
+      const options = callOptionsFor(methods.listConflicts, request, reply, query.violations);
       const conflicts: VisibleConflict[] = [];
       options.values.set(conflictSinkKey, conflicts);
       const answer = await call(methods.listConflicts, message, options);
@@ -253,7 +260,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
         key: { case: "id", value: request.params.id },
         accountId: query.text("account_id"),
       });
-      await call(methods.deleteSource, message, callOptions(request, query.violations));
+      await call(methods.deleteSource, message, callOptionsFor(methods.deleteSource, request, reply, query.violations));
       return reply.code(204).send();
     },
   );
@@ -274,7 +281,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
       key: { case: "altId", value: altId ?? "" },
       accountId: query.text("account_id"),
     });
-    await call(methods.deleteSource, message, callOptions(request, violations));
+    await call(methods.deleteSource, message, callOptionsFor(methods.deleteSource, request, reply, violations));
     return reply.code(204).send();
   });
 

@@ -14,10 +14,9 @@ import { queryPointer } from "../json-pointer.js";
 import { sendProblem } from "../problem.js";
 import {
   answerCreate,
-  callOptions,
+  callOptionsFor,
   nextLinkHeader,
   nextPageHref,
-  pageCallOptions,
   type RequestFieldPointer,
   refuseOtherMethods,
   sendError,
@@ -88,7 +87,7 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
       const answer = await call(
         methods.listSources,
         message,
-        pageCallOptions(request, reply, query.violations, records),
+        callOptionsFor(methods.listSources, request, reply, query.violations, records),
       );
       const base = baseUrlOf(request);
       const links: Link[] = [
@@ -121,7 +120,11 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
       const records: SourceRecord[] = [];
       try {
         const message = create(GetSourceRequestSchema, { id: request.params.id });
-        await call(methods.getSource, message, callOptions(request, query.violations, records));
+        await call(
+          methods.getSource,
+          message,
+          callOptionsFor(methods.getSource, request, reply, query.violations, records),
+        );
         const base = baseUrlOf(request);
         const links: Link[] = [
           { href: `${base}${request.url}`, rel: "self", type },
@@ -165,7 +168,11 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
           key: { case: "id", value: request.params.id },
           accountId: query.text("account_id"),
         });
-        await call(methods.deleteSource, message, callOptions(request, query.violations));
+        await call(
+          methods.deleteSource,
+          message,
+          callOptionsFor(methods.deleteSource, request, reply, query.violations),
+        );
         return reply.code(204).send();
       } catch (error) {
         return sendError(reply, error, null, undefined, asBadRequest);

@@ -1,15 +1,20 @@
 /**
- * pageCallOptions (src/http/rest-common.ts): a list or search call's signal aborts once its
+ * callOptionsFor (src/http/rest-common.ts): a list or search call's signal aborts once its
  * response closes, and is aborted from the start when the client was gone before the handler ran
  * (its 'close' came before anyone listened). Over HTTP/1.1 and HTTP/2, with Fastify as the service
- * runs it; the handler waits as an early check awaiting a key server would.
+ * runs it; the handler waits as an early check awaiting a key server would. Every other method's
+ * call gets no signal of its own (the invoker's shared never-aborted one).
  */
 import http2 from "node:http2";
 import net from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { DescMethodUnary } from "@bufbuild/protobuf";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { pageCallOptions } from "../../src/http/rest-common.js";
+import { SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { callOptionsFor } from "../../src/http/rest-common.js";
+
+const { method } = SourceLedgerService;
 
 let app: FastifyInstance | undefined;
 afterEach(async () => {
@@ -23,7 +28,8 @@ async function serve(http2Server: boolean, waitMs: number) {
   const instance = (http2Server ? Fastify({ http2: true }) : Fastify()) as unknown as FastifyInstance;
   instance.get("/", async (request, reply) => {
     await sleep(waitMs);
-    const { signal } = pageCallOptions(request, reply, [], []);
+    const { signal } = callOptionsFor(method.listSources, request, reply, [], []);
+    if (signal === undefined) throw new Error("a list call without a signal of its own");
     const atStart = signal.aborted;
     await sleep(150);
     seen.push({ atStart, later: signal.aborted });
@@ -89,5 +95,29 @@ describe("HTTP/2", () => {
     await reported(seen, 2);
     expect(seen[1]).toEqual({ atStart: false, later: true });
     session.close();
+  });
+});
+
+describe("which calls get a signal of their own", () => {
+  it("list and search pages do; a get, history, conflicts, create and delete do not", async () => {
+    const signals: Record<string, boolean> = {};
+    const instance = Fastify() as unknown as FastifyInstance;
+    instance.get("/", async (request, reply) => {
+      for (const one of SourceLedgerService.methods) {
+        signals[one.name] = callOptionsFor(one as DescMethodUnary, request, reply).signal !== undefined;
+      }
+      return [];
+    });
+    app = instance;
+    await instance.inject({ method: "GET", url: "/" });
+    expect(signals).toEqual({
+      CreateSources: false,
+      ListSources: true,
+      SearchSources: true,
+      GetSource: false,
+      DeleteSource: false,
+      ListSourceEvents: false,
+      ListConflicts: false,
+    });
   });
 });
