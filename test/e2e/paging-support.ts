@@ -99,6 +99,19 @@ export function decoyInHole(x: number, y: number, i: number, positions = 100_000
   return roundedCircle(x + 1 + (i % 7) * 0.5, y + 1 + Math.floor(i / 7) * 0.5, 0.2, positions);
 }
 
+/**
+ * The `i`-th decoy around (x, y) for a bbox list: an annulus centred there, 0.02° wide, outer radius
+ * 0.3° + 0.05° i, `positions` positions over its two rings (7 decimals, as roundedCircle). Its box
+ * holds any box within 0.2° of (x, y) that its geometry never meets, and no two decoys meet: each
+ * costs a bbox list an exact test (docs/api.md §13).
+ */
+export function annulusAround(x: number, y: number, i: number, positions = 100_000): Geometry {
+  const outer = 0.3 + 0.05 * i;
+  const [shell] = roundedCircle(x, y, outer, positions / 2).coordinates as Position[][];
+  const [hole] = roundedCircle(x, y, outer - 0.02, positions / 2).coordinates as Position[][];
+  return { type: "Polygon", coordinates: [shell, hole.reverse()] };
+}
+
 // ---- REST ------------------------------------------------------------------------------------------
 
 /** Creates `features` in requests of at most `chunk` (1,000 is the limit), in order; returns the records. */

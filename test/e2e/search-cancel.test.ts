@@ -1,7 +1,7 @@
 /**
- * A search page that reads on over several turns (docs/api.md §13) stops reading once nobody waits
- * for it: the client went away (REST, Connect, gRPC cancelling its call) or the call's gRPC deadline
- * passed. Seen from outside through /metrics, which counts the store's list reads: without the
+ * A search or list page that reads on over several turns (docs/api.md §13) stops reading once
+ * nobody waits for it: the client went away (REST, Connect, gRPC cancelling its call) or the call's
+ * gRPC deadline passed. Seen from outside through /metrics, which counts the store's list reads: without the
  * signal a page over this account reads READ_ON_TURNS times whatever the client does.
  *
  * The server runs in this process: the test's client, its /metrics polls and the server's reads
@@ -9,7 +9,9 @@
  * (a closed HTTP/1.1 connection two or three). Hence "fewer than READ_ON_TURNS", not "one".
  *
  * The account: 2 × READ_ON_TURNS + 1 sources of 100,000 positions inside a square "donut" area's
- * hole (each read of the store tests two of them and stops), then one source on the donut.
+ * hole (each read of the store tests two of them and stops), then one source on the donut; for
+ * lists, as many annuli of 100,000 positions around a box they never meet, each in a year of its
+ * own (so creating them tests no pair for a conflict).
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
@@ -22,11 +24,23 @@ import { READ_ON_TURNS } from "../../src/model/exact-tests.js";
 import { metricValue, scrape } from "../support/metrics.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { LedgerGrpc } from "./grpc-support.js";
-import { createAll, decoyInHole, donutAt, featureOf, protoGeometry, rect } from "./paging-support.js";
+import {
+  annulusAround,
+  createAll,
+  decoyInHole,
+  donutAt,
+  featureOf,
+  protoBox,
+  protoGeometry,
+  rect,
+} from "./paging-support.js";
 
 const [X, Y] = [120, 30];
 const DONUT = donutAt(X, Y);
 const SEARCH_PATH = "/sourceledger.v2.SourceLedgerService/SearchSources";
+/** A box every annulus around (LX, LY) holds and none meets. */
+const [LX, LY] = [-60, -30];
+const BOX: [number, number, number, number] = [LX - 0.1, LY - 0.1, LX + 0.1, LY + 0.1];
 
 let server: TestServer;
 let client: LedgerGrpc;
@@ -41,7 +55,14 @@ beforeAll(async () => {
   );
   await createAll(server, token, decoys, "production", 3);
   await createAll(server, token, [featureOf("cancel-ring", rect(X + 19.5, Y + 5, X + 19.7, Y + 5.2))]);
-}, 180_000);
+  const annuli = Array.from({ length: 2 * READ_ON_TURNS + 1 }, (_, i) =>
+    featureOf(`cancel-annulus-${i}`, annulusAround(LX, LY, i), {
+      start_at: `${2000 + i}-01-01T00:00:00Z`,
+      end_at: `${2000 + i}-12-31T00:00:00Z`,
+    }),
+  );
+  await createAll(server, token, annuli, "production", 3);
+}, 300_000);
 
 afterAll(async () => {
   client?.close();
@@ -82,6 +103,52 @@ async function readsOfAbandonedSearch(start: () => Promise<unknown>, stop: () =>
   const settled = await settledReads();
   await answered;
   return settled - before;
+}
+
+/** A grpc-js call of a page method, its outcome's status code, and how to cancel it. */
+function grpcPage(
+  method: "SearchSources" | "ListSources",
+  request: object,
+  deadlineMs: number,
+): { call: Promise<grpc.status>; cancel: () => void } {
+  const metadata = new grpc.Metadata();
+  metadata.add("authorization", `Bearer ${token}`);
+  const service = client.clients.SourceLedgerService as unknown as Record<string, (...args: unknown[]) => unknown>;
+  let cancel = () => {};
+  const call = new Promise<grpc.status>((resolve) => {
+    const unary = service[method].call(
+      service,
+      request,
+      metadata,
+      { deadline: Date.now() + deadlineMs },
+      (error: grpc.ServiceError | null) => resolve(error === null ? grpc.status.OK : error.code),
+    ) as grpc.ClientUnaryCall;
+    cancel = () => unary.cancel();
+  });
+  return { call, cancel };
+}
+
+/** A gRPC page call cancelled after its first read: CANCELLED, and fewer reads than a whole page's. */
+async function expectCancelledGrpcReadsLess(method: "SearchSources" | "ListSources", request: object): Promise<void> {
+  let call: Promise<grpc.status> = Promise.resolve(grpc.status.UNKNOWN);
+  let cancel = () => {};
+  const reads = await readsOfAbandonedSearch(
+    () => {
+      ({ call, cancel } = grpcPage(method, request, 60_000));
+      return call;
+    },
+    () => cancel(),
+  );
+  expect(await call).toBe(grpc.status.CANCELLED);
+  expect(reads).toBeGreaterThanOrEqual(1);
+  expect(reads).toBeLessThan(READ_ON_TURNS);
+}
+
+/** The reads of a call answered once its deadline passed, and the call's answer. */
+async function readsPastDeadline<T>(call: () => Promise<T>): Promise<{ reads: number; answer: T }> {
+  const before = await listReads();
+  const answer = await call();
+  return { reads: (await settledReads()) - before, answer };
 }
 
 describe("a search page whose caller is gone reads no further", () => {
@@ -125,46 +192,11 @@ describe("a search page whose caller is gone reads no further", () => {
     expect(reads).toBeLessThan(READ_ON_TURNS);
   });
 
-  /** A grpc-js SearchSources call, its outcome's status code. */
-  function grpcSearch(deadlineMs: number): { call: Promise<grpc.status>; cancel: () => void } {
-    const metadata = new grpc.Metadata();
-    metadata.add("authorization", `Bearer ${token}`);
-    const service = client.clients.SourceLedgerService as unknown as Record<string, (...args: unknown[]) => unknown>;
-    let cancel = () => {};
-    const call = new Promise<grpc.status>((resolve) => {
-      const unary = service.SearchSources.call(
-        service,
-        { geometry: protoGeometry(DONUT), query: { limit: 10 } },
-        metadata,
-        { deadline: Date.now() + deadlineMs },
-        (error: grpc.ServiceError | null) => resolve(error === null ? grpc.status.OK : error.code),
-      ) as grpc.ClientUnaryCall;
-      cancel = () => unary.cancel();
-    });
-    return { call, cancel };
-  }
+  const SEARCH = { geometry: protoGeometry(DONUT), query: { limit: 10 } };
 
   it("gRPC: the client cancels its call after the first read", async () => {
-    let call: Promise<grpc.status> = Promise.resolve(grpc.status.UNKNOWN);
-    let cancel = () => {};
-    const reads = await readsOfAbandonedSearch(
-      () => {
-        ({ call, cancel } = grpcSearch(60_000));
-        return call;
-      },
-      () => cancel(),
-    );
-    expect(await call).toBe(grpc.status.CANCELLED);
-    expect(reads).toBeGreaterThanOrEqual(1);
-    expect(reads).toBeLessThan(READ_ON_TURNS);
+    await expectCancelledGrpcReadsLess("SearchSources", SEARCH);
   });
-
-  /** The reads of a call answered once its deadline passed, and the call's answer. */
-  async function readsPastDeadline<T>(call: () => Promise<T>): Promise<{ reads: number; answer: T }> {
-    const before = await listReads();
-    const answer = await call();
-    return { reads: (await settledReads()) - before, answer };
-  }
 
   it("Connect: the call's timeout passes: deadline_exceeded, not an empty page answered OK, and no further reads", async () => {
     const { reads, answer } = await readsPastDeadline(async () => {
@@ -204,8 +236,45 @@ describe("a search page whose caller is gone reads no further", () => {
   });
 
   it("gRPC: the call's deadline passes (DEADLINE_EXCEEDED), and the page reads no further", async () => {
-    const { reads, answer } = await readsPastDeadline(() => grpcSearch(150).call);
+    const { reads, answer } = await readsPastDeadline(() => grpcPage("SearchSources", SEARCH, 150).call);
     expect(answer).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(reads).toBeGreaterThanOrEqual(1);
+    expect(reads).toBeLessThan(READ_ON_TURNS);
+  });
+});
+
+describe("a bbox list page whose caller is gone reads no further", () => {
+  it("the whole page, for reference: READ_ON_TURNS reads, answered empty", async () => {
+    const before = await listReads();
+    const res = await server.request("GET", `/sources?bbox=${BOX.join(",")}&limit=10`, { token });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual([]);
+    expect((await listReads()) - before).toBe(READ_ON_TURNS);
+  });
+
+  const LIST = { bbox: protoBox(BOX), limit: 10 };
+
+  it("gRPC: the client cancels its call after the first read", async () => {
+    await expectCancelledGrpcReadsLess("ListSources", LIST);
+  });
+
+  it("gRPC: the call's deadline passes (DEADLINE_EXCEEDED), and the page reads no further", async () => {
+    const { reads, answer } = await readsPastDeadline(() => grpcPage("ListSources", LIST, 150).call);
+    expect(answer).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(reads).toBeGreaterThanOrEqual(1);
+    expect(reads).toBeLessThan(READ_ON_TURNS);
+  });
+
+  it("REST: the client closes its connection after the first read", async () => {
+    const abort = new AbortController();
+    const reads = await readsOfAbandonedSearch(
+      () =>
+        fetch(`${server.baseUrl}/sources?bbox=${BOX.join(",")}&limit=10`, {
+          headers: { authorization: `Bearer ${token}` },
+          signal: abort.signal,
+        }),
+      () => abort.abort(),
+    );
     expect(reads).toBeGreaterThanOrEqual(1);
     expect(reads).toBeLessThan(READ_ON_TURNS);
   });
