@@ -9,6 +9,8 @@
  * write that carried it completed, and a later answer is written into it.
  */
 
+import type { Http2Stream } from "node:http2";
+
 /** Buffers come in powers of two from here… */
 const SMALLEST_CLASS = 1 << 10;
 /** …to here: room for the largest page (page-size.ts' MAX_PAGE_BYTES) and its envelope. Larger answers are not kept. */
@@ -65,4 +67,18 @@ export class AnswerBuffers {
     else list.push(whole);
     this.#freeBytes += capacity;
   }
+}
+
+/**
+ * Writes `chunk` on `stream`; a chunk lent by `buffers` goes back once HTTP/2 is done with it: its
+ * write completed without error on a stream still alive. Node 20 also calls a write back without an
+ * error when the stream was destroyed meanwhile (a session closed on its timeout, say), while the
+ * socket may still be sending frames sliced from the chunk; such a chunk, like one whose write
+ * failed, is left to the garbage collector. Reused before the socket had sent it, it would carry
+ * the next answer's bytes to this stream's client.
+ */
+export function writeReleasing(stream: Http2Stream, chunk: Uint8Array, buffers: AnswerBuffers): void {
+  stream.write(chunk, (error?: Error | null) => {
+    if (error == null && !stream.destroyed) buffers.release(chunk);
+  });
 }

@@ -30,7 +30,7 @@ import type { RequestObserver } from "../http/metrics.js";
 import { PROBLEM_CONTENT_TYPE } from "../http/problem.js";
 import { bodyDeadlineProblem } from "../http/request-deadline.js";
 import { problemInstanceOf, REQUEST_ID_HEADER, requestIdOf } from "../http/request-id.js";
-import { AnswerBuffers } from "./answer-buffers.js";
+import { AnswerBuffers, writeReleasing } from "./answer-buffers.js";
 import { ENVELOPE_PREFIX_BYTES, envelopedAnswer, envelopeMessage } from "./answer-envelope.js";
 import { codeName } from "./answer-status.js";
 import { answerEncodingsListed, GRPC_ACCEPT_ENCODING, RPC_COMPRESSIONS } from "./compression.js";
@@ -399,13 +399,8 @@ class LeanCall {
         if (this.#closeAfterAnswer) this.#closeNow();
       };
       stream.respond(headers, { waitForTrailers: trailers !== undefined });
-      // A pooled buffer is written again only once HTTP/2 is done with it: its write completed.
-      // (An answer whose stream failed first is left to the garbage collector.)
-      for (const chunk of body ?? []) {
-        stream.write(chunk, (error) => {
-          if (error == null) this.buffers.release(chunk);
-        });
-      }
+      // A pooled buffer goes back only once HTTP/2 is done with it (writeReleasing).
+      for (const chunk of body ?? []) writeReleasing(stream, chunk, this.buffers);
       if (trailers !== undefined) {
         stream.once("wantTrailers", () => {
           stream.sendTrailers(trailers);
