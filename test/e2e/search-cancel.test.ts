@@ -1,8 +1,9 @@
 /**
  * A search or list page that reads on over several turns (docs/api.md §13) stops reading once
  * nobody waits for it: the client went away (REST, Connect, gRPC cancelling its call) or the call's
- * gRPC deadline passed. Seen from outside through /metrics, which counts the store's list reads: without the
- * signal a page over this account reads READ_ON_TURNS times whatever the client does.
+ * gRPC deadline passed; a bbox list is asked over gRPC, REST and the OGC API's items. Seen from
+ * outside through /metrics, which counts the store's list reads: without the signal a page over
+ * this account reads READ_ON_TURNS times whatever the client does.
  *
  * The server runs in this process: the test's client, its /metrics polls and the server's reads
  * share one event loop, so the client's stop and the server seeing it each wait for a turn of ~0.1 s
@@ -265,14 +266,13 @@ describe("a bbox list page whose caller is gone reads no further", () => {
     expect(reads).toBeLessThan(READ_ON_TURNS);
   });
 
-  it("REST: the client closes its connection after the first read", async () => {
+  it.each([
+    ["REST", `/sources?bbox=${BOX.join(",")}&limit=10`],
+    ["OGC API items", `/ogc/collections/sources/items?bbox=${BOX.join(",")}&limit=10`],
+  ])("%s: the client closes its connection after the first read", async (_, path) => {
     const abort = new AbortController();
     const reads = await readsOfAbandonedSearch(
-      () =>
-        fetch(`${server.baseUrl}/sources?bbox=${BOX.join(",")}&limit=10`, {
-          headers: { authorization: `Bearer ${token}` },
-          signal: abort.signal,
-        }),
+      () => fetch(`${server.baseUrl}${path}`, { headers: { authorization: `Bearer ${token}` }, signal: abort.signal }),
       () => abort.abort(),
     );
     expect(reads).toBeGreaterThanOrEqual(1);
