@@ -1,26 +1,24 @@
 import { polygonsOf } from "./parts.js";
+import { ringBox } from "./planar.js";
 import type { BoundingBox, SourceGeometry } from "./types.js";
 
-/** Holes lie inside their exterior ring, so only exterior rings are scanned. */
+/** Holes lie inside their exterior ring, so only exterior rings are scanned (ringBox each). */
 export function boundingBox(g: SourceGeometry): BoundingBox {
-  let minX = Infinity;
-  let minY = Infinity;
-  let maxX = -Infinity;
-  let maxY = -Infinity;
+  let box: BoundingBox | undefined;
   for (const rings of polygonsOf(g)) {
     const exterior = rings[0];
-    if (exterior === undefined) continue;
-    for (let i = 0; i < exterior.length; i++) {
-      const x = exterior[i][0];
-      const y = exterior[i][1];
-      if (x < minX) minX = x;
-      if (x > maxX) maxX = x;
-      if (y < minY) minY = y;
-      if (y > maxY) maxY = y;
+    if (exterior === undefined || exterior.length === 0) continue;
+    const ring = ringBox(exterior);
+    if (box === undefined) box = ring;
+    else {
+      if (ring.minX < box.minX) box.minX = ring.minX;
+      if (ring.minY < box.minY) box.minY = ring.minY;
+      if (ring.maxX > box.maxX) box.maxX = ring.maxX;
+      if (ring.maxY > box.maxY) box.maxY = ring.maxY;
     }
   }
-  if (minX > maxX) throw new RangeError("cannot compute the bounding box of a geometry without positions");
-  return { minX, minY, maxX, maxY };
+  if (box === undefined) throw new RangeError("cannot compute the bounding box of a geometry without positions");
+  return box;
 }
 
 export function boxesIntersect(a: BoundingBox, b: BoundingBox): boolean {
