@@ -6,7 +6,8 @@
  * the scavenges meanwhile and was promoted, and its memory outside the heap came back only with a
  * full collection. A ListSources load ran a mark-compact every ~0.6 s for that alone
  * (docs/benchmarks.md, "A gRPC page's buffer"). A buffer here goes back to its free list once the
- * write that carried it completed, and a later answer is written into it.
+ * write that carried it completed on a stream still alive (writeReleasing), and a later answer is
+ * written into it.
  */
 
 import type { Http2Stream } from "node:http2";
