@@ -5,6 +5,19 @@ import type { AnswerBuffers } from "./answer-buffers.js";
 /** gRPC's Length-Prefixed-Message prefix: the flags byte, then the message's length, big-endian. */
 export const ENVELOPE_PREFIX_BYTES = 5;
 
+/** Writes an envelope's prefix at the start of `bytes`. */
+function writePrefix(bytes: Uint8Array, flags: number, length: number): void {
+  bytes[0] = flags;
+  new DataView(bytes.buffer, bytes.byteOffset, ENVELOPE_PREFIX_BYTES).setUint32(1, length);
+}
+
+/** An envelope's prefix on its own, for a message written apart from it (a compressed one). */
+export function envelopePrefix(flags: number, length: number): Uint8Array {
+  const prefix = new Uint8Array(ENVELOPE_PREFIX_BYTES);
+  writePrefix(prefix, flags, length);
+  return prefix;
+}
+
 /**
  * An answer as one uncompressed envelope in ONE buffer from `buffers`: the prefix, then the message
  * as `toBinary` writes it, its known fields and then its unknown ones (the sources that
@@ -22,8 +35,7 @@ export function envelopedAnswer<Desc extends DescMessage>(
   let size = known.byteLength;
   for (const field of unknown) size += varintSize((field.no << 3) | field.wireType) + field.data.byteLength;
   const envelope = buffers.acquire(ENVELOPE_PREFIX_BYTES + size);
-  envelope[0] = 0;
-  envelope.writeUInt32BE(size, 1);
+  writePrefix(envelope, 0, size);
   envelope.set(known, ENVELOPE_PREFIX_BYTES);
   const out = new WireWriter(0, envelope, ENVELOPE_PREFIX_BYTES + known.byteLength);
   for (const field of unknown) {

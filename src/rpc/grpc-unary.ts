@@ -31,7 +31,7 @@ import { PROBLEM_CONTENT_TYPE } from "../http/problem.js";
 import { bodyDeadlineProblem } from "../http/request-deadline.js";
 import { problemInstanceOf, REQUEST_ID_HEADER, requestIdOf } from "../http/request-id.js";
 import { AnswerBuffers, writeReleasing } from "./answer-buffers.js";
-import { ENVELOPE_PREFIX_BYTES, envelopedAnswer, envelopeMessage } from "./answer-envelope.js";
+import { ENVELOPE_PREFIX_BYTES, envelopedAnswer, envelopeMessage, envelopePrefix } from "./answer-envelope.js";
 import { codeName } from "./answer-status.js";
 import { answerEncodingsListed, GRPC_ACCEPT_ENCODING, RPC_COMPRESSIONS } from "./compression.js";
 import { NOT_PROTOBUF } from "./decode-errors.js";
@@ -441,14 +441,6 @@ class LeanCall {
       if (!stream.closed) stream.close(constants.NGHTTP2_NO_ERROR);
     });
   }
-}
-
-/** An envelope's prefix (gRPC's Length-Prefixed-Message): the flags byte, then the length, big-endian. */
-function envelopePrefix(flags: number, length: number): Uint8Array {
-  const prefix = new Uint8Array(5);
-  prefix[0] = flags;
-  new DataView(prefix.buffer).setUint32(1, length);
-  return prefix;
 }
 
 /** Connect's text for a deadline that passed (its createDeadlineSignal). */

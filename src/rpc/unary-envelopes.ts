@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { ENVELOPE_PREFIX_BYTES } from "./answer-envelope.js";
 
 /**
  * A unary request body split into enveloped messages the way Connect's gRPC handler splits it, so
@@ -14,8 +15,6 @@ import { Code, ConnectError } from "@connectrpc/connect";
  * left over are an incomplete envelope. The lean path feeds the chunks in, stops reading once the
  * outcome is known, and then replays that order (`UnaryBody`).
  */
-
-const PREFIX_BYTES = 5;
 
 export interface Envelope {
   flags: number;
@@ -70,8 +69,8 @@ export class UnaryEnvelopeReader {
     const found: Envelope[] = [];
     for (;;) {
       if (this.#current === null) {
-        if (this.#pendingBytes < PREFIX_BYTES) break;
-        const header = this.#take(PREFIX_BYTES);
+        if (this.#pendingBytes < ENVELOPE_PREFIX_BYTES) break;
+        const header = this.#take(ENVELOPE_PREFIX_BYTES);
         const size = header.readUInt32BE(1);
         if (size > this.#readMaxBytes) {
           // Connect throws from the chunk's split: none of its envelopes goes further.
