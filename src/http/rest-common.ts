@@ -1,6 +1,6 @@
 import { type IncomingHttpHeaders, type ServerResponse, STATUS_CODES } from "node:http";
 import { Http2ServerResponse } from "node:http2";
-import type { DescMethodUnary } from "@bufbuild/protobuf";
+import type { DescMessage, DescMethodUnary, MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, createContextValues } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
@@ -182,6 +182,33 @@ function readCreateBody(body: unknown, shapes: CreateShapes): CreateBody | null 
   return { decoded, violations: decoded.violations };
 }
 
+/** What a route hands its in-process call besides the request: all optional. */
+export interface RouteCallContext {
+  /** The adapter's own violations (its query's, its body's), answered with the call's. */
+  violations?: Violation[];
+  /** Filled with the answer's records, as the ledger has them (recordSinkKey). */
+  records?: SourceRecord[] | null;
+  /** Sets whatever else the route reads back from the call's context (its answer's items). */
+  values?: (values: ContextValues) => void;
+}
+
+/**
+ * Calls `method` in process for a route, with the options callOptionsFor builds for that same
+ * method: a route names its method once.
+ */
+export function callFromRoute<I extends DescMessage, O extends DescMessage>(
+  call: InProcessCaller,
+  method: DescMethodUnary<I, O>,
+  message: MessageShape<I>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  context: RouteCallContext = {},
+): Promise<MessageShape<O>> {
+  const options = callOptionsFor(method, request, reply, context.violations, context.records);
+  context.values?.(options.values);
+  return call(method, message, options);
+}
+
 /**
  * The in-process call's options for `method`: the early principal, the adapter's own violations,
  * the records' sink. A call whose page may read on over several turns (readsOverSeveralTurns,
@@ -189,7 +216,7 @@ function readCreateBody(body: unknown, shapes: CreateShapes): CreateBody | null 
  * client went away), so the ledger stops before its next read; every other call is answered in the
  * turn it starts and gets the invoker's shared never-aborted signal.
  */
-export function callOptionsFor(
+function callOptionsFor(
   method: DescMethodUnary,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -236,17 +263,10 @@ export async function answerCreate(
     const message = body.decoded.request;
     message.accountId = query.text("account_id");
     const records: SourceRecord[] = [];
-    await call(
-      SourceLedgerService.method.createSources,
-      message,
-      callOptionsFor(
-        SourceLedgerService.method.createSources,
-        request,
-        reply,
-        [...query.violations, ...body.violations],
-        records,
-      ),
-    );
+    await callFromRoute(call, SourceLedgerService.method.createSources, message, request, reply, {
+      violations: [...query.violations, ...body.violations],
+      records,
+    });
     return answer(records, body.decoded.shape);
   } catch (error) {
     return sendError(reply, error, body?.decoded.map ?? null, undefined, errorOptions);

@@ -28,7 +28,7 @@ import { registerOgcItems } from "./ogc/items.js";
 import { sendProblem } from "./problem.js";
 import {
   answerCreate,
-  callOptionsFor,
+  callFromRoute,
   installJsonHandling,
   nextLinkHeader,
   nextPageHref,
@@ -127,11 +127,10 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
     if (format === null) return sendProblem(reply, notAcceptableFormat());
     const message = readListRequest(query, environment);
     const records: SourceRecord[] = [];
-    const answer = await call(
-      methods.listSources,
-      message,
-      callOptionsFor(methods.listSources, request, reply, query.violations, records),
-    );
+    const answer = await callFromRoute(call, methods.listSources, message, request, reply, {
+      violations: query.violations,
+      records,
+    });
     return sendPage(
       reply,
       format,
@@ -176,11 +175,10 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
         listing.pageToken = queryToken;
       }
       const records: SourceRecord[] = [];
-      const answer = await call(
-        methods.searchSources,
-        decoded.request,
-        callOptionsFor(methods.searchSources, request, reply, violations, records),
-      );
+      const answer = await callFromRoute(call, methods.searchSources, decoded.request, request, reply, {
+        violations,
+        records,
+      });
       return sendPage(
         reply,
         format,
@@ -201,11 +199,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
       if (format === null) return sendProblem(reply, notAcceptableFormat());
       const message = create(GetSourceRequestSchema, { id: request.params.id, asOf: query.instant("as_of") });
       const records: SourceRecord[] = [];
-      await call(
-        methods.getSource,
-        message,
-        callOptionsFor(methods.getSource, request, reply, query.violations, records),
-      );
+      await callFromRoute(call, methods.getSource, message, request, reply, { violations: query.violations, records });
       return format === "json"
         ? reply.code(200).type(JSON_CONTENT_TYPE).send(renderRecordJson(records[0]))
         : reply.code(200).type(GEOJSON_CONTENT_TYPE).send(renderFeatureBytes(records[0]));
@@ -223,10 +217,11 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
         limit: query.integer("limit"),
         pageToken: query.text("page_token") ?? "",
       });
-      const options = callOptionsFor(methods.listSourceEvents, request, reply, query.violations);
       const events: VisibleEvent[] = [];
-      options.values.set(eventSinkKey, events);
-      const answer = await call(methods.listSourceEvents, message, options);
+      const answer = await callFromRoute(call, methods.listSourceEvents, message, request, reply, {
+        violations: query.violations,
+        values: (values) => values.set(eventSinkKey, events),
+      });
       if (answer.nextPageToken !== "") reply.header("link", nextPageLink(request.url, answer.nextPageToken));
       return reply.code(200).type(JSON_CONTENT_TYPE).send(renderEventsJson(events));
     },
@@ -242,10 +237,11 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
         limit: query.integer("limit"),
         pageToken: query.text("page_token") ?? "",
       });
-      const options = callOptionsFor(methods.listConflicts, request, reply, query.violations);
       const conflicts: VisibleConflict[] = [];
-      options.values.set(conflictSinkKey, conflicts);
-      const answer = await call(methods.listConflicts, message, options);
+      const answer = await callFromRoute(call, methods.listConflicts, message, request, reply, {
+        violations: query.violations,
+        values: (values) => values.set(conflictSinkKey, conflicts),
+      });
       if (answer.nextPageToken !== "") reply.header("link", nextPageLink(request.url, answer.nextPageToken));
       return reply.code(200).type(JSON_CONTENT_TYPE).send(renderConflictsJson(conflicts));
     },
@@ -260,7 +256,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
         key: { case: "id", value: request.params.id },
         accountId: query.text("account_id"),
       });
-      await call(methods.deleteSource, message, callOptionsFor(methods.deleteSource, request, reply, query.violations));
+      await callFromRoute(call, methods.deleteSource, message, request, reply, { violations: query.violations });
       return reply.code(204).send();
     },
   );
@@ -281,7 +277,7 @@ const restRoutes: FastifyPluginAsync<RestRoutesOptions> = async (app, options) =
       key: { case: "altId", value: altId ?? "" },
       accountId: query.text("account_id"),
     });
-    await call(methods.deleteSource, message, callOptionsFor(methods.deleteSource, request, reply, violations));
+    await callFromRoute(call, methods.deleteSource, message, request, reply, { violations });
     return reply.code(204).send();
   });
 

@@ -1,5 +1,6 @@
 /**
- * callOptionsFor (src/http/rest-common.ts): a list or search call's signal aborts once its
+ * callFromRoute (src/http/rest-common.ts): the options it calls with. A list or search call's
+ * signal aborts once its
  * response closes, and is aborted from the start when the client was gone before the handler ran
  * (its 'close' came before anyone listened). Over HTTP/1.1 and HTTP/2, with Fastify as the service
  * runs it; the handler waits as an early check awaiting a key server would. Every other method's
@@ -9,12 +10,32 @@ import http2 from "node:http2";
 import net from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { DescMethodUnary } from "@bufbuild/protobuf";
-import Fastify, { type FastifyInstance } from "fastify";
+import { type ContextValues, createContextKey } from "@connectrpc/connect";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
-import { callOptionsFor } from "../../src/http/rest-common.js";
+import { callFromRoute } from "../../src/http/rest-common.js";
+import type { InProcessCall, InProcessCaller } from "../../src/rpc/invoke.js";
 
 const { method } = SourceLedgerService;
+
+/** The options `method`'s route call is made with, as callFromRoute builds them (the caller only keeps them). */
+async function optionsOfRouteCall(
+  one: DescMethodUnary,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  values?: (values: ContextValues) => void,
+): Promise<InProcessCall> {
+  let seen: InProcessCall | undefined;
+  const keep: InProcessCaller = async (called, _message, options) => {
+    expect(called).toBe(one);
+    seen = options;
+    return {} as never;
+  };
+  await callFromRoute(keep, one, {} as never, request, reply, { violations: [], records: [], values });
+  if (seen === undefined) throw new Error("callFromRoute made no call");
+  return seen;
+}
 
 let app: FastifyInstance | undefined;
 afterEach(async () => {
@@ -28,7 +49,7 @@ async function serve(http2Server: boolean, waitMs: number) {
   const instance = (http2Server ? Fastify({ http2: true }) : Fastify()) as unknown as FastifyInstance;
   instance.get("/", async (request, reply) => {
     await sleep(waitMs);
-    const { signal } = callOptionsFor(method.listSources, request, reply, [], []);
+    const { signal } = await optionsOfRouteCall(method.listSources as DescMethodUnary, request, reply);
     if (signal === undefined) throw new Error("a list call without a signal of its own");
     const atStart = signal.aborted;
     await sleep(150);
@@ -104,7 +125,7 @@ describe("which calls get a signal of their own", () => {
     const instance = Fastify() as unknown as FastifyInstance;
     instance.get("/", async (request, reply) => {
       for (const one of SourceLedgerService.methods) {
-        signals[one.name] = callOptionsFor(one as DescMethodUnary, request, reply).signal !== undefined;
+        signals[one.name] = (await optionsOfRouteCall(one as DescMethodUnary, request, reply)).signal !== undefined;
       }
       return [];
     });
@@ -119,5 +140,24 @@ describe("which calls get a signal of their own", () => {
       ListSourceEvents: false,
       ListConflicts: false,
     });
+  });
+});
+
+describe("what else the route sets in the call's context", () => {
+  it("is set before the call, beside the principal's and the adapter's keys", async () => {
+    const key = createContextKey<string[] | null>(null, { description: "a test sink" });
+    const sink: string[] = [];
+    const instance = Fastify() as unknown as FastifyInstance;
+    let read: unknown;
+    instance.get("/", async (request, reply) => {
+      const options = await optionsOfRouteCall(method.listSourceEvents as DescMethodUnary, request, reply, (values) =>
+        values.set(key, sink),
+      );
+      read = options.values?.get(key);
+      return [];
+    });
+    app = instance;
+    await instance.inject({ method: "GET", url: "/" });
+    expect(read).toBe(sink);
   });
 });

@@ -14,7 +14,7 @@ import { queryPointer } from "../json-pointer.js";
 import { sendProblem } from "../problem.js";
 import {
   answerCreate,
-  callOptionsFor,
+  callFromRoute,
   nextLinkHeader,
   nextPageHref,
   type RequestFieldPointer,
@@ -84,11 +84,10 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
     if (message.limit !== undefined && message.limit > MAX_LIST_LIMIT) message.limit = MAX_LIST_LIMIT;
     const records: SourceRecord[] = [];
     try {
-      const answer = await call(
-        methods.listSources,
-        message,
-        callOptionsFor(methods.listSources, request, reply, query.violations, records),
-      );
+      const answer = await callFromRoute(call, methods.listSources, message, request, reply, {
+        violations: query.violations,
+        records,
+      });
       const base = baseUrlOf(request);
       const links: Link[] = [
         { href: `${base}${request.url}`, rel: "self", type, title: "This page" },
@@ -120,11 +119,10 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
       const records: SourceRecord[] = [];
       try {
         const message = create(GetSourceRequestSchema, { id: request.params.id });
-        await call(
-          methods.getSource,
-          message,
-          callOptionsFor(methods.getSource, request, reply, query.violations, records),
-        );
+        await callFromRoute(call, methods.getSource, message, request, reply, {
+          violations: query.violations,
+          records,
+        });
         const base = baseUrlOf(request);
         const links: Link[] = [
           { href: `${base}${request.url}`, rel: "self", type },
@@ -168,11 +166,7 @@ export function registerOgcItems(app: FastifyInstance, { collection, call }: Ogc
           key: { case: "id", value: request.params.id },
           accountId: query.text("account_id"),
         });
-        await call(
-          methods.deleteSource,
-          message,
-          callOptionsFor(methods.deleteSource, request, reply, query.violations),
-        );
+        await callFromRoute(call, methods.deleteSource, message, request, reply, { violations: query.violations });
         return reply.code(204).send();
       } catch (error) {
         return sendError(reply, error, null, undefined, asBadRequest);
