@@ -3,9 +3,13 @@
  * (rpc/answer-buffers.ts). Many answers of different sizes for two accounts, in flight at once on
  * one grpc-js channel, so buffers go back and out again while other answers are still being
  * written: every answer equals the same call's answer made alone, and none holds the other
- * account's sources.
+ * account's sources. A gzip client's large answers are compressed from such a buffer, which goes
+ * back once compressed: they too are checked among the others.
  */
+import http2 from "node:http2";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ListSourcesRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { LedgerGrpc, ts, uniqueAlt } from "./grpc-support.js";
 
@@ -23,6 +27,36 @@ afterAll(async () => {
 });
 
 type Source = Record<string, any>;
+
+/**
+ * A gzip-encoded ListSources call, sent raw (grpc-js keeps its answers' encoding to itself): the
+ * answer's grpc-encoding and its envelope's flag (1: compressed).
+ */
+async function answerFlag(request: { limit: number }, token: string): Promise<{ encoding: unknown; flag: number }> {
+  const message = toBinary(ListSourcesRequestSchema, create(ListSourcesRequestSchema, request));
+  const envelope = Buffer.alloc(5 + message.byteLength);
+  envelope.writeUInt32BE(message.byteLength, 1);
+  envelope.set(message, 5);
+  const session = http2.connect(`http://127.0.0.1:${server.port}`);
+  try {
+    const stream = session.request({
+      ":method": "POST",
+      ":path": "/sourceledger.v2.SourceLedgerService/ListSources",
+      "content-type": "application/grpc",
+      te: "trailers",
+      "grpc-encoding": "gzip",
+      "grpc-accept-encoding": "gzip",
+      authorization: `Bearer ${token}`,
+    });
+    const headers = new Promise<http2.IncomingHttpHeaders>((resolve) => stream.once("response", resolve));
+    stream.end(envelope);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    return { encoding: (await headers)["grpc-encoding"], flag: Buffer.concat(chunks)[0] };
+  } finally {
+    session.close();
+  }
+}
 
 /** A ring of `positions` positions around (lon, lat): sources of very different sizes on the wire. */
 function circle(lon: number, lat: number, positions: number): object {
@@ -80,6 +114,35 @@ describe("answers written into reused buffers", () => {
           expect(source.account_id).toBe(accounts[calls[i].who]);
         }
       });
+    }
+  });
+
+  it("compressed answers too: a gzip client's pages, among another client's plain calls, equal the same calls made alone", async () => {
+    const gzip = new LedgerGrpc(server.port, { "grpc.default_compression_algorithm": 2 });
+    try {
+      const calls: { who: number; gzip: boolean; method: "ListSources" | "GetSource"; request: object }[] = [];
+      for (const limit of [10, 25, 40]) calls.push({ who: 0, gzip: true, method: "ListSources", request: { limit } });
+      for (const limit of [3, 25]) calls.push({ who: 1, gzip: false, method: "ListSources", request: { limit } });
+      for (const id of owned[1]) calls.push({ who: 1, gzip: false, method: "GetSource", request: { id } });
+      const clientOf = (call: (typeof calls)[number]) => (call.gzip ? gzip : client);
+      const alone: unknown[] = [];
+      for (const call of calls) {
+        alone.push(await clientOf(call).ok("SourceLedgerService", call.method, call.request, tokens[call.who]));
+      }
+      // The gzip client's pages are past the threshold: the service answers them compressed.
+      for (const limit of [10, 25, 40])
+        expect(await answerFlag({ limit }, tokens[0])).toEqual({ encoding: "gzip", flag: 1 });
+      for (let round = 0; round < 3; round++) {
+        const together = await Promise.all(
+          calls.map((call) => clientOf(call).ok("SourceLedgerService", call.method, call.request, tokens[call.who])),
+        );
+        together.forEach((answer, i) => {
+          expect(answer).toEqual(alone[i]);
+          for (const source of answer.sources ?? [answer.source]) expect(owned[calls[i].who].has(source.id)).toBe(true);
+        });
+      }
+    } finally {
+      gzip.close();
     }
   });
 });

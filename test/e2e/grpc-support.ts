@@ -44,11 +44,12 @@ export interface UnaryOutcome<T = any> {
 export class LedgerGrpc {
   readonly clients: Record<ServiceName, grpc.Client>;
 
-  constructor(port: number) {
+  /** @param options grpc-js channel options (the channel both services share). */
+  constructor(port: number, options: grpc.ChannelOptions = {}) {
     const address = `127.0.0.1:${port}`;
     const credentials = grpc.credentials.createInsecure();
     this.clients = {
-      SourceLedgerService: new loaded.sourceledger.v2.SourceLedgerService(address, credentials),
+      SourceLedgerService: new loaded.sourceledger.v2.SourceLedgerService(address, credentials, options),
       // Share one channel between both services.
       SandboxSourceLedgerService: undefined as unknown as grpc.Client,
     };
