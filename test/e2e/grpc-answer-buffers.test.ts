@@ -8,8 +8,9 @@
  */
 import http2 from "node:http2";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { ListSourcesRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
+import { RPC_COMPRESSIONS } from "../../src/rpc/compression.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { LedgerGrpc, ts, uniqueAlt } from "./grpc-support.js";
 
@@ -39,20 +40,27 @@ async function answerFlag(request: { limit: number }, token: string): Promise<{ 
   envelope.set(message, 5);
   const session = http2.connect(`http://127.0.0.1:${server.port}`);
   try {
-    const stream = session.request({
-      ":method": "POST",
-      ":path": "/sourceledger.v2.SourceLedgerService/ListSources",
-      "content-type": "application/grpc",
-      te: "trailers",
-      "grpc-encoding": "gzip",
-      "grpc-accept-encoding": "gzip",
-      authorization: `Bearer ${token}`,
+    return await new Promise((resolve, reject) => {
+      session.once("error", reject);
+      const stream = session.request({
+        ":method": "POST",
+        ":path": "/sourceledger.v2.SourceLedgerService/ListSources",
+        "content-type": "application/grpc",
+        te: "trailers",
+        "grpc-encoding": "gzip",
+        "grpc-accept-encoding": "gzip",
+        authorization: `Bearer ${token}`,
+      });
+      let encoding: unknown;
+      const chunks: Buffer[] = [];
+      stream.once("response", (headers) => {
+        encoding = headers["grpc-encoding"];
+      });
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.once("error", reject);
+      stream.once("close", () => resolve({ encoding, flag: Buffer.concat(chunks)[0] }));
+      stream.end(envelope);
     });
-    const headers = new Promise<http2.IncomingHttpHeaders>((resolve) => stream.once("response", resolve));
-    stream.end(envelope);
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
-    return { encoding: (await headers)["grpc-encoding"], flag: Buffer.concat(chunks)[0] };
   } finally {
     session.close();
   }
@@ -132,13 +140,24 @@ describe("answers written into reused buffers", () => {
       // The gzip client's pages are past the threshold: the service answers them compressed.
       for (const limit of [10, 25, 40])
         expect(await answerFlag({ limit }, tokens[0])).toEqual({ encoding: "gzip", flag: 1 });
+      expect(RPC_COMPRESSIONS[0].name).toBe("gzip");
+      const gzipped = vi.spyOn(RPC_COMPRESSIONS[0], "compress");
+      onTestFinished(() => gzipped.mockRestore());
       for (let round = 0; round < 3; round++) {
+        gzipped.mockClear();
         const together = await Promise.all(
           calls.map((call) => clientOf(call).ok("SourceLedgerService", call.method, call.request, tokens[call.who])),
         );
+        // The round's gzip pages were compressed (grpc-js asked for gzip), the others not.
+        expect(gzipped).toHaveBeenCalledTimes(calls.filter((call) => call.gzip).length);
         together.forEach((answer, i) => {
           expect(answer).toEqual(alone[i]);
-          for (const source of answer.sources ?? [answer.source]) expect(owned[calls[i].who].has(source.id)).toBe(true);
+          const sources: Source[] = answer.sources ?? [answer.source];
+          expect(sources.length).toBeGreaterThan(0);
+          for (const source of sources) {
+            expect(owned[calls[i].who].has(source.id)).toBe(true);
+            expect(source.account_id).toBe(accounts[calls[i].who]);
+          }
         });
       }
     } finally {

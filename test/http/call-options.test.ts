@@ -10,29 +10,42 @@ import http2 from "node:http2";
 import net from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { DescMethodUnary } from "@bufbuild/protobuf";
-import { type ContextValues, createContextKey } from "@connectrpc/connect";
+import { type ContextKey, type ContextValues, createContextKey } from "@connectrpc/connect";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { callFromRoute } from "../../src/http/rest-common.js";
+import type { SourceRecord } from "../../src/model/records.js";
+import { decodeViolationsKey, recordSinkKey } from "../../src/rpc/in-process.js";
 import type { InProcessCall, InProcessCaller } from "../../src/rpc/invoke.js";
 
 const { method } = SourceLedgerService;
 
-/** The options `method`'s route call is made with, as callFromRoute builds them (the caller only keeps them). */
+/** Calls made for one method with another's options (asserted empty after each test, outside the routes). */
+const mismatches: string[] = [];
+
+/** The sentinel violations and records every route call here hands callFromRoute. */
+const VIOLATIONS = [{ field: "sentinel", detail: "a violation the adapter found" }];
+const RECORDS: SourceRecord[] = [];
+
+/**
+ * The options `one`'s route call is made with, as callFromRoute builds them, with `key`'s value as
+ * the call saw it (read when called, not after); the caller only keeps them.
+ */
 async function optionsOfRouteCall(
   one: DescMethodUnary,
   request: FastifyRequest,
   reply: FastifyReply,
   values?: (values: ContextValues) => void,
-): Promise<InProcessCall> {
-  let seen: InProcessCall | undefined;
+  key?: ContextKey<unknown>,
+): Promise<InProcessCall & { keyAtCall?: unknown }> {
+  let seen: (InProcessCall & { keyAtCall?: unknown }) | undefined;
   const keep: InProcessCaller = async (called, _message, options) => {
-    expect(called).toBe(one);
-    seen = options;
+    if (called !== one) mismatches.push(`${one.name} called as ${called.name}`);
+    seen = { ...options, keyAtCall: key === undefined ? undefined : options.values?.get(key) };
     return {} as never;
   };
-  await callFromRoute(keep, one, {} as never, request, reply, { violations: [], records: [], values });
+  await callFromRoute(keep, one, {} as never, request, reply, { violations: VIOLATIONS, records: RECORDS, values });
   if (seen === undefined) throw new Error("callFromRoute made no call");
   return seen;
 }
@@ -41,6 +54,7 @@ let app: FastifyInstance | undefined;
 afterEach(async () => {
   await app?.close();
   app = undefined;
+  expect(mismatches.splice(0)).toEqual([]);
 });
 
 /** A server whose one route waits `waitMs`, takes the options, and reports whether its signal aborted then and later. */
@@ -130,7 +144,7 @@ describe("which calls get a signal of their own", () => {
       return [];
     });
     app = instance;
-    await instance.inject({ method: "GET", url: "/" });
+    expect((await instance.inject({ method: "GET", url: "/" })).statusCode).toBe(200);
     expect(signals).toEqual({
       CreateSources: false,
       ListSources: true,
@@ -143,21 +157,26 @@ describe("which calls get a signal of their own", () => {
   });
 });
 
-describe("what else the route sets in the call's context", () => {
-  it("is set before the call, beside the principal's and the adapter's keys", async () => {
+describe("what the call's context holds", () => {
+  it("the adapter's violations and records sink, and what else the route sets, as the call sees it", async () => {
     const key = createContextKey<string[] | null>(null, { description: "a test sink" });
     const sink: string[] = [];
     const instance = Fastify() as unknown as FastifyInstance;
-    let read: unknown;
+    let options: (InProcessCall & { keyAtCall?: unknown }) | undefined;
     instance.get("/", async (request, reply) => {
-      const options = await optionsOfRouteCall(method.listSourceEvents as DescMethodUnary, request, reply, (values) =>
-        values.set(key, sink),
+      options = await optionsOfRouteCall(
+        method.listSourceEvents as DescMethodUnary,
+        request,
+        reply,
+        (values) => values.set(key, sink),
+        key as ContextKey<unknown>,
       );
-      read = options.values?.get(key);
       return [];
     });
     app = instance;
-    await instance.inject({ method: "GET", url: "/" });
-    expect(read).toBe(sink);
+    expect((await instance.inject({ method: "GET", url: "/" })).statusCode).toBe(200);
+    expect(options?.keyAtCall).toBe(sink);
+    expect(options?.values?.get(decodeViolationsKey)).toBe(VIOLATIONS);
+    expect(options?.values?.get(recordSinkKey)).toBe(RECORDS);
   });
 });
