@@ -14,24 +14,26 @@ import http2 from "node:http2";
 import net from "node:net";
 import { HpackDecoder } from "./hpack.js";
 
-const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
+/** Exported for tests that speak raw HTTP/2 too (test/rpc/answer-buffers-http2.test.ts). */
+export const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
 const DATA = 0x0;
-const HEADERS = 0x1;
+export const HEADERS = 0x1;
 const RST_STREAM = 0x3;
-const SETTINGS = 0x4;
+export const SETTINGS = 0x4;
 const PING = 0x6;
 const GOAWAY = 0x7;
 const WINDOW_UPDATE = 0x8;
 const CONTINUATION = 0x9;
-const END_STREAM = 0x1;
+export const END_STREAM = 0x1;
 const ACK = 0x1;
-const END_HEADERS = 0x4;
+export const END_HEADERS = 0x4;
 const PADDED = 0x8;
 const PRIORITY = 0x20;
 const DEFAULT_WINDOW = http2.constants.DEFAULT_SETTINGS_INITIAL_WINDOW_SIZE;
 const DEFAULT_MAX_FRAME = http2.constants.DEFAULT_SETTINGS_MAX_FRAME_SIZE;
 
-function frame(type: number, flags: number, stream: number, payload: Buffer | null): Buffer {
+/** One HTTP/2 frame (RFC 9113 §4.1). */
+export function frame(type: number, flags: number, stream: number, payload: Buffer | null): Buffer {
   const length = payload?.length ?? 0;
   const bytes = Buffer.allocUnsafe(9 + length);
   bytes.writeUIntBE(length, 0, 3);
@@ -42,7 +44,7 @@ function frame(type: number, flags: number, stream: number, payload: Buffer | nu
   return bytes;
 }
 
-function windowUpdate(stream: number, increment: number): Buffer {
+export function windowUpdate(stream: number, increment: number): Buffer {
   const payload = Buffer.allocUnsafe(4);
   payload.writeUInt32BE(increment, 0);
   return frame(WINDOW_UPDATE, 0, stream, payload);

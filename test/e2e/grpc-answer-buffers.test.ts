@@ -7,10 +7,10 @@
  * back once compressed: they too are checked among the others.
  */
 import http2 from "node:http2";
-import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { ListSourcesRequestSchema } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import { RPC_COMPRESSIONS } from "../../src/rpc/compression.js";
+import { requestEnvelope } from "../support/lean-grpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { LedgerGrpc, ts, uniqueAlt } from "./grpc-support.js";
 
@@ -29,15 +29,20 @@ afterAll(async () => {
 
 type Source = Record<string, any>;
 
+/** A call of the tests below: whose, what, and on which client (the plain one unless given). */
+interface BufferCall {
+  who: number;
+  method: "ListSources" | "GetSource";
+  request: object;
+  on?: LedgerGrpc;
+}
+
 /**
  * A gzip-encoded ListSources call, sent raw (grpc-js keeps its answers' encoding to itself): the
  * answer's grpc-encoding and its envelope's flag (1: compressed).
  */
 async function answerFlag(request: { limit: number }, token: string): Promise<{ encoding: unknown; flag: number }> {
-  const message = toBinary(ListSourcesRequestSchema, create(ListSourcesRequestSchema, request));
-  const envelope = Buffer.alloc(5 + message.byteLength);
-  envelope.writeUInt32BE(message.byteLength, 1);
-  envelope.set(message, 5);
+  const envelope = requestEnvelope(ListSourcesRequestSchema, request);
   const session = http2.connect(`http://127.0.0.1:${server.port}`);
   try {
     return await new Promise((resolve, reject) => {
@@ -99,20 +104,22 @@ describe("answers written into reused buffers", () => {
     }
   });
 
-  it("equal the same calls made one at a time, and each holds only its caller's sources", async () => {
-    const calls: { who: number; method: "ListSources" | "GetSource"; request: object }[] = [];
-    for (const who of [0, 1]) {
-      for (const limit of [1, 3, 10, 25, 40]) calls.push({ who, method: "ListSources", request: { limit } });
-      for (const id of owned[who]) calls.push({ who, method: "GetSource", request: { id } });
-    }
+  /**
+   * Each call made alone, then all of them in flight together, three rounds (`round` hooks around
+   * each): every answer equals the same call's alone, and holds only its caller's sources.
+   */
+  async function expectTogetherAsAlone(
+    calls: BufferCall[],
+    round: { before?: () => void; after?: () => void } = {},
+  ): Promise<void> {
+    const made = (call: BufferCall) =>
+      (call.on ?? client).ok("SourceLedgerService", call.method, call.request, tokens[call.who]);
     const alone: unknown[] = [];
-    for (const call of calls) {
-      alone.push(await client.ok("SourceLedgerService", call.method, call.request, tokens[call.who]));
-    }
-    for (let round = 0; round < 3; round++) {
-      const together = await Promise.all(
-        calls.map((call) => client.ok("SourceLedgerService", call.method, call.request, tokens[call.who])),
-      );
+    for (const call of calls) alone.push(await made(call));
+    for (let n = 0; n < 3; n++) {
+      round.before?.();
+      const together = await Promise.all(calls.map(made));
+      round.after?.();
       together.forEach((answer, i) => {
         expect(answer).toEqual(alone[i]);
         const sources: Source[] = answer.sources ?? [answer.source];
@@ -123,45 +130,34 @@ describe("answers written into reused buffers", () => {
         }
       });
     }
+  }
+
+  it("equal the same calls made one at a time, and each holds only its caller's sources", async () => {
+    const calls: BufferCall[] = [];
+    for (const who of [0, 1]) {
+      for (const limit of [1, 3, 10, 25, 40]) calls.push({ who, method: "ListSources", request: { limit } });
+      for (const id of owned[who]) calls.push({ who, method: "GetSource", request: { id } });
+    }
+    await expectTogetherAsAlone(calls);
   });
 
   it("compressed answers too: a gzip client's pages, among another client's plain calls, equal the same calls made alone", async () => {
+    // The gzip client's pages are past the threshold: the service answers them compressed.
+    for (const limit of [10, 25, 40])
+      expect(await answerFlag({ limit }, tokens[0])).toEqual({ encoding: "gzip", flag: 1 });
     const gzip = new LedgerGrpc(server.port, { "grpc.default_compression_algorithm": 2 });
-    try {
-      const calls: { who: number; gzip: boolean; method: "ListSources" | "GetSource"; request: object }[] = [];
-      for (const limit of [10, 25, 40]) calls.push({ who: 0, gzip: true, method: "ListSources", request: { limit } });
-      for (const limit of [3, 25]) calls.push({ who: 1, gzip: false, method: "ListSources", request: { limit } });
-      for (const id of owned[1]) calls.push({ who: 1, gzip: false, method: "GetSource", request: { id } });
-      const clientOf = (call: (typeof calls)[number]) => (call.gzip ? gzip : client);
-      const alone: unknown[] = [];
-      for (const call of calls) {
-        alone.push(await clientOf(call).ok("SourceLedgerService", call.method, call.request, tokens[call.who]));
-      }
-      // The gzip client's pages are past the threshold: the service answers them compressed.
-      for (const limit of [10, 25, 40])
-        expect(await answerFlag({ limit }, tokens[0])).toEqual({ encoding: "gzip", flag: 1 });
-      expect(RPC_COMPRESSIONS[0].name).toBe("gzip");
-      const gzipped = vi.spyOn(RPC_COMPRESSIONS[0], "compress");
-      onTestFinished(() => gzipped.mockRestore());
-      for (let round = 0; round < 3; round++) {
-        gzipped.mockClear();
-        const together = await Promise.all(
-          calls.map((call) => clientOf(call).ok("SourceLedgerService", call.method, call.request, tokens[call.who])),
-        );
-        // The round's gzip pages were compressed (grpc-js asked for gzip), the others not.
-        expect(gzipped).toHaveBeenCalledTimes(calls.filter((call) => call.gzip).length);
-        together.forEach((answer, i) => {
-          expect(answer).toEqual(alone[i]);
-          const sources: Source[] = answer.sources ?? [answer.source];
-          expect(sources.length).toBeGreaterThan(0);
-          for (const source of sources) {
-            expect(owned[calls[i].who].has(source.id)).toBe(true);
-            expect(source.account_id).toBe(accounts[calls[i].who]);
-          }
-        });
-      }
-    } finally {
-      gzip.close();
-    }
+    onTestFinished(() => gzip.close());
+    const calls: BufferCall[] = [];
+    for (const limit of [10, 25, 40]) calls.push({ who: 0, method: "ListSources", request: { limit }, on: gzip });
+    for (const limit of [3, 25]) calls.push({ who: 1, method: "ListSources", request: { limit } });
+    for (const id of owned[1]) calls.push({ who: 1, method: "GetSource", request: { id } });
+    expect(RPC_COMPRESSIONS[0].name).toBe("gzip");
+    const gzipped = vi.spyOn(RPC_COMPRESSIONS[0], "compress");
+    onTestFinished(() => gzipped.mockRestore());
+    await expectTogetherAsAlone(calls, {
+      before: () => gzipped.mockClear(),
+      // The round's gzip pages were compressed (grpc-js asked for gzip), the others not.
+      after: () => expect(gzipped).toHaveBeenCalledTimes(calls.filter((call) => call.on === gzip).length),
+    });
   });
 });

@@ -88,15 +88,15 @@ async function settledReads(): Promise<number> {
 }
 
 /**
- * Starts a search with `start`, calls `stop` once the server has read the store for it once, then
- * waits until the reads stop growing; returns how many the search made.
+ * Starts a page (a search or a list) with `start`, calls `stop` once the server has read the store
+ * for it once, then waits until the reads stop growing; returns how many the page made.
  */
-async function readsOfAbandonedSearch(start: () => Promise<unknown>, stop: () => void): Promise<number> {
+async function readsOfAbandonedPage(start: () => Promise<unknown>, stop: () => void): Promise<number> {
   const before = await listReads();
   const answered = start().catch(() => undefined);
   let reads = before;
   for (let waited = 0; reads === before; waited += 5) {
-    expect(waited, "the search never read the store").toBeLessThan(10_000);
+    expect(waited, "the page never read the store").toBeLessThan(10_000);
     await sleep(5);
     reads = await listReads();
   }
@@ -133,7 +133,7 @@ function grpcPage(
 async function expectCancelledGrpcReadsLess(method: "SearchSources" | "ListSources", request: object): Promise<void> {
   let call: Promise<grpc.status> = Promise.resolve(grpc.status.UNKNOWN);
   let cancel = () => {};
-  const reads = await readsOfAbandonedSearch(
+  const reads = await readsOfAbandonedPage(
     () => {
       ({ call, cancel } = grpcPage(method, request, 60_000));
       return call;
@@ -152,6 +152,14 @@ async function readsPastDeadline<T>(call: () => Promise<T>): Promise<{ reads: nu
   return { reads: (await settledReads()) - before, answer };
 }
 
+/** A gRPC page call whose 150 ms deadline passes: DEADLINE_EXCEEDED, and fewer reads than a whole page's. */
+async function expectGrpcDeadlineReadsLess(method: "SearchSources" | "ListSources", request: object): Promise<void> {
+  const { reads, answer } = await readsPastDeadline(() => grpcPage(method, request, 150).call);
+  expect(answer).toBe(grpc.status.DEADLINE_EXCEEDED);
+  expect(reads).toBeGreaterThanOrEqual(1);
+  expect(reads).toBeLessThan(READ_ON_TURNS);
+}
+
 describe("a search page whose caller is gone reads no further", () => {
   it("the whole page, for reference: READ_ON_TURNS reads, answered empty", async () => {
     const before = await listReads();
@@ -163,7 +171,7 @@ describe("a search page whose caller is gone reads no further", () => {
 
   it("REST: the client closes its connection after the first read", async () => {
     const abort = new AbortController();
-    const reads = await readsOfAbandonedSearch(
+    const reads = await readsOfAbandonedPage(
       () =>
         fetch(`${server.baseUrl}/sources/search`, {
           method: "POST",
@@ -179,7 +187,7 @@ describe("a search page whose caller is gone reads no further", () => {
 
   it("Connect: the client closes its connection after the first read", async () => {
     const abort = new AbortController();
-    const reads = await readsOfAbandonedSearch(
+    const reads = await readsOfAbandonedPage(
       () =>
         fetch(`${server.baseUrl}${SEARCH_PATH}`, {
           method: "POST",
@@ -237,10 +245,7 @@ describe("a search page whose caller is gone reads no further", () => {
   });
 
   it("gRPC: the call's deadline passes (DEADLINE_EXCEEDED), and the page reads no further", async () => {
-    const { reads, answer } = await readsPastDeadline(() => grpcPage("SearchSources", SEARCH, 150).call);
-    expect(answer).toBe(grpc.status.DEADLINE_EXCEEDED);
-    expect(reads).toBeGreaterThanOrEqual(1);
-    expect(reads).toBeLessThan(READ_ON_TURNS);
+    await expectGrpcDeadlineReadsLess("SearchSources", SEARCH);
   });
 });
 
@@ -260,10 +265,7 @@ describe("a bbox list page whose caller is gone reads no further", () => {
   });
 
   it("gRPC: the call's deadline passes (DEADLINE_EXCEEDED), and the page reads no further", async () => {
-    const { reads, answer } = await readsPastDeadline(() => grpcPage("ListSources", LIST, 150).call);
-    expect(answer).toBe(grpc.status.DEADLINE_EXCEEDED);
-    expect(reads).toBeGreaterThanOrEqual(1);
-    expect(reads).toBeLessThan(READ_ON_TURNS);
+    await expectGrpcDeadlineReadsLess("ListSources", LIST);
   });
 
   it.each([
@@ -271,7 +273,7 @@ describe("a bbox list page whose caller is gone reads no further", () => {
     ["OGC API items", `/ogc/collections/sources/items?bbox=${BOX.join(",")}&limit=10`],
   ])("%s: the client closes its connection after the first read", async (_, path) => {
     const abort = new AbortController();
-    const reads = await readsOfAbandonedSearch(
+    const reads = await readsOfAbandonedPage(
       () => fetch(`${server.baseUrl}${path}`, { headers: { authorization: `Bearer ${token}` }, signal: abort.signal }),
       () => abort.abort(),
     );

@@ -11,6 +11,7 @@
 import http2 from "node:http2";
 import net from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { END_HEADERS, END_STREAM, frame, HEADERS, PREFACE, SETTINGS, windowUpdate } from "../../bench/h2-frames.js";
 import { AnswerBuffers, writeReleasing } from "../../src/rpc/answer-buffers.js";
 
 const ANSWER_BYTES = 8 * 1024 * 1024;
@@ -23,15 +24,6 @@ afterEach(async () => {
   server = undefined;
   socket = undefined;
 });
-
-function frame(type: number, flags: number, stream: number, payload: Buffer): Buffer {
-  const header = Buffer.alloc(9);
-  header.writeUIntBE(payload.length, 0, 3);
-  header[3] = type;
-  header[4] = flags;
-  header.writeUInt32BE(stream, 5);
-  return Buffer.concat([header, payload]);
-}
 
 /** A server answering every stream with one pooled buffer of ANSWER_BYTES; `closed` counts its streams closed. */
 async function serve(buffers: AnswerBuffers, sessionTimeoutMs: number) {
@@ -60,15 +52,13 @@ function request(port: number, reading: boolean): Promise<net.Socket> {
       const settings = Buffer.alloc(6);
       settings.writeUInt16BE(0x4, 0); // SETTINGS_INITIAL_WINDOW_SIZE
       settings.writeUInt32BE(128 << 20, 2);
-      const increment = Buffer.alloc(4);
-      increment.writeUInt32BE(128 << 20, 0);
       const authority = Buffer.from("localhost");
       // HPACK: :method GET, :scheme http, :path /, :authority (literal, indexed name 1).
       const headers = Buffer.concat([Buffer.from([0x82, 0x86, 0x84, 0x01, authority.length]), authority]);
-      client.write(Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"));
-      client.write(frame(0x4, 0, 0, settings));
-      client.write(frame(0x8, 0, 0, increment));
-      client.write(frame(0x1, 0x5, 1, headers));
+      client.write(PREFACE);
+      client.write(frame(SETTINGS, 0, 0, settings));
+      client.write(windowUpdate(0, 128 << 20));
+      client.write(frame(HEADERS, END_STREAM | END_HEADERS, 1, headers));
       // A socket reads once something asks it to.
       if (reading) client.resume();
       resolve(client);

@@ -5,7 +5,7 @@
  */
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, type DescMessage, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { GetSourceRequestSchema, SourceLedgerService } from "../../gen/sourceledger/v2/source_ledger_pb.js";
 import type { Principal } from "../../src/model/principal.js";
 import { createLeanGrpc, type LeanGrpcOptions } from "../../src/rpc/grpc-unary.js";
@@ -57,11 +57,16 @@ export async function serveLean(
   return { server, port: (server.address() as AddressInfo).port };
 }
 
-/** A GetSource request for `id` as one uncompressed gRPC message (length-prefixed). */
-export function getSourceEnvelope(id: string): Buffer {
-  const message = toBinary(GetSourceRequestSchema, create(GetSourceRequestSchema, { id }));
+/** A request as one uncompressed gRPC message (length-prefixed). */
+export function requestEnvelope<Desc extends DescMessage>(schema: Desc, init: MessageInitShape<Desc>): Buffer {
+  const message = toBinary(schema, create(schema, init));
   const frame = Buffer.alloc(5 + message.length);
   frame.writeUInt32BE(message.length, 1);
   frame.set(message, 5);
   return frame;
+}
+
+/** A GetSource request for `id` as one uncompressed gRPC message (length-prefixed). */
+export function getSourceEnvelope(id: string): Buffer {
+  return requestEnvelope(GetSourceRequestSchema, { id });
 }
